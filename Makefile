@@ -1,0 +1,71 @@
+# hlo — one GNU Makefile. Outputs under build/ (build/hlo is the program).
+#   make            build the library, the program and the example
+#   make run        build, then run the bundled model (the README's first command)
+#   make test       build and run every test that needs no GPU (ends "N passed, N failed")
+#   make test-asan  the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make deps       install the Debian packages the build needs (when missing)
+#   make fuzz       build and run the parser fuzzer for FUZZ_SECONDS (default 60)
+
+CC ?= cc
+BUILD ?= build
+OPT ?= -O2 -g
+WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wpointer-arith -Wno-unused-parameter -Wvla -Wformat=2
+CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -Isrc -MMD -MP $(SAN)
+LDLIBS += -llapack -lblas -lm -lpthread
+
+SRCS := $(sort $(shell find src -name '*.c'))
+OBJS := $(SRCS:%.c=$(BUILD)/%.o)
+LIB := $(BUILD)/libhlo.a
+TOOL_SRCS := $(wildcard tools/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+
+all: $(BUILD)/hlo $(EXAMPLES)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/hlo: $(TOOL_SRCS:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+deps:
+	@sh tools/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/hlo run examples/models/mlp_block/mlp_block.mlir \
+	  --input examples/models/mlp_block/inputs/arg0.npy \
+	  --input examples/models/mlp_block/inputs/arg1.npy \
+	  --input examples/models/mlp_block/inputs/arg2.npy \
+	  --output-dir $(BUILD)/run
+
+unit: $(UNIT_BINS) $(BUILD)/hlo $(EXAMPLES)
+
+test: deps
+	@$(MAKE) --no-print-directory unit
+	@sh tests/run_all.sh $(BUILD)
+
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+clean:
+	rm -rf build
+
+.PHONY: all deps run unit test test-asan clean
+-include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d)

@@ -1,0 +1,162 @@
+/* hlo — a compiler and runtime for StableHLO. The public C API.
+ *
+ * Ownership, once for the whole header:
+ *   - What a `_create`, `_load` or `_parse` function hands back through an
+ *     `out_*` pointer is yours; release it with the matching `_destroy` /
+ *     `_free`.
+ *   - Accessors (`_get`, `_name`, `_message`, ...) lend: the pointer stays
+ *     valid while the object it came from lives and is not modified.
+ *   - Buffers you pass in are read during the call only, never kept.
+ *
+ * Errors: every function that can fail returns an `hlo_status`. NULL means
+ * success; anything else is an error you own and must free with
+ * hlo_status_free(). A status carries a code, a message and, where the error
+ * is in the user's program, its location (file, line, column) and the text of
+ * that source line.
+ */
+#ifndef HLO_HLO_H
+#define HLO_HLO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HLO_MUST_USE __attribute__((warn_unused_result))
+#define HLO_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HLO_MUST_USE
+#define HLO_PRINTF(f, a)
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum hlo_status_code {
+  HLO_OK = 0,
+  HLO_INVALID_ARGUMENT,   /* a caller-supplied value is wrong (shape, type) */
+  HLO_PARSE_ERROR,        /* the program text is malformed */
+  HLO_VERIFY_ERROR,       /* the program breaks a constraint of the spec */
+  HLO_UNIMPLEMENTED,      /* valid, but hlo cannot do it (yet) */
+  HLO_OUT_OF_RANGE,       /* an index or size beyond what is allowed */
+  HLO_RESOURCE_EXHAUSTED, /* out of memory, or a size too large to hold */
+  HLO_NOT_FOUND,          /* a file, function or custom-call target */
+  HLO_UNAVAILABLE,        /* a device or library is not present */
+  HLO_FAILED_CHECK,       /* a check.* op of the program failed */
+  HLO_INTERNAL,           /* a bug in hlo */
+} hlo_status_code;
+
+typedef struct hlo_status_s *hlo_status;
+
+/* The code of `s`; HLO_OK for NULL. */
+hlo_status_code hlo_status_code_of(hlo_status s);
+/* The bare message, without location ("dot_general (C12): ..."). Lent. */
+const char *hlo_status_message(hlo_status s);
+/* "ok", "parse error", ... for a code. Static storage. */
+const char *hlo_status_code_name(hlo_status_code c);
+/* Writes the full diagnostic to `f`: `FILE:LINE:COL: error: MESSAGE`, then,
+ * where the location is known, the source line and a caret under the column,
+ * then any notes added on the way up. Does nothing for NULL. */
+void hlo_status_print(hlo_status s, FILE *f);
+/* Frees `s` (NULL is fine). */
+void hlo_status_free(hlo_status s);
+
+/* --------------------------------------------------------- element types */
+
+typedef enum hlo_dtype_class {
+  HLO_CLASS_BOOL,
+  HLO_CLASS_SINT,
+  HLO_CLASS_UINT,
+  HLO_CLASS_FLOAT,
+  HLO_CLASS_COMPLEX,
+} hlo_dtype_class;
+
+/* The element types of the spec; see dtypes.def for spelling and storage. */
+typedef enum hlo_dtype {
+#define HLO_DTYPE(e, s, bits, bytes, cls) HLO_##e,
+#include "hlo/dtypes.def"
+#undef HLO_DTYPE
+  HLO_DTYPE_COUNT
+} hlo_dtype;
+
+/* MLIR spelling of `t` ("bf16"); "?" when out of range. Static storage. */
+const char *hlo_dtype_name(hlo_dtype t);
+/* Bytes one element of `t` takes in a host buffer (sub-byte types: 1). */
+size_t hlo_dtype_size(hlo_dtype t);
+
+/* --------------------------------------------------------------- modules */
+
+typedef struct hlo_module hlo_module;
+
+/* Parses and verifies MLIR text holding one StableHLO module. `name` is the
+ * file name errors are reported against (e.g. "model.mlir"); `text` need not
+ * be NUL-terminated and is copied. On success *out_module is yours.
+ * Errors: HLO_PARSE_ERROR, HLO_VERIFY_ERROR (located), HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status hlo_module_parse(const char *name, const char *text,
+                                         size_t len, hlo_module **out_module);
+/* Reads `path` ("-" for standard input) and parses it as hlo_module_parse.
+ * Errors: HLO_NOT_FOUND when the file cannot be read, else as above. */
+HLO_MUST_USE hlo_status hlo_module_load(const char *path,
+                                        hlo_module **out_module);
+/* Frees the module and everything it owns. NULL is fine. */
+void hlo_module_destroy(hlo_module *m);
+
+/* ---------------------------------------------------------- host buffers */
+
+/* A dense row-major array in host memory. */
+typedef struct hlo_buffer_view {
+  hlo_dtype dtype;
+  int rank;
+  const int64_t *dims;   /* rank entries */
+  void *data;            /* product(dims) * hlo_dtype_size(dtype) bytes */
+} hlo_buffer_view;
+
+/* An owned result array. */
+typedef struct hlo_buffer hlo_buffer;
+
+/* Element type, rank, dims and bytes of a result. Lent. */
+hlo_dtype hlo_buffer_dtype(const hlo_buffer *b);
+int hlo_buffer_rank(const hlo_buffer *b);
+const int64_t *hlo_buffer_dims(const hlo_buffer *b);
+const void *hlo_buffer_data(const hlo_buffer *b);
+size_t hlo_buffer_nbytes(const hlo_buffer *b);
+void hlo_buffer_destroy(hlo_buffer *b);
+
+/* ------------------------------------------------------------ executing */
+
+typedef enum hlo_backend_kind {
+  HLO_BACKEND_INTERP, /* the reference interpreter */
+} hlo_backend_kind;
+
+typedef struct hlo_executable hlo_executable;
+
+/* Prepares function `entry` of `m` (NULL: "main", or the only function) to
+ * run on `backend`: legalizes chlo ops and checks the function exists.
+ * The module must outlive the executable. *out_exe is yours.
+ * Errors: HLO_NOT_FOUND (no such function), HLO_UNIMPLEMENTED. */
+HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
+                                              hlo_backend_kind backend,
+                                              hlo_executable **out_exe);
+/* Number of arguments and results of the entry function. */
+int hlo_executable_num_args(const hlo_executable *e);
+int hlo_executable_num_results(const hlo_executable *e);
+/* Runs the entry function on `args` (num_args views, each matching the
+ * parameter's element type and shape). On success *out_results is a
+ * malloc'd array of num_results buffers, all yours (free each with
+ * hlo_buffer_destroy, then the array with free()).
+ * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument),
+ * HLO_FAILED_CHECK, HLO_UNIMPLEMENTED, HLO_NOT_FOUND (custom-call target),
+ * located at the op that failed. */
+HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
+                                           const hlo_buffer_view *args,
+                                           int num_args,
+                                           hlo_buffer ***out_results);
+void hlo_executable_destroy(hlo_executable *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HLO_HLO_H */

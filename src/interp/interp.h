@@ -1,0 +1,136 @@
+/* interp.h — the reference interpreter: the contract between its core
+ * (interp.c) and the files that implement op kernels.
+ *
+ * The interpreter walks a function's ops in order; for each op it gathers
+ * the operand values, allocates nothing for results, and calls the op's
+ * kernel, which creates the results. Kernels follow the spec literally: walk
+ * the result's index space, compute each element as the spec's semantics
+ * say. Slow and simple on purpose: this is the oracle other backends are
+ * checked against.
+ *
+ * Values: a `tensor` is a reference-counted runtime value: a dense tensor
+ * (storage layout of dtypes.def, row-major), a tuple of values, or a token.
+ */
+#ifndef HLO_INTERP_INTERP_H
+#define HLO_INTERP_INTERP_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "ir/element.h"
+#include "ir/ir.h"
+
+typedef struct tensor tensor;
+struct tensor {
+  const hlo_type *type;   /* TENSOR (static shape), TUPLE or TOKEN */
+  int64_t num_elems;      /* tensors: element count */
+  size_t nbytes;          /* tensors: bytes of data */
+  uint8_t *data;          /* tensors: malloc'd, zeroed at creation */
+  uint32_t num_tuple;     /* tuples: element count */
+  tensor **tuple;         /* tuples: owned references */
+  int refcount;           /* atomic: values cross threads in run_parallel */
+};
+
+/* A new zeroed tensor of static tensor type `t` (or a token for a token
+ * type), refcount 1. Returns NULL when `t` is dynamic, its byte size
+ * overflows or exceeds HLO_MAX_TENSOR_BYTES, or memory runs out; use
+ * tensor_create to get a status instead. */
+tensor *tensor_new(const hlo_type *t);
+/* tensor_new with a located status: HLO_RESOURCE_EXHAUSTED naming the type,
+ * HLO_UNIMPLEMENTED for a dynamic shape. */
+HLO_MUST_USE hlo_status tensor_create(const hlo_type *t, const hlo_loc *loc, tensor **out);
+/* A tuple value holding new references to elems[0..n). */
+HLO_MUST_USE hlo_status tensor_create_tuple(const hlo_type *t, tensor *const *elems, uint32_t n,
+                                            const hlo_loc *loc, tensor **out);
+tensor *tensor_retain(tensor *v);
+void tensor_release(tensor *v);   /* NULL is fine */
+/* Largest tensor the interpreter will allocate (bytes). */
+#define HLO_MAX_TENSOR_BYTES ((size_t)1 << 36)
+
+/* Row-major index helpers: the linear index of `idx` in `dims` (rank r),
+ * and the inverse. */
+int64_t index_linear(const int64_t *dims, uint32_t rank, const int64_t *idx);
+void index_unlinear(const int64_t *dims, uint32_t rank, int64_t lin, int64_t *idx);
+/* Advances `idx` to the next index in row-major order; false when it wraps
+ * around to all zeros (the walk is over). */
+bool index_next(const int64_t *dims, uint32_t rank, int64_t *idx);
+
+typedef struct interp interp;
+
+/* Per-process options of an interpreter run. */
+typedef struct interp_options {
+  const char *probe_dir;   /* directory for interpreter.probe (NULL: none) */
+  FILE *print_out;         /* where interpreter.print writes (NULL: stdout) */
+} interp_options;
+
+/* A kernel: computes the results of `op` from its operand values `in`
+ * (op->num_operands of them; borrowed) into `out` (op->num_results slots, each
+ * to be set to a new reference of type result_types[i]). Kernels read result
+ * types from `result_types`, never from op->results[i].type: for ops on
+ * quantized tensors the core follows the spec's dequantize_op_quantize —
+ * it dequantizes the operands to the expressed type, calls the kernel with
+ * expressed-type result types, and quantizes the results — so the kernel
+ * sees floats only. (uniform_quantize, uniform_dequantize and
+ * bitcast_convert get the quantized values and types as they are.)
+ * On error, leaves `out` unset (releasing anything it made) and returns a
+ * status located at op->loc (use interp_error). */
+typedef hlo_status (*interp_kernel)(interp *it, const hlo_op *op, tensor *const *in,
+                                    const hlo_type *const *result_types, tensor **out);
+
+/* Each kernel file fills in the table slots of the ops it implements. Called
+ * once, in this order, by the core; a later file may not overwrite a slot. */
+void interp_register_elementwise(interp_kernel *table);  /* interp_elementwise.c */
+void interp_register_control(interp_kernel *table);      /* interp_control.c */
+void interp_register_check(interp_kernel *table);        /* interp_check.c */
+void interp_register_shape(interp_kernel *table);        /* interp_shape.c */
+void interp_register_reduce(interp_kernel *table);       /* interp_reduce.c */
+void interp_register_linalg(interp_kernel *table);       /* interp_linalg.c */
+void interp_register_collective(interp_kernel *table);   /* interp_collective.c */
+void interp_register_custom_call(interp_kernel *table);  /* interp_custom_call.c */
+
+/* A new interpreter over module `m` (borrowed; must outlive it). */
+HLO_MUST_USE hlo_status interp_create(const hlo_module_ir *m, const interp_options *opts,
+                                      interp **out);
+void interp_destroy(interp *it);
+const hlo_module_ir *interp_module(const interp *it);
+const interp_options *interp_opts(const interp *it);
+
+/* Runs function `f` on `args` (f->num_args borrowed values). On success
+ * *out_results is a malloc'd array of f->num_results new references. */
+HLO_MUST_USE hlo_status interp_call(interp *it, const hlo_func *f, tensor *const *args,
+                                    uint32_t nargs, tensor ***out_results);
+/* Runs the single block of region `r` with block arguments `args`; the
+ * values its terminator (stablehlo.return / func.return) returns are written
+ * to out[0..*out_n) as new references (out must have room for the
+ * terminator's operand count, at most `cap`). Used by reduce bodies, sort
+ * comparators, while/if/case branches, map. */
+HLO_MUST_USE hlo_status interp_run_region(interp *it, const hlo_region *r, tensor *const *args,
+                                          uint32_t nargs, tensor **out, uint32_t cap,
+                                          uint32_t *out_n);
+/* Arena for types a kernel must make at run time (e.g. 0-d element types
+ * for region arguments); lives as long as the interpreter. */
+arena *interp_arena(interp *it);
+/* The 0-d tensor type of element type `t` (cached per interpreter). */
+const hlo_type *interp_scalar_type(interp *it, hlo_dtype t);
+
+/* A located error at `op` ("stablehlo.dot_general: ..."). */
+hlo_status interp_error(const hlo_op *op, hlo_status_code code, const char *fmt, ...)
+    HLO_PRINTF(3, 4);
+
+/* Collective context of the running thread's process (replica and partition
+ * ids, the grid) — set by run_parallel; (0, 0) of a 1x1 grid otherwise. */
+typedef struct interp_process {
+  int64_t replica_id, partition_id;
+  int64_t num_replicas, num_partitions;
+  void *grid;              /* interp_collective.c's shared state, or NULL */
+} interp_process;
+interp_process *interp_current_process(interp *it);
+/* A new interpreter sharing `parent`'s module, options, kernel table and
+ * probe state, with its own process identity `p`: one per thread of
+ * interpreter.run_parallel. Destroy it with interp_destroy. */
+HLO_MUST_USE hlo_status interp_fork(interp *parent, const interp_process *p, interp **out);
+
+/* Opaque per-run state slot for interp_check.c (probe counters); shared by
+ * forks, initially NULL, freed by nobody but its owner through the cleanup
+ * function it registers with interp_set_probe_state. */
+void *interp_probe_state(interp *it);
+void interp_set_probe_state(interp *it, void *state, void (*cleanup)(void *));
+#endif

@@ -1,0 +1,38 @@
+/* arena.h — a bump allocator: many small allocations, freed all at once.
+ * Each module's IR lives in one arena; freeing the arena frees the module. */
+#ifndef HLO_SUPPORT_ARENA_H
+#define HLO_SUPPORT_ARENA_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct arena_chunk arena_chunk;
+typedef struct arena {
+  arena_chunk *head;   /* newest chunk */
+  size_t used;         /* bytes handed out from head */
+  size_t total;        /* bytes handed out over all chunks */
+} arena;
+
+/* An empty arena; allocates nothing until first use. */
+void arena_init(arena *a);
+/* Frees every chunk; `a` is empty again afterwards. */
+void arena_deinit(arena *a);
+/* `n` bytes aligned to 16, zeroed; NULL when the system is out of memory or
+ * `n` is absurd (over 2^40). Valid until arena_deinit. */
+void *arena_alloc(arena *a, size_t n);
+/* Like arena_alloc for `count` objects of `size` bytes, checking overflow. */
+void *arena_calloc(arena *a, size_t count, size_t size);
+/* A NUL-terminated copy of `s[0..n)`; NULL on out of memory. */
+char *arena_strndup(arena *a, const char *s, size_t n);
+char *arena_strdup(arena *a, const char *s);
+/* A copy of `n` bytes at `p`; NULL on out of memory (or n == 0 and p NULL). */
+void *arena_memdup(arena *a, const void *p, size_t n);
+
+/* Test hook: when > 0, the Nth following allocation through any arena or
+ * xmalloc fails (then the counter stops). 0 disables. Not thread-safe; for
+ * out-of-memory tests only. */
+extern long hlo_fail_alloc_after;
+/* malloc/realloc that honour hlo_fail_alloc_after. */
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+void *xcalloc(size_t count, size_t size);
+#endif

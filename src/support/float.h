@@ -1,0 +1,43 @@
+/* float.h — every floating-point element type of the spec, to and from
+ * double, rounding to nearest even.
+ *
+ * Formats (exponent bits, mantissa bits, bias, special values) follow the
+ * spec's "Types" section and the definitions it cites: IEEE 754 (f16, f32,
+ * f64), bfloat16, the OCP 8-bit float spec and LLVM APFloat's f8E4M3FN /
+ * f8E5M2 / *FNUZ / f8E4M3B11FNUZ / f8E3M4 / f8E4M3, and the OCP Microscaling
+ * spec (f4E2M1FN, f6E2M3FN, f6E3M2FN, f8E8M0FNU). */
+#ifndef HLO_SUPPORT_FLOAT_H
+#define HLO_SUPPORT_FLOAT_H
+#include <stdint.h>
+#include "hlo/hlo.h"
+
+typedef enum float_specials {
+  FLOAT_IEEE,        /* inf and NaN at the all-ones exponent */
+  FLOAT_FN,          /* no inf; NaN is all-ones exponent and mantissa */
+  FLOAT_FNUZ,        /* no inf, no -0; NaN is the sign bit alone (0x80) */
+  FLOAT_FINITE,      /* no inf, no NaN (f4/f6 MX types) */
+  FLOAT_E8M0,        /* exponent only, unsigned, NaN 0xFF, no zero */
+} float_specials;
+
+typedef struct float_format {
+  int exp_bits, mant_bits, bias, bits;
+  float_specials specials;
+} float_format;
+
+/* The format of float type `t`; returns 0 when `t` is not a float type. */
+int float_format_of(hlo_dtype t, float_format *out);
+/* The value of the bit pattern `bits` (low bits) of float type `t`. */
+double float_decode(hlo_dtype t, uint64_t bits);
+/* The bit pattern of `x` rounded to nearest even in float type `t`.
+ * Overflow gives inf (IEEE formats), NaN (FN, FNUZ, E8M0) or the largest
+ * finite value (FINITE formats); NaN gives the canonical NaN (FINITE
+ * formats: 0 with x's sign, as they have no NaN). */
+uint64_t float_encode(hlo_dtype t, double x);
+/* x rounded to float type `t` and back (the value an op of type `t` yields). */
+double float_round(hlo_dtype t, double x);
+/* Half-precision helpers, for speed where they matter. */
+float bf16_to_f32(uint16_t b);
+uint16_t f32_to_bf16(float f);
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+#endif
