@@ -86,6 +86,12 @@ void interp_register_linalg(interp_kernel *table);       /* interp_linalg.c */
 void interp_register_collective(interp_kernel *table);   /* interp_collective.c */
 void interp_register_custom_call(interp_kernel *table);  /* interp_custom_call.c */
 
+/* Custom calls: interp_custom_call.c owns OP_CUSTOM_CALL and dispatches on
+ * call_target_name. Targets starting with "check." go to interp_check.c: */
+HLO_MUST_USE hlo_status interp_check_custom_call(interp *it, const hlo_op *op, tensor *const *in,
+                                                 const hlo_type *const *result_types,
+                                                 tensor **out);
+
 /* A new interpreter over module `m` (borrowed; must outlive it). */
 HLO_MUST_USE hlo_status interp_create(const hlo_module_ir *m, const interp_options *opts,
                                       interp **out);
