@@ -8,6 +8,8 @@
 
 CC ?= cc
 BUILD ?= build
+V ?= 0
+Q = $(if $(filter 1,$(V)),,@)
 OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wno-unused-parameter -Wvla -Wformat=2
@@ -26,22 +28,26 @@ all: $(BUILD)/hlo $(EXAMPLES)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(filter 1,$(V)),,echo "  CC $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/hlo: $(TOOL_SRCS:%.c=$(BUILD)/%.o) $(LIB)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 deps:
 	@sh tools/install-deps.sh
@@ -49,12 +55,16 @@ deps:
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/hlo run examples/models/mlp_block/mlp_block.mlir \
-	  --input examples/models/mlp_block/inputs/arg0.npy \
-	  --input examples/models/mlp_block/inputs/arg1.npy \
-	  --input examples/models/mlp_block/inputs/arg2.npy \
+	  $(addprefix --input ,$(sort $(wildcard examples/models/mlp_block/inputs/arg*.npy))) \
 	  --output-dir $(BUILD)/run
 
-unit: $(UNIT_BINS) $(BUILD)/hlo $(EXAMPLES)
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
+
+unit: $(UNIT_BINS) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
 
 test: deps
 	@$(MAKE) --no-print-directory unit
@@ -68,4 +78,5 @@ clean:
 	rm -rf build
 
 .PHONY: all deps run unit test test-asan clean
--include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d)
+-include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) \
+  $(wildcard $(BUILD)/tests/tools/*.d)

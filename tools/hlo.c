@@ -1,4 +1,569 @@
-/* hlo.c — the hlo command-line program. PLACEHOLDER until the CLI lands. */
+/* hlo.c — the `hlo` command-line program: print, check and run StableHLO
+ * programs. Every verb is a thin layer over the library (include/hlo/hlo.h
+ * and the stage headers); errors print as FILE:LINE:COL with the source line
+ * and exit with status 1. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
 #include "hlo/hlo.h"
-int main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "hlo: not built yet\n"); return 1; }
+#include "interp/interp.h"
+#include "ir/element.h"
+#include "ir/ir.h"
+#include "parse/parse.h"
+#include "runtime/runtime.h"
+#include "support/float.h"
+#include "interp/tensor_print.h"
+#include "support/npy.h"
+#include "support/strbuf.h"
+#include "support/status.h"
+
+#define HLO_VERSION "0.1.0"
+
+static const char *usage_main =
+    "usage: hlo [--help] [--version] COMMAND [ARGS]\n"
+    "\n"
+    "hlo reads StableHLO programs as JAX prints them (jax.jit(f).lower(...).as_text())\n"
+    "and runs them.\n"
+    "\n"
+    "commands:\n"
+    "  print   parse a program and print it back in canonical form\n"
+    "  check   parse and verify a program against the StableHLO spec\n"
+    "  run     run a program on inputs from .npy files and write its results\n"
+    "\n"
+    "`hlo COMMAND --help` explains a command's flags. FILE may be `-` for standard input.\n";
+
+static const char *usage_print =
+    "usage: hlo print [--split-input-file] FILE\n"
+    "\n"
+    "Parses FILE and prints it in the canonical pretty syntax (the syntax JAX prints);\n"
+    "the output parses back to the same program.\n"
+    "\n"
+    "  --split-input-file  FILE holds several modules separated by `// -----` lines;\n"
+    "                      print each, separated the same way\n"
+    "  --no-verify         print without running the verifier first\n";
+
+static const char *usage_check =
+    "usage: hlo check [--split-input-file] FILE\n"
+    "\n"
+    "Parses FILE and verifies every op against the type and shape constraints of the\n"
+    "StableHLO spec. Prints `FILE: ok` or the first error as FILE:LINE:COL with the\n"
+    "spec constraint it breaks; exits 1 on error.\n"
+    "\n"
+    "  --split-input-file  check each `// -----`-separated module\n";
+
+static const char *usage_run =
+    "usage: hlo run FILE [--input A.npy]... [--output-dir DIR] [--entry NAME]\n"
+    "               [--backend interp] [--split-input-file] [--quiet]\n"
+    "\n"
+    "Runs the entry function (@main, or the only function) of FILE.\n"
+    "\n"
+    "  --input A.npy       the next argument of the entry function, in order. float32\n"
+    "                      .npy files are accepted for bf16/f16/f8 parameters when every\n"
+    "                      value is exactly representable.\n"
+    "  --output-dir DIR    write result K to DIR/outK.npy (types numpy lacks, such as\n"
+    "                      bf16, are written as float32; a note says so)\n"
+    "  --entry NAME        run function @NAME instead of @main\n"
+    "  --backend interp    the reference interpreter (the only backend so far)\n"
+    "  --split-input-file  run each `// -----`-separated module of FILE\n"
+    "  --arg LITERAL       the next argument as an MLIR literal, e.g.\n"
+    "                      'dense<[1, 2]> : tensor<2xi32>' (instead of an --input file)\n"
+    "  --print-results     print every result in full, as the StableHLO reference\n"
+    "                      interpreter prints values\n"
+    "  --verify-diagnostics  a module with an `expected-error {{MSG}}` comment must\n"
+    "                      fail with an error containing MSG (MLIR's convention)\n"
+    "  --probe-dir DIR     where interpreter.probe writes its tensors\n"
+    "  --quiet             print no result summaries\n"
+    "\n"
+    "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
+    "the failed check's location and the first differing element.\n";
+
+/* ------------------------------------------------------------- helpers */
+
+static int report(hlo_status st) {
+  hlo_status_print(st, stderr);
+  hlo_status_free(st);
+  return 1;
+}
+
+typedef struct module_piece {
+  hlo_module *m;
+  hlo_status st;
+  unsigned first_line;
+  char *expect;   /* text of the piece's first `expected-error {{...}}`, or NULL */
+} module_piece;
+
+/* The message of the first `expected-error... {{MSG}}` comment in text[0..n)
+ * (MLIR's --verify-diagnostics convention), malloc'd, or NULL. */
+static char *find_expected_error(const char *text, size_t n) {
+  const char *key = "expected-error";
+  size_t kl = strlen(key);
+  for (size_t i = 0; i + kl < n; i++) {
+    if (memcmp(text + i, key, kl) != 0) continue;
+    size_t j = i + kl;
+    while (j + 1 < n && text[j] != '\n' && !(text[j] == '{' && text[j + 1] == '{')) j++;
+    if (j + 1 >= n || text[j] != '{') continue;
+    size_t k = j + 2;
+    while (k + 1 < n && text[k] != '\n' && !(text[k] == '}' && text[k + 1] == '}')) k++;
+    if (k + 1 >= n || text[k] != '}') continue;
+    return strndup(text + j + 2, k - j - 2);
+  }
+  return NULL;
+}
+
+/* Reads FILE and parses it whole or split into pieces; each piece gets its
+ * module or its error. Returns a status only for errors reading the file. */
+static hlo_status load_pieces(const char *path, bool split, bool verify, module_piece **out,
+                              size_t *out_n) {
+  char *text;
+  size_t len;
+  HLO_TRY(runtime_read_file(path, &text, &len));
+  split_piece *pieces = NULL;
+  size_t n = 1;
+  if (split) {
+    hlo_status st = parse_split(text, len, &pieces, &n);
+    if (st) { free(text); return st; }
+  } else {
+    pieces = malloc(sizeof *pieces);
+    if (!pieces) { free(text); return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
+    pieces[0] = (split_piece){0, len, 1};
+  }
+  module_piece *mp = calloc(n, sizeof *mp);
+  if (!mp) {
+    free(text);
+    free(pieces);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) {
+    mp[i].first_line = pieces[i].first_line;
+    mp[i].expect = find_expected_error(text + pieces[i].begin, pieces[i].end - pieces[i].begin);
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (verify) {
+      mp[i].st = hlo_module_parse_at(name, text + pieces[i].begin, pieces[i].end - pieces[i].begin,
+                                     pieces[i].first_line, &mp[i].m);
+    } else {
+      hlo_source src = {name, text + pieces[i].begin, pieces[i].end - pieces[i].begin,
+                        pieces[i].first_line};
+      hlo_module_ir *ir = NULL;
+      mp[i].st = parse_module(&src, 0, src.len, &ir);
+      if (!mp[i].st) {
+        mp[i].m = runtime_module_wrap(ir);
+        if (!mp[i].m) {
+          module_free(ir);
+          mp[i].st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+        }
+      }
+    }
+  }
+  free(text);
+  free(pieces);
+  *out = mp;
+  *out_n = n;
+  return NULL;
+}
+
+static void free_pieces(module_piece *mp, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    hlo_module_destroy(mp[i].m);
+    hlo_status_free(mp[i].st);
+    free(mp[i].expect);
+  }
+  free(mp);
+}
+
+static bool is_flag(const char *a, const char *f) { return strcmp(a, f) == 0; }
+
+/* --------------------------------------------------------------- print */
+
+static int cmd_print(int argc, char **argv) {
+  bool split = false, verify = true;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (is_flag(argv[i], "--help") || is_flag(argv[i], "-h")) { fputs(usage_print, stdout); return 0; }
+    else if (is_flag(argv[i], "--split-input-file")) split = true;
+    else if (is_flag(argv[i], "--no-verify")) verify = false;
+    else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "hlo print: unknown flag '%s'\n%s", argv[i], usage_print);
+      return 2;
+    } else if (!file) file = argv[i];
+    else { fprintf(stderr, "hlo print: more than one FILE\n%s", usage_print); return 2; }
+  }
+  if (!file) { fprintf(stderr, "hlo print: missing FILE\n%s", usage_print); return 2; }
+  module_piece *mp;
+  size_t n;
+  hlo_status st = load_pieces(file, split, verify, &mp, &n);
+  if (st) return report(st);
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i) fputs("// -----\n", stdout);
+    if (mp[i].st) {
+      hlo_status_print(mp[i].st, stderr);
+      rc = 1;
+      continue;
+    }
+    char *text = module_print(runtime_module_ir(mp[i].m));
+    if (!text) {
+      fprintf(stderr, "hlo print: out of memory printing the module\n");
+      rc = 1;
+      continue;
+    }
+    fputs(text, stdout);
+    free(text);
+  }
+  free_pieces(mp, n);
+  return rc;
+}
+
+/* --------------------------------------------------------------- check */
+
+static int cmd_check(int argc, char **argv) {
+  bool split = false;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (is_flag(argv[i], "--help") || is_flag(argv[i], "-h")) { fputs(usage_check, stdout); return 0; }
+    else if (is_flag(argv[i], "--split-input-file")) split = true;
+    else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "hlo check: unknown flag '%s'\n%s", argv[i], usage_check);
+      return 2;
+    } else if (!file) file = argv[i];
+    else { fprintf(stderr, "hlo check: more than one FILE\n%s", usage_check); return 2; }
+  }
+  if (!file) { fprintf(stderr, "hlo check: missing FILE\n%s", usage_check); return 2; }
+  module_piece *mp;
+  size_t n;
+  hlo_status st = load_pieces(file, split, true, &mp, &n);
+  if (st) return report(st);
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (mp[i].st) {
+      hlo_status_print(mp[i].st, stderr);
+      rc = 1;
+      continue;
+    }
+  }
+  if (!rc) printf("%s: ok (%zu module%s)\n", file, n, n == 1 ? "" : "s");
+  free_pieces(mp, n);
+  return rc;
+}
+
+/* ----------------------------------------------------------------- run */
+
+#define MAX_INPUTS 4096
+
+/* Converts a .npy array into a view of parameter `i` of `f`, converting
+ * float32 data for narrower float parameters when every value is exact.
+ * *out_owned is set to memory the caller frees (or NULL). */
+static hlo_status view_from_npy(const hlo_func *f, uint32_t i, const char *path,
+                                npy_array *a, hlo_buffer_view *v, void **out_owned) {
+  *out_owned = NULL;
+  const hlo_type *t = f->body.block.args[i].type;
+  v->dtype = a->dtype;
+  v->rank = a->rank;
+  v->dims = a->dims;
+  v->data = a->data;
+  if (t->kind != TYPE_TENSOR || a->dtype == t->dtype) return NULL;
+  bool narrow_float = dtype_is_float(t->dtype) && hlo_dtype_size(t->dtype) < 4;
+  if (a->dtype == HLO_F32 && narrow_float) {
+    int64_t n = (int64_t)(a->nbytes / 4);
+    size_t es = hlo_dtype_size(t->dtype);
+    void *buf = malloc(n ? (size_t)n * es : 1);
+    if (!buf) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory converting '%s'", path);
+    for (int64_t k = 0; k < n; k++) {
+      double x = elem_get_f64(HLO_F32, a->data, k);
+      elem_set_f64(t->dtype, buf, k, x);
+      double y = elem_get_f64(t->dtype, buf, k);
+      if (!(x == y || (isnan(x) && isnan(y)))) {
+        free(buf);
+        return status_new(HLO_INVALID_ARGUMENT,
+                          "input %u ('%s'): element %lld = %.9g is not exactly representable "
+                          "in %s, the type of argument %u of @%s",
+                          i, path, (long long)k, x, hlo_dtype_name(t->dtype), i, f->name);
+      }
+    }
+    v->dtype = t->dtype;
+    v->data = buf;
+    *out_owned = buf;
+  }
+  return NULL; /* mismatches left are reported by hlo_executable_run */
+}
+
+/* Writes result `k` to DIR/outK.npy; types numpy lacks become float32 (floats)
+ * or int8/uint8 (i2/i4/ui2/ui4). */
+static hlo_status write_result(const char *dir, int k, const hlo_buffer *b, bool *noted) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/out%d.npy", dir, k);
+  hlo_dtype dt = hlo_buffer_dtype(b);
+  int rank = hlo_buffer_rank(b);
+  const int64_t *dims = hlo_buffer_dims(b);
+  const void *data = hlo_buffer_data(b);
+  hlo_dtype as = dt;
+  switch (dt) {
+    case HLO_I2: case HLO_I4: as = HLO_I8; break;
+    case HLO_UI2: case HLO_UI4: as = HLO_UI8; break;
+    default:
+      if (dtype_is_float(dt) && dt != HLO_F16 && dt != HLO_F32 && dt != HLO_F64) as = HLO_F32;
+  }
+  if (as == dt) return npy_write(path, dt, rank, dims, data);
+  size_t n = hlo_buffer_nbytes(b) / hlo_dtype_size(dt);
+  void *buf = malloc(n ? n * hlo_dtype_size(as) : 1);
+  if (!buf) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory writing '%s'", path);
+  for (size_t i = 0; i < n; i++) {
+    if (as == HLO_F32) elem_set_f64(as, buf, (int64_t)i, elem_get_f64(dt, data, (int64_t)i));
+    else elem_set_i64(as, buf, (int64_t)i, elem_get_i64(dt, data, (int64_t)i));
+  }
+  hlo_status st = npy_write(path, as, rank, dims, buf);
+  free(buf);
+  if (!st && !*noted) {
+    fprintf(stderr, "note: %s has no numpy type; %s holds it as %s\n", hlo_dtype_name(dt), path,
+            hlo_dtype_name(as) );
+    *noted = true;
+  }
+  return st;
+}
+
+static void print_value(FILE *o, hlo_dtype dt, const void *data, int64_t i) {
+  switch (dtype_class(dt)) {
+    case HLO_CLASS_BOOL: fputs(elem_get_i64(dt, data, i) ? "true" : "false", o); break;
+    case HLO_CLASS_SINT: fprintf(o, "%lld", (long long)elem_get_i64(dt, data, i)); break;
+    case HLO_CLASS_UINT: fprintf(o, "%llu", (unsigned long long)elem_get_u64(dt, data, i)); break;
+    case HLO_CLASS_FLOAT: fprintf(o, "%.6g", elem_get_f64(dt, data, i)); break;
+    case HLO_CLASS_COMPLEX: {
+      double re, im;
+      elem_get_c128(dt, data, i, &re, &im);
+      fprintf(o, "(%.6g, %.6g)", re, im);
+      break;
+    }
+  }
+}
+
+/* One line per result: shape and type, the first values, min/max and NaNs. */
+static void summarize(FILE *o, int k, const hlo_buffer *b) {
+  hlo_dtype dt = hlo_buffer_dtype(b);
+  int rank = hlo_buffer_rank(b);
+  const int64_t *dims = hlo_buffer_dims(b);
+  const void *data = hlo_buffer_data(b);
+  int64_t n = (int64_t)(hlo_buffer_nbytes(b) / hlo_dtype_size(dt));
+  fprintf(o, "result %d: tensor<", k);
+  for (int d = 0; d < rank; d++) fprintf(o, "%lldx", (long long)dims[d]);
+  fprintf(o, "%s> [", hlo_dtype_name(dt));
+  for (int64_t i = 0; i < n && i < 6; i++) {
+    if (i) fputs(", ", o);
+    print_value(o, dt, data, i);
+  }
+  fputs(n > 6 ? ", ...]" : "]", o);
+  if (n > 0 && dtype_class(dt) != HLO_CLASS_COMPLEX) {
+    double mn = INFINITY, mx = -INFINITY;
+    int64_t nans = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double x = elem_get_f64(dt, data, i);
+      if (isnan(x)) { nans++; continue; }
+      if (x < mn) mn = x;
+      if (x > mx) mx = x;
+    }
+    if (nans < n) fprintf(o, " min %.6g max %.6g", mn, mx);
+    if (dtype_class(dt) == HLO_CLASS_FLOAT) fprintf(o, " nan %lld", (long long)nans);
+  }
+  fputc('\n', o);
+}
+
+typedef struct run_opts {
+  const char *inputs[MAX_INPUTS];
+  bool input_is_literal[MAX_INPUTS]; /* --arg: an MLIR dense literal, not a file */
+  int num_inputs;
+  const char *output_dir, *entry, *probe_dir;
+  bool quiet, print_results, verify_diagnostics;
+} run_opts;
+
+/* Evaluates `dense<...> : tensor<...>` (an --arg) into a host buffer by
+ * running a one-constant program through the library. */
+static hlo_status literal_to_buffer(const char *lit, hlo_buffer **out) {
+  *out = NULL;
+  const char *colon = strrchr(lit, ':');
+  if (!colon)
+    return status_new(HLO_INVALID_ARGUMENT,
+                      "--arg '%s': expected a dense literal with its type, e.g. "
+                      "'dense<1> : tensor<2xi32>'", lit);
+  const char *type = colon + 1;
+  while (*type == ' ') type++;
+  size_t n = strlen(lit) * 2 + strlen(type) * 2 + 128;
+  char *text = malloc(n);
+  if (!text) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  snprintf(text, n, "func.func @main() -> %s {\n  %%0 = stablehlo.constant %s\n  return %%0 : %s\n}\n",
+           type, lit, type);
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_buffer **res = NULL;
+  hlo_status st = hlo_module_parse("--arg", text, strlen(text), &m);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &e);
+  if (!st) st = hlo_executable_run(e, NULL, 0, &res);
+  if (!st) { *out = res[0]; free(res); }
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+  free(text);
+  if (st) status_note(st, "while reading --arg '%s'", lit);
+  return st;
+}
+
+static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
+  hlo_executable *e;
+  interp_options io = {ro->probe_dir, stdout};
+  HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
+  const hlo_func *f = runtime_executable_entry(e);
+  hlo_status st = NULL;
+  if ((uint32_t)ro->num_inputs != f->num_args) {
+    st = status_at(HLO_INVALID_ARGUMENT, &f->loc,
+                   "@%s takes %u argument%s but %d --input file%s given", f->name, f->num_args,
+                   f->num_args == 1 ? "" : "s", ro->num_inputs, ro->num_inputs == 1 ? " was" : "s were");
+    hlo_executable_destroy(e);
+    return st;
+  }
+  npy_array *arrs = calloc((size_t)ro->num_inputs + 1, sizeof *arrs);
+  hlo_buffer_view *views = calloc((size_t)ro->num_inputs + 1, sizeof *views);
+  void **owned = calloc((size_t)ro->num_inputs + 1, sizeof *owned);
+  if (!arrs || !views || !owned) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  int loaded = 0;
+  hlo_buffer **lits = calloc((size_t)ro->num_inputs + 1, sizeof *lits);
+  if (!lits && !st) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; !st && i < ro->num_inputs; i++) {
+    if (ro->input_is_literal[i]) {
+      st = literal_to_buffer(ro->inputs[i], &lits[i]);
+      if (st) break;
+      views[i] = (hlo_buffer_view){hlo_buffer_dtype(lits[i]), hlo_buffer_rank(lits[i]),
+                                   hlo_buffer_dims(lits[i]), (void *)hlo_buffer_data(lits[i])};
+      continue;
+    }
+    st = npy_read(ro->inputs[i], &arrs[i]);
+    if (st) { status_note(st, "while reading input %d of @%s", i, f->name); break; }
+    loaded = i + 1;
+    st = view_from_npy(f, (uint32_t)i, ro->inputs[i], &arrs[i], &views[i], &owned[i]);
+  }
+  hlo_buffer **res = NULL;
+  clock_t t0 = clock();
+  if (!st) st = hlo_executable_run(e, views, ro->num_inputs, &res);
+  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  int nres = hlo_executable_num_results(e);
+  if (!st && ro->output_dir) {
+    bool noted = false;
+    if (mkdir(ro->output_dir, 0777) != 0 && errno != EEXIST)
+      st = status_new(HLO_NOT_FOUND, "cannot create output directory '%s': %s", ro->output_dir,
+                      strerror(errno));
+    for (int k = 0; !st && k < nres; k++) st = write_result(ro->output_dir, k, res[k], &noted);
+  }
+  if (!st && ro->print_results) {
+    for (int k = 0; k < nres; k++) {
+      tensor x = {0};
+      x.type = f->result_types[k];
+      x.data = (uint8_t *)hlo_buffer_data(res[k]);
+      x.nbytes = hlo_buffer_nbytes(res[k]);
+      strbuf b;
+      sb_init(&b);
+      tensor_print(&b, &x);
+      fputs(sb_cstr(&b), stdout);
+      sb_free(&b);
+    }
+  } else if (!st && !ro->quiet) {
+    printf("%s@%s: %d result%s (%.3f s)\n", label, f->name, nres, nres == 1 ? "" : "s", secs);
+    for (int k = 0; k < nres; k++) summarize(stdout, k, res[k]);
+  }
+  for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
+  free(res);
+  for (int i = 0; i < loaded; i++) npy_free(&arrs[i]);
+  for (int i = 0; lits && i < ro->num_inputs; i++) hlo_buffer_destroy(lits[i]);
+  free(lits);
+  for (int i = 0; owned && i < ro->num_inputs; i++) free(owned[i]);
+  free(arrs);
+  free(views);
+  free(owned);
+  hlo_executable_destroy(e);
+  return st;
+}
+
+static int cmd_run(int argc, char **argv) {
+  static run_opts ro;
+  memset(&ro, 0, sizeof ro);
+  bool split = false;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_val = i + 1 < argc;
+    if (is_flag(a, "--help") || is_flag(a, "-h")) { fputs(usage_run, stdout); return 0; }
+    else if (is_flag(a, "--split-input-file")) split = true;
+    else if (is_flag(a, "--quiet") || is_flag(a, "-q")) ro.quiet = true;
+    else if ((is_flag(a, "--input") || is_flag(a, "-i")) && has_val) {
+      if (ro.num_inputs == MAX_INPUTS) { fprintf(stderr, "hlo run: too many inputs\n"); return 2; }
+      ro.inputs[ro.num_inputs++] = argv[++i];
+    } else if (is_flag(a, "--arg") && has_val) {
+      if (ro.num_inputs == MAX_INPUTS) { fprintf(stderr, "hlo run: too many inputs\n"); return 2; }
+      ro.input_is_literal[ro.num_inputs] = true;
+      ro.inputs[ro.num_inputs++] = argv[++i];
+    } else if (is_flag(a, "--print-results")) ro.print_results = true;
+    else if (is_flag(a, "--verify-diagnostics")) ro.verify_diagnostics = true; else if (is_flag(a, "--output-dir") && has_val) ro.output_dir = argv[++i];
+    else if (is_flag(a, "--entry") && has_val) ro.entry = argv[++i];
+    else if (is_flag(a, "--probe-dir") && has_val) ro.probe_dir = argv[++i];
+    else if (is_flag(a, "--backend") && has_val) {
+      if (strcmp(argv[++i], "interp") != 0) {
+        fprintf(stderr, "hlo run: unknown backend '%s' (available: interp)\n", argv[i]);
+        return 2;
+      }
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "hlo run: unknown flag or missing value '%s'\n%s", a, usage_run);
+      return 2;
+    } else if (!file) file = a;
+    else { fprintf(stderr, "hlo run: more than one FILE ('%s')\n%s", a, usage_run); return 2; }
+  }
+  if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
+  module_piece *mp;
+  size_t n;
+  hlo_status st = load_pieces(file, split, true, &mp, &n);
+  if (st) return report(st);
+  int failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    char label[64] = "";
+    if (split) snprintf(label, sizeof label, "[module %zu, line %u] ", i + 1, mp[i].first_line);
+    st = mp[i].st;
+    mp[i].st = NULL;
+    if (!st) st = run_module(mp[i].m, &ro, label);
+    if (ro.verify_diagnostics && mp[i].expect) {
+      /* this piece must fail, with the expected message */
+      if (st && strstr(hlo_status_message(st), mp[i].expect)) {
+        hlo_status_free(st);
+        st = NULL;
+      } else if (st) {
+        hlo_status_print(st, stderr);
+        hlo_status_free(st);
+        st = status_new(HLO_FAILED_CHECK, "[module %zu, line %u] expected the error '%s'; got the "
+                        "one above", i + 1, mp[i].first_line, mp[i].expect);
+      } else {
+        st = status_new(HLO_FAILED_CHECK, "[module %zu, line %u] expected the error '%s'; the "
+                        "module ran without error", i + 1, mp[i].first_line, mp[i].expect);
+      }
+    }
+    if (st) {
+      failed++;
+      hlo_status_print(st, stderr);
+      hlo_status_free(st);
+    }
+  }
+  if (split && !ro.quiet) printf("%zu modules: %zu ran, %d failed\n", n, n - (size_t)failed, failed);
+  free_pieces(mp, n);
+  return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { fputs(usage_main, stderr); return 2; }
+  const char *cmd = argv[1];
+  if (is_flag(cmd, "--help") || is_flag(cmd, "-h") || is_flag(cmd, "help")) {
+    fputs(usage_main, stdout);
+    return 0;
+  }
+  if (is_flag(cmd, "--version")) { printf("hlo %s\n", HLO_VERSION); return 0; }
+  if (is_flag(cmd, "print")) return cmd_print(argc - 2, argv + 2);
+  if (is_flag(cmd, "check")) return cmd_check(argc - 2, argv + 2);
+  if (is_flag(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+  fprintf(stderr, "hlo: unknown command '%s'\n\n%s", cmd, usage_main);
+  return 2;
+}

@@ -97,6 +97,11 @@ typedef struct hlo_module hlo_module;
  * Errors: HLO_PARSE_ERROR, HLO_VERIFY_ERROR (located), HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status hlo_module_parse(const char *name, const char *text,
                                          size_t len, hlo_module **out_module);
+/* hlo_module_parse for one piece of a larger file: `text` is the piece and
+ * its first line is line `first_line` of file `name`, so errors point into
+ * the file (used for --split-input-file). */
+HLO_MUST_USE hlo_status hlo_module_parse_at(const char *name, const char *text, size_t len,
+                                            unsigned first_line, hlo_module **out_module);
 /* Reads `path` ("-" for standard input) and parses it as hlo_module_parse.
  * Errors: HLO_NOT_FOUND when the file cannot be read, else as above. */
 HLO_MUST_USE hlo_status hlo_module_load(const char *path,
@@ -143,6 +148,12 @@ HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
 /* Number of arguments and results of the entry function. */
 int hlo_executable_num_args(const hlo_executable *e);
 int hlo_executable_num_results(const hlo_executable *e);
+/* Element type and shape of argument `i` of the entry function (dims lent,
+ * valid while the executable lives). Errors: HLO_OUT_OF_RANGE for a bad
+ * index, HLO_UNIMPLEMENTED for tuple/token or dynamic-shaped arguments. */
+HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
+                                                hlo_dtype *out_dtype, int *out_rank,
+                                                const int64_t **out_dims);
 /* Runs the entry function on `args` (num_args views, each matching the
  * parameter's element type and shape). On success *out_results is a
  * malloc'd array of num_results buffers, all yours (free each with

@@ -85,6 +85,9 @@ void interp_register_reduce(interp_kernel *table);       /* interp_reduce.c */
 void interp_register_linalg(interp_kernel *table);       /* interp_linalg.c */
 void interp_register_collective(interp_kernel *table);   /* interp_collective.c */
 void interp_register_custom_call(interp_kernel *table);  /* interp_custom_call.c */
+/* uniform_quantize / uniform_dequantize (interp_quant.c); called by
+ * interp_register_elementwise. */
+void interp_register_quant(interp_kernel *table);
 
 /* Custom calls: interp_custom_call.c owns OP_CUSTOM_CALL and dispatches on
  * call_target_name. Targets starting with "check." go to interp_check.c: */
@@ -139,4 +142,19 @@ HLO_MUST_USE hlo_status interp_fork(interp *parent, const interp_process *p, int
  * function it registers with interp_set_probe_state. */
 void *interp_probe_state(interp *it);
 void interp_set_probe_state(interp *it, void *state, void (*cleanup)(void *));
+/* Quantization (interp_quant.c; the spec's "Quantization computations").
+ * interp_expressed_type: the tensor type of quantized type `qt` with its
+ * expressed element type (cached per interpreter; `qt` itself when it is not
+ * quantized; NULL on out of memory).
+ * interp_dequantize: the spec's dequantize: (storage - zero_point) * scale,
+ * computed in the expressed type, per axis when the type has an axis. `q`
+ * must have a quantized tensor type.
+ * interp_quantize: the spec's quantize of float tensor `x` to quantized type
+ * `qt`: x / scale + zero_point, clamped to [storage_min, storage_max],
+ * rounded to nearest even. Errors located at `op`. */
+const hlo_type *interp_expressed_type(interp *it, const hlo_type *qt);
+HLO_MUST_USE hlo_status interp_dequantize(interp *it, const hlo_op *op, const tensor *q,
+                                          tensor **out);
+HLO_MUST_USE hlo_status interp_quantize(interp *it, const hlo_op *op, const tensor *x,
+                                        const hlo_type *qt, tensor **out);
 #endif

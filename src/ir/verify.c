@@ -1,3 +1,459 @@
-/* verify.c — the verifier. PLACEHOLDER until the verifier lands. */
-#include "ir/ir.h"
-hlo_status module_verify(const hlo_module_ir *m) { (void)m; return NULL; }
+/* verify.c — the verifier's driver and shared helpers: walks every function,
+ * block and region of a module, checks structure (terminators, func.return
+ * against the function's result types, func.call against its callee,
+ * region signatures), and dispatches each op to its constraint checks in
+ * verify_ops.c / verify_ops2.c. Constraint ids in messages are those of
+ * reference/stablehlo-spec.md ("(C12)"; "(I1)" for an input's type table). */
+#include "ir/verify.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "ir/element.h"
+#include "support/strbuf.h"
+
+/* ============================================================ messages */
+
+const char *vop_name(const hlo_op *op) {
+  const char *n = op_name(op->opcode);
+  if (!n) return "?";
+  if (strncmp(n, "stablehlo.", 10) == 0) return n + 10;
+  return n;
+}
+
+hlo_status verr(const hlo_op *op, const char *cid, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (cid && *cid) return status_at(HLO_VERIFY_ERROR, &op->loc, "%s (%s): %s", vop_name(op), cid, msg);
+  return status_at(HLO_VERIFY_ERROR, &op->loc, "%s: %s", vop_name(op), msg);
+}
+
+static void type_text(char *buf, size_t cap, size_t *len, const hlo_type *t) {
+#define PUT(...)                                                        \
+  do {                                                                  \
+    if (*len < cap) {                                                   \
+      int k_ = snprintf(buf + *len, cap - *len, __VA_ARGS__);           \
+      if (k_ > 0) *len += (size_t)k_ < cap - *len ? (size_t)k_ : cap - *len - 1; \
+    }                                                                   \
+  } while (0)
+  if (!t) { PUT("?"); return; }
+  if (t->kind == TYPE_TOKEN) { PUT("!stablehlo.token"); return; }
+  if (t->kind == TYPE_TUPLE) {
+    PUT("tuple<");
+    for (uint32_t i = 0; i < t->num_elems; i++) {
+      if (i) PUT(", ");
+      type_text(buf, cap, len, t->elems[i]);
+    }
+    PUT(">");
+    return;
+  }
+  PUT("tensor<");
+  for (uint32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] == HLO_DYN) PUT("?x");
+    else PUT("%lldx", (long long)t->dims[i]);
+  }
+  PUT("%s%s>", t->quant ? "!quant." : "", hlo_dtype_name(t->dtype));
+#undef PUT
+}
+
+const char *vtype_str(vctx *c, const hlo_type *t) {
+  char buf[256];
+  size_t len = 0;
+  buf[0] = 0;
+  type_text(buf, sizeof buf, &len, t);
+  const char *s = arena_strdup(&c->scratch, buf);
+  return s ? s : "?";
+}
+
+/* ============================================================== types */
+
+bool vdim_eq(int64_t a, int64_t b) { return a == b || a == HLO_DYN || b == HLO_DYN; }
+
+bool vis_tensor(const hlo_type *t) { return t && t->kind == TYPE_TENSOR; }
+bool vis_scalar(const hlo_type *t) { return vis_tensor(t) && t->rank == 0; }
+
+bool vshape_eq(const hlo_type *a, const hlo_type *b) {
+  if (!vis_tensor(a) || !vis_tensor(b) || a->rank != b->rank) return false;
+  for (uint32_t i = 0; i < a->rank; i++)
+    if (!vdim_eq(a->dims[i], b->dims[i])) return false;
+  return true;
+}
+
+bool velem_eq(const hlo_type *a, const hlo_type *b) {
+  if (!vis_tensor(a) || !vis_tensor(b)) return false;
+  if (a->dtype != b->dtype) return false;
+  if (!a->quant != !b->quant) return false;
+  if (a->quant && a->quant->expressed != b->quant->expressed) return false;
+  return true;
+}
+
+bool vtype_eq(const hlo_type *a, const hlo_type *b) {
+  if (!a || !b || a->kind != b->kind) return false;
+  if (a->kind == TYPE_TOKEN) return true;
+  if (a->kind == TYPE_TUPLE) {
+    if (a->num_elems != b->num_elems) return false;
+    for (uint32_t i = 0; i < a->num_elems; i++)
+      if (!vtype_eq(a->elems[i], b->elems[i])) return false;
+    return true;
+  }
+  return vshape_eq(a, b) && velem_eq(a, b);
+}
+
+bool vpromotable(const hlo_type *from, const hlo_type *to) {
+  if (!vis_tensor(from) || !vis_tensor(to)) return false;
+  if (from->quant || to->quant) return true;
+  if (from->dtype == to->dtype) return true;
+  if (dtype_class(from->dtype) != dtype_class(to->dtype)) return false;
+  return dtype_bits(to->dtype) >= dtype_bits(from->dtype);
+}
+
+/* ============================================================== counts */
+
+hlo_status vcount(const hlo_op *op, int min_ops, int max_ops, int min_res, int max_res) {
+  int no = (int)op->num_operands, nr = (int)op->num_results;
+  if (no < min_ops || (max_ops >= 0 && no > max_ops)) {
+    if (min_ops == max_ops) return verr(op, "SIG", "expects %d operand(s), got %d", min_ops, no);
+    if (max_ops < 0) return verr(op, "SIG", "expects at least %d operand(s), got %d", min_ops, no);
+    return verr(op, "SIG", "expects %d to %d operands, got %d", min_ops, max_ops, no);
+  }
+  if (nr < min_res || (max_res >= 0 && nr > max_res)) {
+    if (min_res == max_res) return verr(op, "SIG", "expects %d result(s), got %d", min_res, nr);
+    if (max_res < 0) return verr(op, "SIG", "expects at least %d result(s), got %d", min_res, nr);
+    return verr(op, "SIG", "expects %d to %d results, got %d", min_res, max_res, nr);
+  }
+  return NULL;
+}
+
+hlo_status vall_tensors(const hlo_op *op) {
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (!vis_tensor(op->operands[i]->type))
+      return verr(op, "SIG", "operand #%u must be a tensor", i);
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (!vis_tensor(op->results[i].type)) return verr(op, "SIG", "result #%u must be a tensor", i);
+  return NULL;
+}
+
+/* ========================================================= attributes */
+
+bool vattr_ints(vctx *c, const hlo_attr *at, ilist *out, const hlo_type **out_dense_type) {
+  if (out_dense_type) *out_dense_type = NULL;
+  out->v = NULL;
+  out->n = 0;
+  if (!at) return false;
+  if (at->kind == ATTR_DENSE_ARRAY) {
+    hlo_dtype d = at->u.darr.dtype;
+    if (dtype_class(d) == HLO_CLASS_FLOAT || dtype_class(d) == HLO_CLASS_COMPLEX) return false;
+    if (at->u.darr.n && !at->u.darr.ints) return false;
+    out->v = at->u.darr.ints;
+    out->n = at->u.darr.n;
+    return true;
+  }
+  if (at->kind == ATTR_ARRAY) {
+    uint32_t n = at->u.arr.n;
+    int64_t *v = n ? arena_calloc(&c->scratch, n, sizeof *v) : NULL;
+    if (n && !v) return false;
+    for (uint32_t i = 0; i < n; i++) {
+      const hlo_attr *it = at->u.arr.items[i];
+      if (!it || it->kind != ATTR_INT) return false;
+      v[i] = it->u.i.v;
+    }
+    out->v = v;
+    out->n = n;
+    return true;
+  }
+  if (at->kind == ATTR_DENSE) {
+    const hlo_type *t = at->u.dense.type;
+    if (!vis_tensor(t)) return false;
+    hlo_dtype d = t->dtype;
+    hlo_dtype_class k = dtype_class(d);
+    if (k == HLO_CLASS_FLOAT || k == HLO_CLASS_COMPLEX) return false;
+    int64_t n = at->u.dense.num_elems;
+    if (n < 0 || n > (1 << 24)) return false;
+    size_t esz = hlo_dtype_size(d);
+    size_t need = (at->u.dense.splat ? 1 : (size_t)n) * esz;
+    if (n && (!at->u.dense.data || at->u.dense.nbytes < need)) return false;
+    int64_t *v = n ? arena_calloc(&c->scratch, (size_t)n, sizeof *v) : NULL;
+    if (n && !v) return false;
+    for (int64_t i = 0; i < n; i++)
+      v[i] = elem_get_i64(d, at->u.dense.data, at->u.dense.splat ? 0 : i);
+    out->v = v;
+    out->n = (uint32_t)n;
+    if (out_dense_type) *out_dense_type = t;
+    return true;
+  }
+  return false;
+}
+
+hlo_status vints(vctx *c, const hlo_op *op, const char *name, bool required, ilist *out,
+                 bool *present) {
+  const hlo_attr *at = op_attr(op, name);
+  out->v = NULL;
+  out->n = 0;
+  if (present) *present = at != NULL;
+  if (!at) return required ? verr(op, "ATTR", "missing required attribute '%s'", name) : NULL;
+  if (!vattr_ints(c, at, out, NULL))
+    return verr(op, "ATTR", "attribute '%s' must be an array of integers", name);
+  return NULL;
+}
+
+hlo_status vfield_ints(vctx *c, const hlo_op *op, const hlo_attr *st, const char *field,
+                       ilist *out) {
+  out->v = NULL;
+  out->n = 0;
+  const hlo_attr *at = attr_field(st, field);
+  if (!at) return NULL;
+  if (!vattr_ints(c, at, out, NULL))
+    return verr(op, "ATTR", "field '%s' must be an array of integers", field);
+  return NULL;
+}
+
+hlo_status vint(const hlo_op *op, const char *name, bool required, int64_t dflt, int64_t *out) {
+  const hlo_attr *at = op_attr(op, name);
+  *out = dflt;
+  if (!at) return required ? verr(op, "ATTR", "missing required attribute '%s'", name) : NULL;
+  if (at->kind != ATTR_INT) return verr(op, "ATTR", "attribute '%s' must be an integer", name);
+  *out = at->u.i.v;
+  return NULL;
+}
+
+hlo_status vfield_int(const hlo_op *op, const hlo_attr *st, const char *field, int64_t dflt,
+                      int64_t *out) {
+  const hlo_attr *at = attr_field(st, field);
+  *out = dflt;
+  if (!at) return NULL;
+  if (at->kind == ATTR_INT) { *out = at->u.i.v; return NULL; }
+  if (at->kind == ATTR_DENSE_ARRAY && at->u.darr.n == 1 && at->u.darr.ints) {
+    *out = at->u.darr.ints[0];
+    return NULL;
+  }
+  return verr(op, "ATTR", "field '%s' must be an integer", field);
+}
+
+hlo_status vbool(const hlo_op *op, const char *name, bool required, bool dflt, bool *out) {
+  const hlo_attr *at = op_attr(op, name);
+  *out = dflt;
+  if (!at) return required ? verr(op, "ATTR", "missing required attribute '%s'", name) : NULL;
+  if (at->kind == ATTR_BOOL) *out = at->u.b;
+  else if (at->kind == ATTR_UNIT) *out = true;
+  else return verr(op, "ATTR", "attribute '%s' must be a bool", name);
+  return NULL;
+}
+
+hlo_status venum(const hlo_op *op, const char *name, bool required, const char **out) {
+  const hlo_attr *at = op_attr(op, name);
+  *out = NULL;
+  if (!at) return required ? verr(op, "ATTR", "missing required attribute '%s'", name) : NULL;
+  if (at->kind == ATTR_ENUM && at->u.en.value) *out = at->u.en.value;
+  else if (at->kind == ATTR_STRING) *out = at->u.str.s;
+  else if (at->kind == ATTR_OPAQUE) *out = NULL; /* unknown spelling: accept */
+  else return verr(op, "ATTR", "attribute '%s' must be an enum", name);
+  return NULL;
+}
+
+hlo_status vstruct(const hlo_op *op, const char *name, const char *sname, bool required,
+                   const hlo_attr **out) {
+  const hlo_attr *at = op_attr(op, name);
+  *out = NULL;
+  if (!at) return required ? verr(op, "ATTR", "missing required attribute '%s'", name) : NULL;
+  if (at->kind != ATTR_STRUCT || !at->u.st.name || strcmp(at->u.st.name, sname) != 0)
+    return verr(op, "ATTR", "attribute '%s' must be #%s<...>", name, sname);
+  *out = at;
+  return NULL;
+}
+
+int64_t vdup(const int64_t *v, uint32_t n) {
+  for (uint32_t i = 1; i < n; i++)
+    for (uint32_t j = 0; j < i; j++)
+      if (v[i] == v[j]) return i;
+  return -1;
+}
+
+int64_t vout_of_range(const int64_t *v, uint32_t n, int64_t bound) {
+  for (uint32_t i = 0; i < n; i++)
+    if (v[i] < 0 || v[i] >= bound) return i;
+  return -1;
+}
+
+bool vis_sorted(const int64_t *v, uint32_t n) {
+  for (uint32_t i = 1; i < n; i++)
+    if (v[i] < v[i - 1]) return false;
+  return true;
+}
+
+/* ============================================================= regions */
+
+hlo_status vregion_sig(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx,
+                       const char *what, uint32_t nargs, hlo_type *const *arg_types,
+                       const hlo_op **out_ret) {
+  if (out_ret) *out_ret = NULL;
+  if (ridx >= op->num_regions) return verr(op, "SIG", "missing region '%s'", what);
+  const hlo_block *b = &op->regions[ridx].block;
+  if (b->num_args != nargs)
+    return verr(op, cid, "%s must take %u argument(s), takes %u", what, nargs, b->num_args);
+  for (uint32_t i = 0; i < nargs; i++) {
+    const hlo_type *t = b->args[i].type;
+    if (arg_types) {
+      if (!vtype_eq(t, arg_types[i]))
+        return verr(op, cid, "%s argument #%u has type %s, expected %s", what, i, vtype_str(c, t),
+                    vtype_str(c, arg_types[i]));
+    } else if (!vis_scalar(t)) {
+      return verr(op, cid, "%s argument #%u must be a 0-dimensional tensor, got %s", what, i,
+                  vtype_str(c, t));
+    }
+  }
+  const hlo_op *ret = b->last;
+  if (!ret || ret->opcode != OP_RETURN)
+    return verr(op, "SIG", "%s must end with stablehlo.return", what);
+  if (out_ret) *out_ret = ret;
+  return NULL;
+}
+
+hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx, uint32_t n,
+                        hlo_type *const *inputs, const hlo_type **out_e) {
+  const hlo_op *ret;
+  HLO_TRY(vregion_sig(c, op, cid, ridx, "body", 2 * n, NULL, &ret));
+  const hlo_block *b = &op->regions[ridx].block;
+  if (ret->num_operands != n)
+    return verr(op, cid, "body must return %u value(s), returns %u", n, ret->num_operands);
+  for (uint32_t i = 0; i < n; i++) {
+    const hlo_type *e = b->args[i].type, *e2 = b->args[n + i].type;
+    const hlo_type *r = ret->operands[i]->type;
+    if (!velem_eq(e, e2) || !vis_scalar(r) || !velem_eq(r, e))
+      return verr(op, cid, "body must have type (E..., E...) -> (E...) with rank-0 tensors; "
+                  "value #%u has %s, %s -> %s", i, vtype_str(c, e), vtype_str(c, e2),
+                  vtype_str(c, r));
+    if (inputs && vis_tensor(inputs[i]) && !vpromotable(inputs[i], e))
+      return verr(op, cid, "input element type of %s is not promotable to body type %s",
+                  vtype_str(c, inputs[i]), vtype_str(c, e));
+    if (out_e) out_e[i] = e;
+  }
+  return NULL;
+}
+
+/* ========================================================== structure */
+
+static hlo_status verify_block(vctx *c, const hlo_block *b, const hlo_func *f);
+
+/* func.call / composite: callee exists and types agree. */
+static hlo_status verify_callee(vctx *c, const hlo_op *op, const char *attr, const char *cid,
+                                bool check_results) {
+  const hlo_attr *at = op_attr(op, attr);
+  if (!at) return verr(op, cid, "missing required attribute '%s'", attr);
+  if (at->kind != ATTR_SYMBOL || !at->u.str.s)
+    return verr(op, cid, "attribute '%s' must be a symbol reference", attr);
+  const hlo_func *g = module_find_func(c->m, at->u.str.s);
+  if (!g) return verr(op, cid, "callee '@%s' is not defined in the module", at->u.str.s);
+  if (g->num_args != op->num_operands)
+    return verr(op, cid, "'@%s' takes %u argument(s), called with %u", g->name, g->num_args,
+                op->num_operands);
+  for (uint32_t i = 0; i < g->num_args; i++) {
+    const hlo_type *want = g->body.block.args ? g->body.block.args[i].type : NULL;
+    if (want && !vtype_eq(op->operands[i]->type, want))
+      return verr(op, cid, "argument #%u has type %s but '@%s' expects %s", i,
+                  vtype_str(c, op->operands[i]->type), g->name, vtype_str(c, want));
+  }
+  if (!check_results) return NULL;
+  if (g->num_results != op->num_results)
+    return verr(op, cid, "'@%s' returns %u value(s), call has %u result(s)", g->name,
+                g->num_results, op->num_results);
+  for (uint32_t i = 0; i < g->num_results; i++)
+    if (!vtype_eq(op->results[i].type, g->result_types[i]))
+      return verr(op, cid, "result #%u has type %s but '@%s' returns %s", i,
+                  vtype_str(c, op->results[i].type), g->name, vtype_str(c, g->result_types[i]));
+  return NULL;
+}
+
+/* Ops checked only structurally: chlo, check.*, interpreter.*, and others. */
+static hlo_status verify_structural(vctx *c, const hlo_op *op, const hlo_func *f) {
+  switch (op->opcode) {
+    case OP_FUNC_RETURN: {
+      if (op->parent != &f->body.block)
+        return verr(op, "SIG", "func.return must be the terminator of a function body");
+      if (op->num_operands != f->num_results)
+        return verr(op, "SIG", "returns %u value(s) but @%s has %u result(s)", op->num_operands,
+                    f->name, f->num_results);
+      for (uint32_t i = 0; i < f->num_results; i++)
+        if (!vtype_eq(op->operands[i]->type, f->result_types[i]))
+          return verr(op, "SIG", "operand #%u has type %s but @%s returns %s", i,
+                      vtype_str(c, op->operands[i]->type), f->name,
+                      vtype_str(c, f->result_types[i]));
+      return NULL;
+    }
+    case OP_RETURN:
+      if (op->parent == &f->body.block)
+        return verr(op, "SIG", "stablehlo.return cannot end a function body (use func.return)");
+      return NULL;
+    case OP_FUNC_CALL: return verify_callee(c, op, "callee", "SIG", true);
+    case OP_COMPOSITE: {
+      const hlo_attr *nm = op_attr(op, "name");
+      if (!nm || nm->kind != ATTR_STRING) return verr(op, "C1", "requires a string 'name'");
+      if (!memchr(nm->u.str.s, '.', nm->u.str.len))
+        return verr(op, "C1", "name '%s' must be namespaced (dialect.op)", nm->u.str.s);
+      return verify_callee(c, op, "decomposition", "C3", true);
+    }
+    case OP_CHECK_EXPECT_EQ:
+    case OP_CHECK_EXPECT_ALMOST_EQ:
+    case OP_CHECK_EXPECT_CLOSE:
+      HLO_TRY(vcount(op, 2, 2, 0, 0));
+      if (!vshape_eq(op->operands[0]->type, op->operands[1]->type) &&
+          vis_tensor(op->operands[0]->type) && vis_tensor(op->operands[1]->type))
+        return verr(op, "SIG", "operands must have the same shape");
+      return NULL;
+    case OP_CHECK_EXPECT_EQ_CONST:
+    case OP_CHECK_EXPECT_ALMOST_EQ_CONST:
+      HLO_TRY(vcount(op, 1, 1, 0, 0));
+      if (!op_attr(op, "value")) return verr(op, "ATTR", "missing required attribute 'value'");
+      return NULL;
+    case OP_CHECK_EXPECT_SERIALIZED_EQ: return vcount(op, 1, -1, 0, 0);
+    default: return NULL;
+  }
+}
+
+static hlo_status verify_op(vctx *c, const hlo_op *op, const hlo_func *f) {
+  if (op->opcode >= OP_COUNT) return verr(op, NULL, "unknown opcode %d", (int)op->opcode);
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (!op->operands[i] || !op->operands[i]->type)
+      return verr(op, "SIG", "operand #%u has no value", i);
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (!op->results[i].type) return verr(op, "SIG", "result #%u has no type", i);
+  if ((op_flags(op->opcode) & OPF_TERMINATOR) && op->next)
+    return verr(op, "SIG", "a terminator must be the last operation of its block");
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    HLO_TRY(verify_block(c, &op->regions[r].block, f));
+  bool handled = false;
+  HLO_TRY(verify_op_basic(c, op, &handled));
+  if (!handled) HLO_TRY(verify_op_complex(c, op, &handled));
+  if (!handled) HLO_TRY(verify_structural(c, op, f));
+  return NULL;
+}
+
+static hlo_status verify_block(vctx *c, const hlo_block *b, const hlo_func *f) {
+  for (const hlo_op *op = b->first; op; op = op->next) HLO_TRY(verify_op(c, op, f));
+  return NULL;
+}
+
+static hlo_status verify_func(vctx *c, const hlo_func *f) {
+  const hlo_block *b = &f->body.block;
+  if (!b->first) return NULL; /* a declaration */
+  if (b->num_args != f->num_args)
+    return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: body has %u argument(s), signature %u",
+                     f->name, b->num_args, f->num_args);
+  if (!b->last || b->last->opcode != OP_FUNC_RETURN)
+    return status_at(HLO_VERIFY_ERROR, b->last ? &b->last->loc : &f->loc,
+                     "func @%s: body must end with func.return", f->name);
+  return verify_block(c, b, f);
+}
+
+hlo_status module_verify(const hlo_module_ir *m) {
+  if (!m) return status_new(HLO_INVALID_ARGUMENT, "module_verify: no module");
+  vctx c;
+  c.m = m;
+  arena_init(&c.scratch);
+  hlo_status st = NULL;
+  for (const hlo_func *f = m->funcs; f && !st; f = f->next) st = verify_func(&c, f);
+  arena_deinit(&c.scratch);
+  return st;
+}

@@ -1,0 +1,115 @@
+/* verify.h — the verifier's shared helpers (internal to src/ir/verify*.c).
+ *
+ * verify.c walks the module (functions, blocks, regions, terminators, calls)
+ * and dispatches each op to verify_op_* in verify_ops.c (elementwise and
+ * shape ops) and verify_ops2.c (reductions, windows, gather/scatter, dot,
+ * convolution, control flow, collectives). Every check is lenient where the
+ * spec allows dynamic dims (`?` matches any size) and quantized element
+ * types (checked only where cheap). Attribute values are untrusted: every
+ * index taken from an attribute is range-checked before use. */
+#ifndef HLO_IR_VERIFY_H
+#define HLO_IR_VERIFY_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "ir/ir.h"
+
+/* Verifier state: the module (for func.call / composite look-ups) and a
+ * scratch arena for decoded attribute lists, freed when verification ends. */
+typedef struct vctx {
+  const hlo_module_ir *m;
+  arena scratch;
+} vctx;
+
+/* A list of integers decoded from an attribute (lent; valid while the
+ * verifier runs). */
+typedef struct ilist {
+  const int64_t *v;
+  uint32_t n;
+} ilist;
+
+/* A located HLO_VERIFY_ERROR "NAME (CID): message" where NAME is the op's
+ * name without the "stablehlo." prefix and CID the spec's constraint id
+ * ("C12", "I1"). */
+hlo_status verr(const hlo_op *op, const char *cid, const char *fmt, ...) HLO_PRINTF(3, 4);
+/* The op's name without a "stablehlo." prefix ("dot_general", "chlo.erf"). */
+const char *vop_name(const hlo_op *op);
+
+/* Dimension sizes compatible: equal, or either is dynamic (HLO_DYN). */
+bool vdim_eq(int64_t a, int64_t b);
+/* Both tensors of equal rank with compatible dims. */
+bool vshape_eq(const hlo_type *a, const hlo_type *b);
+/* Same element type: dtype equal and both quantized or both not (quantized:
+ * same storage and expressed types; scales are not compared). */
+bool velem_eq(const hlo_type *a, const hlo_type *b);
+/* Compatible types: tensors with compatible shapes and equal element types;
+ * tuples element-wise; tokens. Encodings (bounds) are ignored. */
+bool vtype_eq(const hlo_type *a, const hlo_type *b);
+/* is_promotable(from, to) of the spec: same class and to at least as wide
+ * (quantized types: accepted). */
+bool vpromotable(const hlo_type *from, const hlo_type *to);
+/* Short text of a type for messages ("tensor<2x?xf32>"), in scratch. */
+const char *vtype_str(vctx *c, const hlo_type *t);
+bool vis_tensor(const hlo_type *t);
+/* Rank-0 tensor. */
+bool vis_scalar(const hlo_type *t);
+
+/* Operand/result count check: error "(SIG)" unless min_ops <= operands <=
+ * max_ops (max -1: unbounded) and the same for results. */
+hlo_status vcount(const hlo_op *op, int min_ops, int max_ops, int min_res, int max_res);
+/* Every operand and result of `op` a tensor (not tuple/token). */
+hlo_status vall_tensors(const hlo_op *op);
+
+/* Integer list attribute `name` of `op` (ATTR_DENSE_ARRAY of integers,
+ * ATTR_ARRAY of ATTR_INT, or integer ATTR_DENSE). Absent: error when
+ * `required`, else an empty list and *present = false (present may be NULL).
+ * Wrong kind: error. For ATTR_DENSE also gives its type's dims via
+ * *out_dense_type (may be NULL; set to NULL for other kinds). */
+hlo_status vints(vctx *c, const hlo_op *op, const char *name, bool required, ilist *out,
+                 bool *present);
+/* The same for field `field` of a struct attribute `st` (absent: empty). */
+hlo_status vfield_ints(vctx *c, const hlo_op *op, const hlo_attr *st, const char *field,
+                       ilist *out);
+/* Integer list of any attribute value; false for the wrong kind. */
+bool vattr_ints(vctx *c, const hlo_attr *at, ilist *out, const hlo_type **out_dense_type);
+/* Integer attribute (ATTR_INT). */
+hlo_status vint(const hlo_op *op, const char *name, bool required, int64_t dflt, int64_t *out);
+/* Integer field of a struct (ATTR_INT); `dflt` if absent. */
+hlo_status vfield_int(const hlo_op *op, const hlo_attr *st, const char *field, int64_t dflt,
+                      int64_t *out);
+/* Bool attribute (ATTR_BOOL or ATTR_UNIT). */
+hlo_status vbool(const hlo_op *op, const char *name, bool required, bool dflt, bool *out);
+/* Enum attribute value ("LT", "FFT"); NULL when absent and not required.
+ * Also accepts ATTR_STRING. */
+hlo_status venum(const hlo_op *op, const char *name, bool required, const char **out);
+/* Struct attribute named `sname` ("stablehlo.dot"). */
+hlo_status vstruct(const hlo_op *op, const char *name, const char *sname, bool required,
+                   const hlo_attr **out);
+
+/* is_unique of a list; index of the first duplicate's second occurrence or -1. */
+int64_t vdup(const int64_t *v, uint32_t n);
+/* Each 0 <= v[i] < bound; index of the first violation or -1. */
+int64_t vout_of_range(const int64_t *v, uint32_t n, int64_t bound);
+bool vis_sorted(const int64_t *v, uint32_t n);
+
+/* Checks a single-block region used as a function: `nargs` arguments (if
+ * arg_types is non-NULL, each compatible with arg_types[i]; else each a
+ * rank-0 tensor), terminated by stablehlo.return. Writes the return op to
+ * *out_ret. `what` names the region in messages. */
+hlo_status vregion_sig(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx,
+                       const char *what, uint32_t nargs, hlo_type *const *arg_types,
+                       const hlo_op **out_ret);
+/* The reduction body shape shared by reduce / reduce_window / scatter /
+ * all_reduce / reduce_scatter / select_and_scatter's scatter: `n` inputs of
+ * element types from `inputs[i]` (a tensor each), body (E0..En-1, E0..En-1)
+ * -> (E0..En-1) with rank-0 tensors, is_promotable(inputs[i], Ei). On
+ * success *out_e[i] (n entries, may be NULL) are the body's result types. */
+hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx, uint32_t n,
+                        hlo_type *const *inputs, const hlo_type **out_e);
+
+/* Per-op checks. Each returns NULL when `op` satisfies its constraints.
+ * verify_op_basic: elementwise, shape and data-movement ops (verify_ops.c);
+ * verify_op_complex: everything else (verify_ops2.c). Each returns
+ * *handled = false for opcodes it does not cover. */
+hlo_status verify_op_basic(vctx *c, const hlo_op *op, bool *handled);
+hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled);
+#endif

@@ -1,0 +1,303 @@
+/* api.c — the public C API of include/hlo/hlo.h on top of the parser, the
+ * verifier, the chlo pass and the reference interpreter. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo/hlo.h"
+#include "interp/interp.h"
+#include "ir/element.h"
+#include "ir/ir.h"
+#include "parse/parse.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+#include "support/arena.h"
+#include "support/status.h"
+
+struct hlo_module {
+  hlo_module_ir *ir;
+  bool legalized;   /* chlo ops rewritten already */
+};
+
+struct hlo_buffer {
+  hlo_dtype dtype;
+  int rank;
+  int64_t dims[HLO_MAX_RANK];
+  void *data;
+  size_t nbytes;
+};
+
+struct hlo_executable {
+  hlo_module *module;
+  const hlo_func *entry;
+  hlo_backend_kind backend;
+  interp_options opts;  /* kept here: the interpreter may refer to it */
+  interp *it;
+};
+
+/* ---------------------------------------------------------------- modules */
+
+hlo_status hlo_module_parse(const char *name, const char *text, size_t len, hlo_module **out) {
+  return hlo_module_parse_at(name, text, len, 1, out);
+}
+
+hlo_status hlo_module_parse_at(const char *name, const char *text, size_t len,
+                               unsigned first_line, hlo_module **out) {
+  *out = NULL;
+  hlo_source src = {name ? name : "<input>", text, len, first_line ? first_line : 1};
+  hlo_module_ir *ir = NULL;
+  HLO_TRY(parse_module(&src, 0, len, &ir));
+  hlo_status st = module_verify(ir);
+  if (st) { module_free(ir); return st; }
+  hlo_module *m = xcalloc(1, sizeof *m);
+  if (!m) { module_free(ir); return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
+  m->ir = ir;
+  *out = m;
+  return NULL;
+}
+
+hlo_status runtime_read_file(const char *path, char **out_text, size_t *out_len) {
+  *out_text = NULL;
+  *out_len = 0;
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) return status_new(HLO_NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  char *buf = xmalloc(cap);
+  while (buf) {
+    if (len == cap) {
+      if (cap > ((size_t)1 << 34)) { free(buf); buf = NULL; break; }
+      char *nb = xrealloc(buf, cap * 2);
+      if (!nb) { free(buf); buf = NULL; break; }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0) break;
+  }
+  int err = ferror(f);
+  if (f != stdin) fclose(f);
+  if (!buf) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory reading '%s'", path);
+  if (err) {
+    free(buf);
+    return status_new(HLO_NOT_FOUND, "error reading '%s'", path);
+  }
+  *out_text = buf;
+  *out_len = len;
+  return NULL;
+}
+
+hlo_status hlo_module_load(const char *path, hlo_module **out) {
+  *out = NULL;
+  char *text;
+  size_t len;
+  HLO_TRY(runtime_read_file(path, &text, &len));
+  hlo_status st = hlo_module_parse(path, text, len, out);
+  free(text);
+  return st;
+}
+
+hlo_module *runtime_module_wrap(hlo_module_ir *ir) {
+  hlo_module *m = xcalloc(1, sizeof *m);
+  if (m) m->ir = ir;
+  return m;
+}
+
+hlo_module_ir *runtime_module_ir(hlo_module *m) { return m ? m->ir : NULL; }
+
+void hlo_module_destroy(hlo_module *m) {
+  if (!m) return;
+  module_free(m->ir);
+  free(m);
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+hlo_dtype hlo_buffer_dtype(const hlo_buffer *b) { return b->dtype; }
+int hlo_buffer_rank(const hlo_buffer *b) { return b->rank; }
+const int64_t *hlo_buffer_dims(const hlo_buffer *b) { return b->dims; }
+const void *hlo_buffer_data(const hlo_buffer *b) { return b->data; }
+size_t hlo_buffer_nbytes(const hlo_buffer *b) { return b->nbytes; }
+
+void hlo_buffer_destroy(hlo_buffer *b) {
+  if (!b) return;
+  free(b->data);
+  free(b);
+}
+
+/* ------------------------------------------------------------- executing */
+
+hlo_status hlo_executable_create(hlo_module *m, const char *entry, hlo_backend_kind backend,
+                                 hlo_executable **out) {
+  *out = NULL;
+  if (backend != HLO_BACKEND_INTERP)
+    return status_new(HLO_UNIMPLEMENTED, "backend %d is not available", (int)backend);
+  interp_options opts = {0};
+  return runtime_executable_create(m, entry, &opts, out);
+}
+
+hlo_status runtime_executable_create(hlo_module *m, const char *entry, const interp_options *opts,
+                                     hlo_executable **out) {
+  *out = NULL;
+  hlo_backend_kind backend = HLO_BACKEND_INTERP;
+  const hlo_func *f = module_entry(m->ir, entry);
+  if (!f) {
+    if (entry) return status_new(HLO_NOT_FOUND, "no function @%s in the module", entry);
+    return status_new(HLO_NOT_FOUND,
+                      "no @main function, and the module has %u functions: name one "
+                      "with --entry", m->ir->num_funcs);
+  }
+  if (!m->legalized) {
+    HLO_RETURN_IF_ERROR(pass_chlo_legalize(m->ir), "while legalizing chlo ops");
+    m->legalized = true;
+  }
+  hlo_executable *e = xcalloc(1, sizeof *e);
+  if (!e) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  e->module = m;
+  e->entry = f;
+  e->backend = backend;
+  e->opts = *opts;
+  hlo_status st = interp_create(m->ir, &e->opts, &e->it);
+  if (st) { free(e); return st; }
+  *out = e;
+  return NULL;
+}
+
+int hlo_executable_num_args(const hlo_executable *e) { return (int)e->entry->num_args; }
+int hlo_executable_num_results(const hlo_executable *e) { return (int)e->entry->num_results; }
+
+hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *out_dtype,
+                                   int *out_rank, const int64_t **out_dims) {
+  const hlo_func *f = e->entry;
+  if (i < 0 || (uint32_t)i >= f->num_args)
+    return status_new(HLO_OUT_OF_RANGE, "@%s has %u arguments; there is no argument %d", f->name,
+                      f->num_args, i);
+  const hlo_type *t = f->body.block.args[i].type;
+  if (t->kind != TYPE_TENSOR || !type_is_static(t))
+    return status_new(HLO_UNIMPLEMENTED, "argument %d of @%s is not a static tensor", i, f->name);
+  *out_dtype = t->dtype;
+  *out_rank = (int)t->rank;
+  *out_dims = t->dims;
+  return NULL;
+}
+
+const hlo_func *runtime_executable_entry(const hlo_executable *e) { return e->entry; }
+
+static void shape_str(char *buf, size_t n, hlo_dtype dt, int rank, const int64_t *dims) {
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, n - k, "tensor<");
+  for (int i = 0; i < rank && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[i]);
+  if (k < n) snprintf(buf + k, n - k, "%s>", hlo_dtype_name(dt));
+}
+
+/* Makes an interpreter value of parameter type `t` from a host view,
+ * checking element type and shape. */
+static hlo_status arg_from_view(const hlo_func *f, uint32_t i, const hlo_buffer_view *v,
+                                tensor **out) {
+  const hlo_type *t = f->body.block.args[i].type;
+  if (t->kind != TYPE_TENSOR)
+    return status_at(HLO_UNIMPLEMENTED, &f->loc,
+                     "argument %u of @%s is a tuple or token; pass tensors only", i, f->name);
+  char want[256], got[256];
+  if (t->rank <= 32) shape_str(want, sizeof want, t->dtype, (int)t->rank, t->dims);
+  else snprintf(want, sizeof want, "a rank-%u tensor", t->rank);
+  if (v->rank >= 0 && v->rank <= 32 && (v->dims || v->rank == 0) &&
+      (unsigned)v->dtype < HLO_DTYPE_COUNT)
+    shape_str(got, sizeof got, v->dtype, v->rank, v->dims);
+  else
+    snprintf(got, sizeof got, "an invalid buffer view");
+  bool ok = (unsigned)v->dtype < HLO_DTYPE_COUNT && v->dtype == t->dtype &&
+            v->rank == (int)t->rank && (v->dims || v->rank == 0);
+  for (uint32_t d = 0; ok && d < t->rank; d++)
+    if (t->dims[d] != HLO_DYN && t->dims[d] != v->dims[d]) ok = false;
+  if (!ok)
+    return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
+                     "argument %u of @%s expects %s, got %s", i, f->name, want, got);
+  if (!type_is_static(t))
+    return status_at(HLO_UNIMPLEMENTED, &f->body.block.args[i].loc,
+                     "argument %u of @%s has a dynamic shape; not supported yet", i, f->name);
+  tensor *x;
+  HLO_TRY(tensor_create(t, &f->body.block.args[i].loc, &x));
+  if (x->nbytes) {
+    if (!v->data) {
+      tensor_release(x);
+      return status_new(HLO_INVALID_ARGUMENT, "argument %u has no data", i);
+    }
+    memcpy(x->data, v->data, x->nbytes);
+  }
+  *out = x;
+  return NULL;
+}
+
+static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
+  *out = NULL;
+  const hlo_type *t = x->type;
+  if (t->kind != TYPE_TENSOR)
+    return status_new(HLO_UNIMPLEMENTED, "tuple and token results are not supported by the C API");
+  if (t->rank > HLO_MAX_RANK)
+    return status_new(HLO_UNIMPLEMENTED, "result of rank %u is over the C API's %d", t->rank,
+                      HLO_MAX_RANK);
+  hlo_buffer *b = xcalloc(1, sizeof *b);
+  if (!b) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  b->dtype = t->dtype;
+  b->rank = (int)t->rank;
+  for (uint32_t d = 0; d < t->rank; d++) b->dims[d] = t->dims[d];
+  b->nbytes = x->nbytes;
+  b->data = xmalloc(x->nbytes ? x->nbytes : 1);
+  if (!b->data) {
+    free(b);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for a result of %zu bytes",
+                      x->nbytes);
+  }
+  if (x->nbytes) memcpy(b->data, x->data, x->nbytes);
+  *out = b;
+  return NULL;
+}
+
+hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t n,
+                               tensor ***out) {
+  const hlo_func *f = e->entry;
+  if (n != f->num_args)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %u", f->name,
+                     f->num_args, n);
+  return interp_call(e->it, f, args, n, out);
+}
+
+hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
+                              hlo_buffer ***out_results) {
+  *out_results = NULL;
+  const hlo_func *f = e->entry;
+  if (num_args < 0 || (uint32_t)num_args != f->num_args)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %d", f->name,
+                     f->num_args, num_args);
+  tensor **in = xcalloc(f->num_args ? f->num_args : 1, sizeof *in);
+  if (!in) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(f, i, &args[i], &in[i]);
+  tensor **res = NULL;
+  if (!st) st = interp_call(e->it, f, in, f->num_args, &res);
+  for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
+  free(in);
+  if (st) return st;
+  hlo_buffer **bufs = xcalloc(f->num_results ? f->num_results : 1, sizeof *bufs);
+  if (!bufs) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < f->num_results && !st; i++) st = buffer_from_tensor(res[i], &bufs[i]);
+  for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
+  free(res);
+  if (st) {
+    for (uint32_t i = 0; bufs && i < f->num_results; i++) hlo_buffer_destroy(bufs[i]);
+    free(bufs);
+    return st;
+  }
+  *out_results = bufs;
+  return NULL;
+}
+
+void hlo_executable_destroy(hlo_executable *e) {
+  if (!e) return;
+  interp_destroy(e->it);
+  free(e);
+}

@@ -1,0 +1,95 @@
+/* npycmp — compares two .npy files the way the model tests need.
+ *
+ * usage: npycmp ACTUAL.npy EXPECTED.npy [--rtol R] [--exact] [--as DTYPE]
+ *   Floats: passes when ||actual - expected|| / ||expected|| <= R (the
+ *   relative error of the whole array, as ../shared/models/README.md
+ *   suggests; default 1e-5), NaNs in the same places. Integers and bools, or
+ *   with --exact: every element equal (bit-exact for floats).
+ *   --as DTYPE: round the expected values to DTYPE first (e.g. bf16 data
+ *   stored as float32).
+ * Prints one line: "ok rel=..." or "MISMATCH ..." with the worst element,
+ * and exits 0 or 1 (2 on unreadable files). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/element.h"
+#include "support/float.h"
+#include "support/npy.h"
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: npycmp ACTUAL.npy EXPECTED.npy [--rtol R] [--exact]\n");
+    return 2;
+  }
+  double rtol = 1e-5;
+  int exact = 0;
+  for (int i = 3; i < argc; i++) {
+    if (!strcmp(argv[i], "--rtol") && i + 1 < argc) rtol = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--exact")) exact = 1;
+    else { fprintf(stderr, "npycmp: unknown argument '%s'\n", argv[i]); return 2; }
+  }
+  npy_array a, e;
+  hlo_status st = npy_read(argv[1], &a);
+  if (st) { hlo_status_print(st, stderr); hlo_status_free(st); return 2; }
+  st = npy_read(argv[2], &e);
+  if (st) { hlo_status_print(st, stderr); hlo_status_free(st); npy_free(&a); return 2; }
+  int rc = 0;
+  int64_t na = (int64_t)(a.nbytes / hlo_dtype_size(a.dtype));
+  int64_t ne = (int64_t)(e.nbytes / hlo_dtype_size(e.dtype));
+  int same_shape = a.rank == e.rank;
+  for (int d = 0; same_shape && d < a.rank; d++) same_shape = a.dims[d] == e.dims[d];
+  if (!same_shape || na != ne) {
+    printf("MISMATCH shape: actual %s rank %d (%lld elements), expected %s rank %d (%lld)\n",
+           a.descr, a.rank, (long long)na, e.descr, e.rank, (long long)ne);
+    rc = 1;
+  } else if (exact || !dtype_is_float(e.dtype)) {
+    for (int64_t i = 0; i < na; i++) {
+      int eq;
+      if (dtype_is_float(e.dtype) || dtype_is_float(a.dtype)) {
+        double x = elem_get_f64(a.dtype, a.data, i), y = elem_get_f64(e.dtype, e.data, i);
+        eq = x == y || (isnan(x) && isnan(y));
+      } else {
+        eq = elem_get_i64(a.dtype, a.data, i) == elem_get_i64(e.dtype, e.data, i);
+      }
+      if (!eq) {
+        printf("MISMATCH at element %lld: actual %.9g, expected %.9g\n", (long long)i,
+               elem_get_f64(a.dtype, a.data, i), elem_get_f64(e.dtype, e.data, i));
+        rc = 1;
+        break;
+      }
+    }
+    if (!rc) printf("ok exact (%lld elements)\n", (long long)na);
+  } else {
+    double num = 0, den = 0, worst = 0;
+    int64_t worst_i = 0, nan_mismatch = -1;
+    for (int64_t i = 0; i < na; i++) {
+      double x = elem_get_f64(a.dtype, a.data, i), y = elem_get_f64(e.dtype, e.data, i);
+      if (isnan(x) || isnan(y)) {
+        if (!(isnan(x) && isnan(y)) && nan_mismatch < 0) nan_mismatch = i;
+        continue;
+      }
+      double d = x - y;
+      num += d * d;
+      den += y * y;
+      if (fabs(d) > worst) { worst = fabs(d); worst_i = i; }
+    }
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (nan_mismatch >= 0) {
+      printf("MISMATCH NaN at element %lld: actual %.9g, expected %.9g\n", (long long)nan_mismatch,
+             elem_get_f64(a.dtype, a.data, nan_mismatch), elem_get_f64(e.dtype, e.data, nan_mismatch));
+      rc = 1;
+    } else if (!(rel <= rtol)) {
+      printf("MISMATCH rel=%.3g > %.3g; worst at element %lld: actual %.9g, expected %.9g\n", rel,
+             rtol, (long long)worst_i, elem_get_f64(a.dtype, a.data, worst_i),
+             elem_get_f64(e.dtype, e.data, worst_i));
+      rc = 1;
+    } else {
+      printf("ok rel=%.3g (%lld elements)\n", rel, (long long)na);
+    }
+  }
+  npy_free(&a);
+  npy_free(&e);
+  return rc;
+}

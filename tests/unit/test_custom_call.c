@@ -1,0 +1,440 @@
+/* Unit tests of src/interp/interp_custom_call.c: each LAPACK / cuSOLVER
+ * target on small matrices (checked by reconstruction: L L^T = A, P A = L U,
+ * A X = B, Q R = A), layouts and batches, pivots_to_permutation, unknown
+ * targets (an error only when executed), and the real JAX programs
+ * models/linalg_ops (CUDA and CPU variants) against their expected outputs. */
+#include "test.h"
+
+#include <complex.h>
+#include <stdint.h>
+#include "interp/interp.h"
+#include "parse/parse.h"
+#include "support/npy.h"
+
+static const char *shared_dir(void) {
+  const char *s = getenv("HLO_SHARED");
+  return s && *s ? s : "../shared";
+}
+
+/* Parses `text`, runs @main on args; results (main's count) go to *res
+ * (malloc'd; release each). */
+static hlo_status run_main(const char *name, const char *text, size_t len, tensor *const *args,
+                           uint32_t nargs, tensor ***res, uint32_t *nres) {
+  hlo_source src = {name, text, len, 1};
+  hlo_module_ir *m;
+  *res = NULL;
+  *nres = 0;
+  hlo_status st = parse_module(&src, 0, len, &m);
+  if (st) return st;
+  hlo_func *f = module_entry(m, NULL);
+  interp *it;
+  interp_options opts = {NULL, NULL};
+  st = interp_create(m, &opts, &it);
+  if (!st) {
+    st = interp_call(it, f, args, nargs, res);
+    if (!st) *nres = f->num_results;
+    interp_destroy(it);
+  }
+  /* Result types live in interpreter/module arenas; copy what the tests
+   * read (data, nbytes) before freeing the module: keep the module alive by
+   * leaking nothing — tests read results before calling free_results. */
+  if (st) module_free(m);
+  else {
+    /* Stash the module in the last slot so free_results can free it. */
+    tensor **r = realloc(*res, (f->num_results + 1) * sizeof *r);
+    if (r) {
+      r[f->num_results] = (tensor *)(void *)m;
+      *res = r;
+    }
+  }
+  return st;
+}
+
+static void free_results(tensor **res, uint32_t n) {
+  if (!res) return;
+  for (uint32_t i = 0; i < n; i++) tensor_release(res[i]);
+  module_free((hlo_module_ir *)(void *)res[n]);
+  free(res);
+}
+
+/* A tensor of type `t` (parsed from a tiny module) holding `data`. */
+static tensor *make_tensor(arena *a, hlo_dtype dt, uint32_t rank, const int64_t *dims,
+                           const void *data) {
+  hlo_type *t = type_tensor(a, dt, rank, dims);
+  tensor *x = tensor_new(t);
+  if (x) memcpy(x->data, data, x->nbytes);
+  return x;
+}
+
+static const char *potrf_d =
+    "func.func @main(%a: tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<i32>) {\n"
+    "  %0:2 = stablehlo.custom_call @lapack_dpotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : "
+    "ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> "
+    ": tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf64>) -> (tensor<3x3xf64>, "
+    "tensor<i32>)\n"
+    "  return %0#0, %0#1 : tensor<3x3xf64>, tensor<i32>\n}\n";
+
+TEST(potrf_double_lower) {
+  arena ar;
+  arena_init(&ar);
+  const double A[9] = {4, 2, 0.5, 2, 5, 1, 0.5, 1, 3};
+  int64_t d[2] = {3, 3};
+  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *L = (const double *)res[0]->data;
+    CHECK_EQ_INT(*(int32_t *)res[1]->data, 0);
+    /* L L^T over the lower triangle reproduces A; the upper triangle is
+     * untouched (JAX masks it). */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j <= i; j++) {
+        double s = 0;
+        for (int k = 0; k <= j; k++) s += L[i * 3 + k] * L[j * 3 + k];
+        CHECK(fabs(s - A[i * 3 + j]) < 1e-12);
+      }
+    CHECK(L[0 * 3 + 2] == 0.5);
+    CHECK(fabs(L[0] - 2.0) < 1e-15);
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  /* Not positive definite: info > 0. */
+  const double B[9] = {1, 2, 0, 2, 1, 0, 0, 0, 1};
+  x = make_tensor(&ar, HLO_F64, 2, d, B);
+  st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &res, &n);
+  CHECK(st == NULL);
+  if (!st) CHECK(*(int32_t *)res[1]->data > 0);
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+TEST(potrf_cusolver_batched_f32_and_complex) {
+  arena ar;
+  arena_init(&ar);
+  /* Batch of two 2x2, layout minor-to-major [1, 2, 0]. */
+  const char *text =
+      "func.func @main(%a: tensor<2x2x2xf32>) -> (tensor<2x2x2xf32>, tensor<2xi32>) {\n"
+      "  %0:2 = stablehlo.custom_call @cusolver_potrf_ffi(%a) {mhlo.backend_config = {lower = "
+      "true}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = "
+      "[dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>]} : (tensor<2x2x2xf32>) "
+      "-> (tensor<2x2x2xf32>, tensor<2xi32>)\n"
+      "  return %0#0, %0#1 : tensor<2x2x2xf32>, tensor<2xi32>\n}\n";
+  const float A[8] = {4, 2, 2, 5, 9, 3, 3, 5};
+  int64_t d[3] = {2, 2, 2};
+  tensor *x = make_tensor(&ar, HLO_F32, 3, d, A);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("potrf.mlir", text, strlen(text), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const float *L = (const float *)res[0]->data;
+    CHECK(fabsf(L[0] - 2) < 1e-6f && fabsf(L[2] - 1) < 1e-6f && fabsf(L[3] - 2) < 1e-6f);
+    CHECK(fabsf(L[4] - 3) < 1e-6f && fabsf(L[6] - 1) < 1e-6f && fabsf(L[7] - 2) < 1e-6f);
+    CHECK(((int32_t *)res[1]->data)[0] == 0 && ((int32_t *)res[1]->data)[1] == 0);
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  /* complex<f64> Hermitian [[4, 2i], [-2i, 5]] = L L^H with L = [[2, 0], [-i, 2]]. */
+  const char *ztext =
+      "func.func @main(%a: tensor<2x2xcomplex<f64>>) -> (tensor<2x2xcomplex<f64>>, tensor<i32>) {\n"
+      "  %0:2 = stablehlo.custom_call @lapack_zpotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : "
+      "ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, "
+      "1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<2x2xcomplex<f64>>) -> "
+      "(tensor<2x2xcomplex<f64>>, tensor<i32>)\n"
+      "  return %0#0, %0#1 : tensor<2x2xcomplex<f64>>, tensor<i32>\n}\n";
+  const double Z[8] = {4, 0, 0, 2, 0, -2, 5, 0};
+  int64_t dz[2] = {2, 2};
+  x = make_tensor(&ar, HLO_C128, 2, dz, Z);
+  st = run_main("zpotrf.mlir", ztext, strlen(ztext), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *L = (const double *)res[0]->data;
+    CHECK(fabs(L[0] - 2) < 1e-12 && fabs(L[1]) < 1e-12);        /* L00 = 2 */
+    CHECK(fabs(L[4]) < 1e-12 && fabs(L[5] + 1) < 1e-12);        /* L10 = -i */
+    CHECK(fabs(L[6] - 2) < 1e-12 && fabs(L[7]) < 1e-12);        /* L11 = 2 */
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+TEST(getrf_pivots_reconstruct) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%a: tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<3xi32>, tensor<i32>) {\n"
+      "  %0:3 = stablehlo.custom_call @lapack_dgetrf_ffi(%a) {operand_layouts = [dense<[0, 1]> "
+      ": tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : "
+      "tensor<1xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf64>) -> (tensor<3x3xf64>, "
+      "tensor<3xi32>, tensor<i32>)\n"
+      "  return %0#0, %0#1, %0#2 : tensor<3x3xf64>, tensor<3xi32>, tensor<i32>\n}\n";
+  const double A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
+  int64_t d[2] = {3, 3};
+  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("getrf.mlir", text, strlen(text), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *LU = (const double *)res[0]->data;
+    const int32_t *ipiv = (const int32_t *)res[1]->data;
+    CHECK_EQ_INT(*(int32_t *)res[2]->data, 0);
+    CHECK_EQ_INT(ipiv[0], 3);  /* 1-based: row 3 (7, 8, 10) is the first pivot */
+    double PA[9];
+    memcpy(PA, A, sizeof PA);
+    for (int i = 0; i < 3; i++) {
+      int j = ipiv[i] - 1;
+      for (int c = 0; c < 3; c++) {
+        double t = PA[i * 3 + c];
+        PA[i * 3 + c] = PA[j * 3 + c];
+        PA[j * 3 + c] = t;
+      }
+    }
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        double s = 0;
+        for (int k = 0; k < 3; k++) {
+          double l = k < i ? LU[i * 3 + k] : k == i ? 1 : 0;
+          double u = k <= j ? LU[k * 3 + j] : 0;
+          s += l * u;
+        }
+        CHECK(fabs(s - PA[i * 3 + j]) < 1e-12);
+      }
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+TEST(trsm_left_lower_and_upper) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>) -> (tensor<3x2xf32>, "
+      "tensor<3x2xf32>) {\n"
+      "  %0 = stablehlo.custom_call @lapack_strsm_ffi(%a, %b) {mhlo.backend_config = {diag = 78 "
+      ": ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}, operand_layouts = "
+      "[dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = "
+      "[dense<[0, 1]> : tensor<2xindex>]} : (tensor<3x3xf32>, tensor<3x2xf32>) -> "
+      "tensor<3x2xf32>\n"
+      "  %1 = stablehlo.custom_call @lapack_strsm_ffi(%a, %b) {mhlo.backend_config = {diag = 85 "
+      ": ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8}, operand_layouts = "
+      "[dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = "
+      "[dense<[0, 1]> : tensor<2xindex>]} : (tensor<3x3xf32>, tensor<3x2xf32>) -> "
+      "tensor<3x2xf32>\n"
+      "  return %0, %1 : tensor<3x2xf32>, tensor<3x2xf32>\n}\n";
+  const float A[9] = {2, 5, 7, 1, 3, 11, 4, 2, 4};
+  const float B[6] = {2, 4, 7, 11, 19, 23};
+  int64_t da[2] = {3, 3}, db[2] = {3, 2};
+  tensor *args[2] = {make_tensor(&ar, HLO_F32, 2, da, A), make_tensor(&ar, HLO_F32, 2, db, B)};
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("trsm.mlir", text, strlen(text), args, 2, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const float *X = (const float *)res[0]->data, *Y = (const float *)res[1]->data;
+    for (int i = 0; i < 3; i++)
+      for (int c = 0; c < 2; c++) {
+        /* lower(A) X = B, non-unit diagonal */
+        float s = 0;
+        for (int k = 0; k <= i; k++) s += A[i * 3 + k] * X[k * 2 + c];
+        CHECK(fabsf(s - B[i * 2 + c]) < 1e-4f);
+        /* upper(A)^T Y = B with a unit diagonal */
+        float t = 0;
+        for (int k = 0; k <= i; k++) t += (k == i ? 1.0f : A[k * 3 + i]) * Y[k * 2 + c];
+        CHECK(fabsf(t - B[i * 2 + c]) < 1e-3f);
+      }
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(args[0]);
+  tensor_release(args[1]);
+  arena_deinit(&ar);
+}
+
+TEST(geqrf_orgqr_reconstruct) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%a: tensor<4x3xf64>) -> (tensor<4x3xf64>, tensor<4x3xf64>) {\n"
+      "  %0:2 = stablehlo.custom_call @lapack_dgeqrf_ffi(%a) {operand_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : "
+      "tensor<1xindex>]} : (tensor<4x3xf64>) -> (tensor<4x3xf64>, tensor<3xf64>)\n"
+      "  %1 = stablehlo.custom_call @lapack_dorgqr_ffi(%0#0, %0#1) {operand_layouts = [dense<[0, "
+      "1]> : tensor<2xindex>, dense<0> : tensor<1xindex>], result_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>]} : (tensor<4x3xf64>, tensor<3xf64>) -> tensor<4x3xf64>\n"
+      "  return %0#0, %1 : tensor<4x3xf64>, tensor<4x3xf64>\n}\n";
+  const double A[12] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 1, 0, 1};
+  int64_t d[2] = {4, 3};
+  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("qr.mlir", text, strlen(text), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *R = (const double *)res[0]->data, *Q = (const double *)res[1]->data;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 3; j++) {
+        double s = 0;
+        for (int k = 0; k <= j; k++) s += Q[i * 3 + k] * R[k * 3 + j];
+        CHECK(fabs(s - A[i * 3 + j]) < 1e-12);
+      }
+    for (int a = 0; a < 3; a++)  /* Q has orthonormal columns */
+      for (int b = 0; b < 3; b++) {
+        double s = 0;
+        for (int i = 0; i < 4; i++) s += Q[i * 3 + a] * Q[i * 3 + b];
+        CHECK(fabs(s - (a == b)) < 1e-12);
+      }
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+TEST(lu_pivots_to_permutation) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%p: tensor<2x3xi32>) -> tensor<2x4xi32> {\n"
+      "  %0 = stablehlo.custom_call @cu_lu_pivots_to_permutation(%p) : (tensor<2x3xi32>) -> "
+      "tensor<2x4xi32>\n"
+      "  return %0 : tensor<2x4xi32>\n}\n";
+  const int32_t P[6] = {2, 2, 2, 3, 1, 2};
+  int64_t d[2] = {2, 3};
+  tensor *x = make_tensor(&ar, HLO_I32, 2, d, P);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("perm.mlir", text, strlen(text), &x, 1, &res, &n);
+  CHECK(st == NULL);
+  if (!st) {
+    const int32_t *r = (const int32_t *)res[0]->data;
+    /* [0,1,2,3]: swap(0,2) -> [2,1,0,3]; swap(1,2) -> [2,0,1,3]; swap(2,2). */
+    CHECK(r[0] == 2 && r[1] == 0 && r[2] == 1 && r[3] == 3);
+    /* [0,1,2,3]: swap(0,3) -> [3,1,2,0]; swap(1,1); swap(2,2). */
+    CHECK(r[4] == 3 && r[5] == 1 && r[6] == 2 && r[7] == 0);
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+TEST(unknown_target_fails_only_when_run) {
+  const char *text =
+      "func.func private @never(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.custom_call @foo(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n"
+      "func.func @main() -> tensor<i32> {\n"
+      "  %0 = stablehlo.constant dense<7> : tensor<i32>\n"
+      "  return %0 : tensor<i32>\n}\n";
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("u.mlir", text, strlen(text), NULL, 0, &res, &n);
+  CHECK(st == NULL);
+  free_results(res, n);
+  hlo_status_free(st);
+  const char *text2 =
+      "func.func @main() -> tensor<2xf32> {\n"
+      "  %c = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+      "  %0 = stablehlo.custom_call @foo(%c) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n";
+  st = run_main("u.mlir", text2, strlen(text2), NULL, 0, &res, &n);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_NOT_FOUND);
+  CHECK(st && strstr(hlo_status_message(st), "custom_call target 'foo' is not registered"));
+  CHECK(st && strstr(hlo_status_message(st), "lapack_spotrf_ffi"));
+  const hlo_loc *loc = status_loc(st);
+  CHECK(loc && loc->line == 3);
+  hlo_status_free(st);
+  /* Wrong element type for a typed target. */
+  const char *text3 =
+      "func.func @main() -> (tensor<2x2xf64>, tensor<i32>) {\n"
+      "  %c = stablehlo.constant dense<[[1.0, 0.0], [0.0, 1.0]]> : tensor<2x2xf64>\n"
+      "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%c) : (tensor<2x2xf64>) -> "
+      "(tensor<2x2xf64>, tensor<i32>)\n"
+      "  return %0#0, %0#1 : tensor<2x2xf64>, tensor<i32>\n}\n";
+  st = run_main("u.mlir", text3, strlen(text3), NULL, 0, &res, &n);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+}
+
+/* models/linalg_ops/<file> on inputs/argK.npy must give expected/outK.npy
+ * within 1e-4 relative (norm of the difference over norm of the reference). */
+static void run_model(const char *file) {
+  char dir[1024], path[1200];
+  snprintf(dir, sizeof dir, "%s/models/linalg_ops", shared_dir());
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    printf("linalg model %s: skipped, not found (set HLO_SHARED)\n", path);
+    return;
+  }
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = malloc((size_t)len + 1);
+  CHECK(text && fread(text, 1, (size_t)len, f) == (size_t)len);
+  fclose(f);
+  arena ar;
+  arena_init(&ar);
+  tensor *args[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/inputs/arg%d.npy", dir, i);
+    npy_array a;
+    hlo_status st = npy_read(path, &a);
+    CHECK(st == NULL);
+    hlo_status_free(st);
+    args[i] = make_tensor(&ar, a.dtype, (uint32_t)a.rank, a.dims, a.data);
+    npy_free(&a);
+  }
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main(file, text, (size_t)len, args, 2, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  for (uint32_t i = 0; !st && i < n; i++) {
+    snprintf(path, sizeof path, "%s/expected/out%u.npy", dir, i);
+    npy_array e;
+    hlo_status est = npy_read(path, &e);
+    CHECK(est == NULL);
+    hlo_status_free(est);
+    CHECK(e.nbytes == res[i]->nbytes && e.dtype == HLO_F32);
+    if (e.nbytes == res[i]->nbytes && e.dtype == HLO_F32) {
+      double num = 0, den = 0;
+      const float *got = (const float *)res[i]->data, *want = e.data;
+      for (size_t k = 0; k < e.nbytes / 4; k++) {
+        num += ((double)got[k] - want[k]) * ((double)got[k] - want[k]);
+        den += (double)want[k] * want[k];
+      }
+      double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+      if (!(rel <= 1e-4)) fprintf(stderr, "%s out%u: relative error %g\n", file, i, rel);
+      CHECK(rel <= 1e-4);
+    }
+    npy_free(&e);
+  }
+  if (!st) free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(args[0]);
+  tensor_release(args[1]);
+  arena_deinit(&ar);
+  free(text);
+}
+
+TEST(model_linalg_ops_cpu) { run_model("linalg_ops.cpu.mlir"); }
+TEST(model_linalg_ops_cuda) { run_model("linalg_ops.mlir"); }
+
+TEST_MAIN()

@@ -1,0 +1,867 @@
+/* test_interp_linalg.c — the interpreter's linear-algebra, convolution, FFT
+ * and random-number kernels (src/interp/interp_linalg.c, interp_conv.c,
+ * interp_fft.c, interp_rng.c).
+ *
+ * Two kinds of tests:
+ *  - small generic-form programs checked value by value here (spec examples,
+ *    hand-computed results, error cases);
+ *  - a corpus driver over the conformance files of these ops. It evaluates
+ *    the files' checks itself, so it depends only on the parser and the
+ *    interpreter core: the check ops (`check.expect_*` and the
+ *    `@check.expect_*` custom calls) are unlinked from the entry function,
+ *    the values they compare are returned instead, and compared here with
+ *    the corpus README's rules (exact / almost equal / ULP distance). It
+ *    prints "passed N of M" with the failures and asserts on handpicked
+ *    files. Shared data: $HLO_SHARED or ../shared (from the repo root). */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "interp/interp.h"
+#include "parse/parse.h"
+#include "support/float.h"
+#include "test.h"
+
+/* ------------------------------------------------------ running text */
+
+typedef struct run {
+  hlo_module_ir *m;
+  interp *it;
+  tensor **res;
+  uint32_t n;
+} run;
+
+static void run_free(run *r) {
+  if (r->res)
+    for (uint32_t i = 0; i < r->n; i++) tensor_release(r->res[i]);
+  free(r->res);
+  if (r->it) interp_destroy(r->it);
+  if (r->m) module_free(r->m);
+  memset(r, 0, sizeof *r);
+}
+
+/* Parses `text` and runs its entry function with no arguments. */
+static hlo_status run_text(const char *text, run *r) {
+  memset(r, 0, sizeof *r);
+  static hlo_source src;
+  src.name = "<test>";
+  src.text = text;
+  src.len = strlen(text);
+  src.first_line = 1;
+  HLO_TRY(parse_module(&src, 0, src.len, &r->m));
+  hlo_func *f = module_entry(r->m, NULL);
+  if (!f) return status_new(HLO_NOT_FOUND, "no entry function");
+  HLO_TRY(interp_create(r->m, NULL, &r->it));
+  hlo_status st = interp_call(r->it, f, NULL, 0, &r->res);
+  if (!st) r->n = f->num_results;
+  return st;
+}
+
+/* Runs `text`, expecting success and `n` results. */
+static bool run_ok(const char *text, run *r, uint32_t n) {
+  hlo_status st = run_text(text, r);
+  if (st) {
+    hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    return false;
+  }
+  return r->n == n;
+}
+
+static double f64_at(const tensor *t, int64_t i) { return elem_get_f64(t->type->dtype, t->data, i); }
+static int64_t i64_at(const tensor *t, int64_t i) { return elem_get_i64(t->type->dtype, t->data, i); }
+
+/* Element-wise |t - want| <= tol over n values. */
+static bool near_all(const tensor *t, const double *want, int64_t n, double tol) {
+  if (t->num_elems != n) return false;
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabs(f64_at(t, i) - want[i]) <= tol)) {
+      fprintf(stderr, "  element %lld: got %.17g want %.17g\n", (long long)i, f64_at(t, i), want[i]);
+      return false;
+    }
+  return true;
+}
+
+static bool ints_all(const tensor *t, const int64_t *want, int64_t n) {
+  if (t->num_elems != n) return false;
+  for (int64_t i = 0; i < n; i++)
+    if (i64_at(t, i) != want[i]) {
+      fprintf(stderr, "  element %lld: got %lld want %lld\n", (long long)i,
+              (long long)i64_at(t, i), (long long)want[i]);
+      return false;
+    }
+  return true;
+}
+
+#define CONST(name, lit, ty) \
+  "  %" name " = \"stablehlo.constant\"() <{value = dense<" lit "> : " ty "}> : () -> " ty "\n"
+/* The same inside a printf format. */
+#define CONSTF(name, lit, ty) \
+  "  %%" name " = \"stablehlo.constant\"() <{value = dense<" lit "> : " ty "}> : () -> " ty "\n"
+
+/* ---------------------------------------------------------- dot_general */
+
+TEST(dot_general_batched_spec_example) {
+  const char *text =
+      "func.func @main() -> tensor<2x2x2xi64> {\n"
+      CONST("l", "[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]", "tensor<2x2x2xi64>")
+      CONST("r", "[[[1, 0], [0, 1]], [[1, 0], [0, 1]]]", "tensor<2x2x2xi64>")
+      "  %0 = \"stablehlo.dot_general\"(%l, %r) <{dot_dimension_numbers = #stablehlo.dot<"
+      "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], "
+      "lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>}> : "
+      "(tensor<2x2x2xi64>, tensor<2x2x2xi64>) -> tensor<2x2x2xi64>\n"
+      "  \"func.return\"(%0) : (tensor<2x2x2xi64>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 1));
+  if (r.n == 1) {
+    int64_t want[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK(ints_all(r.res[0], want, 8));
+  }
+  run_free(&r);
+}
+
+TEST(dot_general_f32_matmul_and_free_dims) {
+  /* lhs 2x3, rhs 2x3 contracting 1x1: result = lhs . rhs^T (2x2) */
+  const char *text =
+      "func.func @main() -> tensor<2x2xf32> {\n"
+      CONST("l", "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]", "tensor<2x3xf32>")
+      CONST("r", "[[1.0, 0.5, -1.0], [2.0, 0.0, 1.0]]", "tensor<2x3xf32>")
+      "  %0 = \"stablehlo.dot_general\"(%l, %r) <{dot_dimension_numbers = #stablehlo.dot<"
+      "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>}> : "
+      "(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>\n"
+      "  \"func.return\"(%0) : (tensor<2x2xf32>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 1));
+  if (r.n == 1) {
+    double want[] = {1 + 1 - 3, 2 + 3, 4 + 2.5 - 6, 8 + 6};
+    CHECK(near_all(r.res[0], want, 4, 0));
+  }
+  run_free(&r);
+}
+
+TEST(dot_general_i8_wraps_and_complex) {
+  const char *text =
+      "func.func @main() -> (tensor<i8>, tensor<complex<f64>>) {\n"
+      CONST("a", "[100, 1]", "tensor<2xi8>")
+      CONST("b", "[100, 3]", "tensor<2xi8>")
+      CONST("c", "[(1.0, 2.0), (0.0, 1.0)]", "tensor<2xcomplex<f64>>")
+      CONST("d", "[(3.0, -1.0), (0.0, 1.0)]", "tensor<2xcomplex<f64>>")
+      "  %0 = \"stablehlo.dot_general\"(%a, %b) <{dot_dimension_numbers = #stablehlo.dot<"
+      "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>}> : "
+      "(tensor<2xi8>, tensor<2xi8>) -> tensor<i8>\n"
+      "  %1 = \"stablehlo.dot\"(%c, %d) : "
+      "(tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>) -> tensor<complex<f64>>\n"
+      "  \"func.return\"(%0, %1) : (tensor<i8>, tensor<complex<f64>>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 2));
+  if (r.n == 2) {
+    /* 10000 + 3 = 10003 = 39*256 + 19 */
+    CHECK_EQ_INT(i64_at(r.res[0], 0), 19);
+    double re, im;
+    elem_get_c128(r.res[1]->type->dtype, r.res[1]->data, 0, &re, &im);
+    /* (1+2i)(3-i) + i*i = 5+5i - 1 */
+    CHECK(re == 4.0 && im == 5.0);
+  }
+  run_free(&r);
+}
+
+TEST(dot_general_bad_dimension_is_an_error) {
+  const char *text =
+      "func.func @main() -> tensor<2x2xf32> {\n"
+      CONST("l", "1.0", "tensor<2x3xf32>")
+      "  %0 = \"stablehlo.dot_general\"(%l, %l) <{dot_dimension_numbers = #stablehlo.dot<"
+      "lhs_contracting_dimensions = [7], rhs_contracting_dimensions = [1]>}> : "
+      "(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>\n"
+      "  \"func.return\"(%0) : (tensor<2x2xf32>) -> ()\n}\n";
+  run r;
+  hlo_status st = run_text(text, &r);
+  CHECK(st != NULL);
+  CHECK(hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  run_free(&r);
+}
+
+/* ---------------------------------------------------------- convolution */
+
+#define CONV_LHS "[[[[1], [2], [5], [6]], [[3], [4], [7], [8]], [[10], [11], [14], [15]], [[12], [13], [16], [17]]]]"
+
+TEST(convolution_spec_example) {
+  const char *text =
+      "func.func @main() -> tensor<1x2x2x1xi64> {\n"
+      CONST("l", CONV_LHS, "tensor<1x4x4x1xi64>")
+      CONST("r", "1", "tensor<3x3x1x1xi64>")
+      "  %0 = \"stablehlo.convolution\"(%l, %r) <{window_strides = array<i64: 4, 4>, "
+      "padding = dense<0> : tensor<2x2xi64>, lhs_dilation = array<i64: 2, 2>, "
+      "rhs_dilation = array<i64: 1, 1>, window_reversal = array<i1: false, false>, "
+      "dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, "
+      "batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : "
+      "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x2x2x1xi64>\n"
+      "  \"func.return\"(%0) : (tensor<1x2x2x1xi64>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 1));
+  if (r.n == 1) {
+    int64_t want[] = {10, 26, 46, 62};
+    CHECK(ints_all(r.res[0], want, 4));
+  }
+  run_free(&r);
+}
+
+TEST(dynamic_conv_padding_operand) {
+  const char *text =
+      "func.func @main() -> tensor<1x2x2x1xi64> {\n"
+      CONST("l", CONV_LHS, "tensor<1x4x4x1xi64>")
+      CONST("r", "1", "tensor<3x3x1x1xi64>")
+      CONST("p", "1", "tensor<2x2xi64>")
+      "  %0 = \"stablehlo.dynamic_conv\"(%l, %r, %p) <{window_strides = array<i64: 4, 4>, "
+      "lhs_dilation = array<i64: 2, 2>, rhs_dilation = array<i64: 1, 1>, "
+      "window_reversal = array<i1: false, false>, "
+      "dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, "
+      "batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : "
+      "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>, tensor<2x2xi64>) -> tensor<1x2x2x1xi64>\n"
+      "  \"func.return\"(%0) : (tensor<1x2x2x1xi64>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 1));
+  if (r.n == 1) {
+    int64_t want[] = {1, 5, 10, 14};
+    CHECK(ints_all(r.res[0], want, 4));
+  }
+  run_free(&r);
+}
+
+TEST(convolution_feature_groups_and_reversal) {
+  /* 1-D, 2 input features in 2 groups (depthwise), kernel width 2,
+   * window reversal on: out[o][x] = sum_k in[o][x + 1 - k] * w[o][k]. */
+  const char *text =
+      "func.func @main() -> tensor<1x2x2xf32> {\n"
+      CONST("l", "[[[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]]", "tensor<1x3x2xf32>")
+      CONST("r", "[[[1.0, 3.0]], [[2.0, 4.0]]]", "tensor<2x1x2xf32>")
+      "  %0 = \"stablehlo.convolution\"(%l, %r) <{window_reversal = array<i1: true>, "
+      "dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, "
+      "batch_group_count = 1 : i64, feature_group_count = 2 : i64}> : "
+      "(tensor<1x3x2xf32>, tensor<2x1x2xf32>) -> tensor<1x2x2xf32>\n"
+      "  \"func.return\"(%0) : (tensor<1x2x2xf32>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 1));
+  if (r.n == 1) {
+    /* x=0: f0: in[1]*w0[0] + in[0]*w0[1] = 2*1 + 1*2 = 4;
+     *      f1: 20*3 + 10*4 = 100. x=1: f0: 3*1 + 2*2 = 7; f1: 30*3 + 20*4 = 170 */
+    double want[] = {4, 100, 7, 170};
+    CHECK(near_all(r.res[0], want, 4, 0));
+  }
+  run_free(&r);
+}
+
+TEST(convolution_bad_result_shape_is_an_error) {
+  const char *text =
+      "func.func @main() -> tensor<1x3x3x1xi64> {\n"
+      CONST("l", "1", "tensor<1x4x4x1xi64>")
+      CONST("r", "1", "tensor<3x3x1x1xi64>")
+      "  %0 = \"stablehlo.convolution\"(%l, %r) <{padding = dense<[[9223372036854775807, 0], "
+      "[0, 0]]> : tensor<2x2xi64>, "
+      "dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, "
+      "batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : "
+      "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x3x3x1xi64>\n"
+      "  \"func.return\"(%0) : (tensor<1x3x3x1xi64>) -> ()\n}\n";
+  run r;
+  hlo_status st = run_text(text, &r);
+  CHECK(st != NULL && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  run_free(&r);
+}
+
+/* ------------------------------------------------------------------ fft */
+
+TEST(fft_rfft_irfft_round_trip_odd_and_even) {
+  /* RFFT then IRFFT over lengths 15 (DFT path) and 16 (radix-2 path);
+   * RFFT of x[k] = k checked against a direct DFT. */
+  static const int64_t lens[] = {15, 16, 5};
+  for (int li = 0; li < 3; li++) {
+    int64_t n = lens[li], h = n / 2 + 1;
+    char lit[512] = "[", text[4096];
+    for (int64_t k = 0; k < n; k++)
+      snprintf(lit + strlen(lit), sizeof lit - strlen(lit), "%s%lld.0", k ? ", " : "", (long long)k);
+    strcat(lit, "]");
+    snprintf(text, sizeof text,
+             "func.func @main() -> (tensor<%lldxcomplex<f64>>, tensor<%lldxf64>) {\n"
+             "  %%x = \"stablehlo.constant\"() <{value = dense<%s> : tensor<%lldxf64>}> : () -> tensor<%lldxf64>\n"
+             "  %%0 = \"stablehlo.fft\"(%%x) <{fft_type = #stablehlo<fft_type RFFT>, fft_length = array<i64: %lld>}> : (tensor<%lldxf64>) -> tensor<%lldxcomplex<f64>>\n"
+             "  %%1 = \"stablehlo.fft\"(%%0) <{fft_type = #stablehlo<fft_type IRFFT>, fft_length = array<i64: %lld>}> : (tensor<%lldxcomplex<f64>>) -> tensor<%lldxf64>\n"
+             "  \"func.return\"(%%0, %%1) : (tensor<%lldxcomplex<f64>>, tensor<%lldxf64>) -> ()\n}\n",
+             (long long)h, (long long)n, lit, (long long)n, (long long)n, (long long)n,
+             (long long)n, (long long)h, (long long)n, (long long)h, (long long)n, (long long)h,
+             (long long)n);
+    run r;
+    CHECK(run_ok(text, &r, 2));
+    if (r.n == 2) {
+      for (int64_t k = 0; k < h; k++) {
+        double wr = 0, wi = 0, re, im;
+        for (int64_t j = 0; j < n; j++) {
+          wr += j * cos(-2 * M_PI * (double)(j * k) / (double)n);
+          wi += j * sin(-2 * M_PI * (double)(j * k) / (double)n);
+        }
+        elem_get_c128(r.res[0]->type->dtype, r.res[0]->data, k, &re, &im);
+        CHECK(fabs(re - wr) < 1e-9 && fabs(im - wi) < 1e-9);
+      }
+      for (int64_t k = 0; k < n; k++) CHECK(fabs(f64_at(r.res[1], k) - (double)k) < 1e-9);
+    }
+    run_free(&r);
+  }
+}
+
+TEST(fft_2d_complex_spec_values) {
+  const char *text =
+      "func.func @main() -> tensor<2x2xcomplex<f64>> {\n"
+      CONST("x", "[[(1.0, 2.0), (3.0, -4.0)], [(-5.0, 6.0), (-7.0, -8.0)]]",
+            "tensor<2x2xcomplex<f64>>")
+      "  %0 = \"stablehlo.fft\"(%x) <{fft_type = #stablehlo<fft_type FFT>, "
+      "fft_length = array<i64: 2, 2>}> : (tensor<2x2xcomplex<f64>>) -> tensor<2x2xcomplex<f64>>\n"
+      "  \"func.return\"(%0) : (tensor<2x2xcomplex<f64>>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 1));
+  if (r.n == 1) {
+    double want[] = {-8, -4, 0, 20, 16, 0, -4, -8};
+    for (int i = 0; i < 4; i++) {
+      double re, im;
+      elem_get_c128(r.res[0]->type->dtype, r.res[0]->data, i, &re, &im);
+      CHECK(fabs(re - want[2 * i]) < 1e-12 && fabs(im - want[2 * i + 1]) < 1e-12);
+    }
+  }
+  run_free(&r);
+}
+
+/* -------------------------------------------- triangular_solve, cholesky */
+
+TEST(triangular_solve_spec_example_and_variants) {
+  static const char *variants[] = {
+      "left_side = true, lower = true, unit_diagonal = false, "
+      "transpose_a = #stablehlo<transpose NO_TRANSPOSE>",
+      "left_side = false, lower = true, unit_diagonal = false, "
+      "transpose_a = #stablehlo<transpose TRANSPOSE>",
+  };
+  for (int v = 0; v < 2; v++) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "func.func @main() -> tensor<3x3xf32> {\n"
+             CONSTF("a", "[[1.0, 0.0, 0.0], [2.0, 4.0, 0.0], [3.0, 5.0, 6.0]]", "tensor<3x3xf32>")
+             CONSTF("b", "[[2.0, 0.0, 0.0], [4.0, 8.0, 0.0], [6.0, 10.0, 12.0]]", "tensor<3x3xf32>")
+             "  %%0 = \"stablehlo.triangular_solve\"(%%a, %%b) <{%s}> : "
+             "(tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>\n"
+             "  \"func.return\"(%%0) : (tensor<3x3xf32>) -> ()\n}\n",
+             variants[v]);
+    run r;
+    CHECK(run_ok(text, &r, 1));
+    if (r.n == 1) {
+      if (v == 0) {
+        double want[] = {2, 0, 0, 0, 2, 0, 0, 0, 2};
+        CHECK(near_all(r.res[0], want, 9, 1e-6));
+      } else {
+        /* X * A^T = B: check by multiplying back */
+        static const double A[3][3] = {{1, 0, 0}, {2, 4, 0}, {3, 5, 6}};
+        static const double B[3][3] = {{2, 0, 0}, {4, 8, 0}, {6, 10, 12}};
+        for (int i = 0; i < 3; i++)
+          for (int j = 0; j < 3; j++) {
+            double s = 0;
+            for (int k = 0; k < 3; k++) s += f64_at(r.res[0], i * 3 + k) * A[j][k];
+            CHECK(fabs(s - B[i][j]) < 1e-5);
+          }
+      }
+    }
+    run_free(&r);
+  }
+}
+
+TEST(cholesky_spec_example_and_not_positive_definite) {
+  const char *text =
+      "func.func @main() -> (tensor<3x3xf64>, tensor<3x3xf64>, tensor<2x2xf32>) {\n"
+      CONST("a", "[[1.0, 2.0, 3.0], [2.0, 20.0, 26.0], [3.0, 26.0, 70.0]]", "tensor<3x3xf64>")
+      CONST("n", "[[1.0, 2.0], [2.0, 1.0]]", "tensor<2x2xf32>")
+      "  %0 = \"stablehlo.cholesky\"(%a) <{lower = true}> : (tensor<3x3xf64>) -> tensor<3x3xf64>\n"
+      "  %1 = \"stablehlo.cholesky\"(%a) <{lower = false}> : (tensor<3x3xf64>) -> tensor<3x3xf64>\n"
+      "  %2 = \"stablehlo.cholesky\"(%n) <{lower = true}> : (tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+      "  \"func.return\"(%0, %1, %2) : (tensor<3x3xf64>, tensor<3x3xf64>, tensor<2x2xf32>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 3));
+  if (r.n == 3) {
+    double lo[] = {1, 0, 0, 2, 4, 0, 3, 5, 6};
+    double up[] = {1, 2, 3, 0, 4, 5, 0, 0, 6};
+    CHECK(near_all(r.res[0], lo, 9, 1e-12));
+    CHECK(near_all(r.res[1], up, 9, 1e-12));
+    CHECK(isnan(f64_at(r.res[2], 3)));
+  }
+  run_free(&r);
+}
+
+/* ---------------------------------------------------------- batch_norm */
+
+TEST(batch_norm_spec_examples) {
+  const char *text =
+      "func.func @main() -> (tensor<2x2x2xf64>, tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, "
+      "tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>) {\n"
+      CONST("x", "[[[1.0, 2.0], [3.0, 4.0]], [[3.0, 4.0], [1.0, 2.0]]]", "tensor<2x2x2xf64>")
+      CONST("one", "1.0", "tensor<2xf64>")
+      CONST("mean", "[2.0, 3.0]", "tensor<2xf64>")
+      CONST("g", "0.1", "tensor<2x2x2xf64>")
+      "  %0 = \"stablehlo.batch_norm_inference\"(%x, %one, %one, %mean, %one) <{epsilon = 0.0 : f32, "
+      "feature_index = 2 : i64}> : (tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>, "
+      "tensor<2xf64>) -> tensor<2x2x2xf64>\n"
+      "  %1:3 = \"stablehlo.batch_norm_training\"(%x, %one, %one) <{epsilon = 0.0 : f32, "
+      "feature_index = 2 : i64}> : (tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>) -> "
+      "(tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>)\n"
+      "  %2:3 = \"stablehlo.batch_norm_grad\"(%x, %one, %mean, %one, %g) <{epsilon = 0.0 : f32, "
+      "feature_index = 2 : i64}> : (tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>, "
+      "tensor<2x2x2xf64>) -> (tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>)\n"
+      "  \"func.return\"(%0, %1#0, %1#1, %1#2, %2#0, %2#1, %2#2) : (tensor<2x2x2xf64>, "
+      "tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2x2x2xf64>, tensor<2xf64>, "
+      "tensor<2xf64>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 7));
+  if (r.n == 7) {
+    double norm[] = {0, 0, 2, 2, 2, 2, 0, 0};
+    double mean[] = {2, 3}, var[] = {1, 1}, zeros[8] = {0}, off[] = {0.4, 0.4};
+    CHECK(near_all(r.res[0], norm, 8, 1e-12));
+    CHECK(near_all(r.res[1], norm, 8, 1e-12));
+    CHECK(near_all(r.res[2], mean, 2, 1e-12));
+    CHECK(near_all(r.res[3], var, 2, 1e-12));
+    CHECK(near_all(r.res[4], zeros, 8, 1e-12));
+    CHECK(near_all(r.res[5], zeros, 2, 1e-12));
+    CHECK(near_all(r.res[6], off, 2, 1e-12));
+  }
+  run_free(&r);
+}
+
+/* ------------------------------------------------------------------ rng */
+
+TEST(rng_bit_generator_three_fry_spec_example) {
+  const char *text =
+      "func.func @main() -> (tensor<2xui64>, tensor<2x2xui64>) {\n"
+      CONST("s", "[1, 2]", "tensor<2xui64>")
+      "  %0:2 = \"stablehlo.rng_bit_generator\"(%s) <{rng_algorithm = "
+      "#stablehlo<rng_algorithm THREE_FRY>}> : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x2xui64>)\n"
+      "  \"func.return\"(%0#0, %0#1) : (tensor<2xui64>, tensor<2x2xui64>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 2));
+  if (r.n == 2) {
+    static const uint64_t want[] = {9236835810183407956ull, 16087790271692313299ull,
+                                    18212823393184779219ull, 2658481902456610144ull};
+    CHECK(elem_get_u64(HLO_UI64, r.res[0]->data, 0) == 1);
+    CHECK(elem_get_u64(HLO_UI64, r.res[0]->data, 1) == 6);
+    for (int i = 0; i < 4; i++) CHECK(elem_get_u64(HLO_UI64, r.res[1]->data, i) == want[i]);
+  }
+  run_free(&r);
+}
+
+TEST(rng_bit_generator_philox_state_and_32_bit_split) {
+  /* PHILOX with a 3-word state advances the 128-bit counter by the number
+   * of 4x32 blocks; THREE_FRY 32-bit output of 3x5 splits the largest
+   * dimension (5, none even) and uses 3x3 counters. */
+  const char *text =
+      "func.func @main() -> (tensor<3xui64>, tensor<10xui32>, tensor<2xui64>, tensor<3x5xui32>) {\n"
+      CONST("s", "[7, 18446744073709551614, 5]", "tensor<3xui64>")
+      CONST("t", "[7, 100]", "tensor<2xui64>")
+      "  %0:2 = \"stablehlo.rng_bit_generator\"(%s) <{rng_algorithm = "
+      "#stablehlo<rng_algorithm PHILOX>}> : (tensor<3xui64>) -> (tensor<3xui64>, tensor<10xui32>)\n"
+      "  %1:2 = \"stablehlo.rng_bit_generator\"(%t) <{rng_algorithm = "
+      "#stablehlo<rng_algorithm THREE_FRY>}> : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3x5xui32>)\n"
+      "  \"func.return\"(%0#0, %0#1, %1#0, %1#1) : (tensor<3xui64>, tensor<10xui32>, "
+      "tensor<2xui64>, tensor<3x5xui32>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 4));
+  if (r.n == 4) {
+    /* 10 words = 3 blocks: counter 2^64-2 + 3 wraps the low word to 1 */
+    CHECK(elem_get_u64(HLO_UI64, r.res[0]->data, 0) == 7);
+    CHECK(elem_get_u64(HLO_UI64, r.res[0]->data, 1) == 1);
+    CHECK(elem_get_u64(HLO_UI64, r.res[0]->data, 2) == 6);
+    CHECK(elem_get_u64(HLO_UI64, r.res[2]->data, 1) == 109);
+    /* different words, not all equal */
+    CHECK(elem_get_u64(HLO_UI32, r.res[1]->data, 0) != elem_get_u64(HLO_UI32, r.res[1]->data, 1));
+  }
+  run_free(&r);
+}
+
+TEST(rng_uniform_is_deterministic_and_in_range) {
+  const char *text =
+      "func.func @main() -> (tensor<50xi32>, tensor<50xf32>, tensor<50xi32>) {\n"
+      CONST("a", "-3", "tensor<i32>")
+      CONST("b", "4", "tensor<i32>")
+      CONST("fa", "1.0", "tensor<f32>")
+      CONST("fb", "2.0", "tensor<f32>")
+      CONST("sh", "[50]", "tensor<1xi64>")
+      "  %0 = \"stablehlo.rng\"(%a, %b, %sh) <{rng_distribution = #stablehlo<rng_distribution UNIFORM>}>"
+      " : (tensor<i32>, tensor<i32>, tensor<1xi64>) -> tensor<50xi32>\n"
+      "  %1 = \"stablehlo.rng\"(%fa, %fb, %sh) <{rng_distribution = #stablehlo<rng_distribution UNIFORM>}>"
+      " : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<50xf32>\n"
+      "  %2 = \"stablehlo.rng\"(%a, %b, %sh) <{rng_distribution = #stablehlo<rng_distribution UNIFORM>}>"
+      " : (tensor<i32>, tensor<i32>, tensor<1xi64>) -> tensor<50xi32>\n"
+      "  \"func.return\"(%0, %1, %2) : (tensor<50xi32>, tensor<50xf32>, tensor<50xi32>) -> ()\n}\n";
+  run r;
+  CHECK(run_ok(text, &r, 3));
+  if (r.n == 3) {
+    bool distinct = false;
+    for (int i = 0; i < 50; i++) {
+      int64_t v = i64_at(r.res[0], i);
+      double f = f64_at(r.res[1], i);
+      CHECK(v >= -3 && v < 4);
+      CHECK(f >= 1.0 && f < 2.0);
+      CHECK(v == i64_at(r.res[2], i));
+      if (v != i64_at(r.res[0], 0)) distinct = true;
+    }
+    CHECK(distinct);
+  }
+  run_free(&r);
+}
+
+/* ------------------------------------------------------- corpus driver */
+
+typedef enum cmp_kind { CMP_EXACT, CMP_ALMOST, CMP_ULP } cmp_kind;
+
+/* A check the driver took over: the value(s) it compared. */
+typedef struct taken_check {
+  cmp_kind kind;
+  double tol;             /* CMP_ALMOST */
+  int64_t max_ulp;        /* CMP_ULP */
+  const hlo_attr *want;   /* *_const checks: the literal; else NULL */
+  uint32_t first, count;  /* indices into the rewritten return */
+} taken_check;
+
+#define MAX_CHECKS 256
+
+/* Ordered integer of a float's bits, for ULP distances (IEEE formats). */
+static int64_t ordered_bits(hlo_dtype t, uint64_t b) {
+  int w = dtype_bits(t);
+  uint64_t sign = (uint64_t)1 << (w - 1);
+  int64_t mag = (int64_t)(b & (sign - 1));
+  return (b & sign) ? -mag : mag;
+}
+
+static bool almost(double a, double b, double tol) {
+  if (isnan(a) && isnan(b)) return true;
+  if (a == b) return true;
+  return isfinite(a) && isfinite(b) && fabs(a - b) <= tol;
+}
+
+/* Compares element i of (dt, pa) with element j of (dt, pb). */
+static bool elem_match(const taken_check *c, hlo_dtype dt, const void *pa, int64_t i,
+                       const void *pb, int64_t j) {
+  switch (dtype_class(dt)) {
+    case HLO_CLASS_BOOL:
+    case HLO_CLASS_SINT: return elem_get_i64(dt, pa, i) == elem_get_i64(dt, pb, j);
+    case HLO_CLASS_UINT: return elem_get_u64(dt, pa, i) == elem_get_u64(dt, pb, j);
+    case HLO_CLASS_COMPLEX: {
+      double ar, ai, br, bi;
+      elem_get_c128(dt, pa, i, &ar, &ai);
+      elem_get_c128(dt, pb, j, &br, &bi);
+      if (c->kind == CMP_EXACT) return ar == br && ai == bi;
+      double tol = c->kind == CMP_ALMOST ? c->tol : 1e-5 * fmax(1.0, fmax(fabs(br), fabs(bi)));
+      return almost(ar, br, tol) && almost(ai, bi, tol);
+    }
+    default: {
+      double a = elem_get_f64(dt, pa, i), b = elem_get_f64(dt, pb, j);
+      if (c->kind == CMP_EXACT) return a == b || (isnan(a) && isnan(b));
+      if (c->kind == CMP_ALMOST) return almost(a, b, c->tol);
+      if (!isfinite(a) || !isfinite(b))
+        return (isnan(a) && isnan(b)) || elem_get_bits(dt, pa, i) == elem_get_bits(dt, pb, j);
+      int64_t d = ordered_bits(dt, elem_get_bits(dt, pa, i)) - ordered_bits(dt, elem_get_bits(dt, pb, j));
+      return (d < 0 ? -d : d) <= c->max_ulp;
+    }
+  }
+}
+
+/* Takes the check ops out of `f`'s body and makes its return yield the
+ * values they compared. Returns the number of checks, or -1 when `f` holds
+ * a check this driver does not understand. */
+static int take_checks(hlo_module_ir *m, hlo_func *f, taken_check *cs) {
+  hlo_block *b = &f->body.block;
+  hlo_value *vals[2 * MAX_CHECKS];
+  uint32_t nv = 0;
+  int n = 0;
+  hlo_op *ret = b->last;
+  if (!ret || ret->opcode != OP_FUNC_RETURN) return -1;
+  for (hlo_op *op = b->first, *next; op; op = next) {
+    next = op->next;
+    taken_check c = {CMP_EXACT, 1e-4, 3, NULL, nv, 0};
+    switch (op->opcode) {
+      case OP_CHECK_EXPECT_EQ_CONST: c.want = op_attr(op, "value"); c.count = 1; break;
+      case OP_CHECK_EXPECT_ALMOST_EQ_CONST: c.kind = CMP_ALMOST; c.want = op_attr(op, "value"); c.count = 1; break;
+      case OP_CHECK_EXPECT_EQ: c.count = 2; break;
+      case OP_CHECK_EXPECT_ALMOST_EQ: c.kind = CMP_ALMOST; c.count = 2; break;
+      case OP_CHECK_EXPECT_CLOSE:
+        c.kind = CMP_ULP;
+        c.max_ulp = op_attr_int(op, "max_ulp_difference", 3);
+        c.count = 2;
+        break;
+      case OP_CUSTOM_CALL: {
+        const hlo_attr *t = op_attr(op, "call_target_name");
+        if (!t || t->kind != ATTR_STRING || t->u.str.len < 6 || memcmp(t->u.str.s, "check.", 6)) continue;
+        if (op->num_results) return -1;
+        const char *nm = t->u.str.s + 6;
+        size_t ln = t->u.str.len - 6;
+        if (ln == 9 && !memcmp(nm, "expect_eq", 9)) c.kind = CMP_EXACT;
+        else if (ln == 12 && !memcmp(nm, "expect_close", 12)) c.kind = CMP_ULP;
+        else if (ln == 16 && !memcmp(nm, "expect_almost_eq", 16)) { c.kind = CMP_ALMOST; c.tol = 1e-3; }
+        else return -1;
+        c.count = 2;
+        break;
+      }
+      default: continue;
+    }
+    if (op->opcode == OP_CHECK_EXPECT_ALMOST_EQ_CONST || op->opcode == OP_CHECK_EXPECT_ALMOST_EQ) {
+      const hlo_attr *tol = op_attr(op, "tolerance");
+      if (tol && tol->kind == ATTR_FLOAT) c.tol = tol->u.f.v;
+    }
+    if (n >= MAX_CHECKS || op->num_operands < c.count || (c.count == 1 && !c.want)) return -1;
+    for (uint32_t i = 0; i < c.count; i++) vals[nv++] = op->operands[i];
+    cs[n++] = c;
+    op_unlink(op);
+  }
+  hlo_value **ops = arena_calloc(&m->arena, nv ? nv : 1, sizeof *ops);
+  hlo_type **tys = arena_calloc(&m->arena, nv ? nv : 1, sizeof *tys);
+  attr_list *ra = arena_calloc(&m->arena, nv ? nv : 1, sizeof *ra);
+  if (!ops || !tys || !ra) return -1;
+  for (uint32_t i = 0; i < nv; i++) {
+    ops[i] = vals[i];
+    tys[i] = vals[i]->type;
+  }
+  ret->operands = ops;
+  ret->num_operands = nv;
+  f->num_results = nv;
+  f->result_types = tys;
+  f->result_attrs = ra;
+  return n;
+}
+
+/* Replaces each `func.call @g()` in `f` whose callee takes no arguments by
+ * constants holding the callee's results (computed by running it), so the
+ * driver does not depend on the func.call kernel. */
+static hlo_status fold_calls(hlo_module_ir *m, interp *it, hlo_func *f) {
+  for (hlo_op *op = f->body.block.first, *next; op; op = next) {
+    next = op->next;
+    if (op->opcode != OP_FUNC_CALL || op->num_operands) continue;
+    const hlo_attr *callee = op_attr(op, "callee");
+    if (!callee || callee->kind != ATTR_SYMBOL) continue;
+    hlo_func *g = module_find_func(m, callee->u.str.s);
+    if (!g || g->num_args || g->num_results != op->num_results) continue;
+    tensor **res = NULL;
+    HLO_TRY(interp_call(it, g, NULL, 0, &res));
+    hlo_status st = NULL;
+    for (uint32_t i = 0; i < op->num_results && !st; i++) {
+      hlo_type *t = op->results[i].type;
+      hlo_op *c = op_create(m, OP_CONSTANT, NULL, 0, &t, 1, 0, op->loc);
+      hlo_attr *v = c ? attr_dense(&m->arena, t, res[i]->data, res[i]->nbytes, false) : NULL;
+      if (!v) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+      if (!st) st = op_set_attr(m, c, "value", v);
+      if (!st) {
+        op_insert_before(op, c);
+        block_replace_uses(&f->body.block, &op->results[i], &c->results[0]);
+      }
+    }
+    for (uint32_t i = 0; i < g->num_results; i++) tensor_release(res[i]);
+    free(res);
+    HLO_TRY(st);
+    op_unlink(op);
+  }
+  func_number_values(f);
+  return NULL;
+}
+
+/* Compares the returned values with the taken checks; prints mismatches. */
+static bool checks_pass(const taken_check *cs, int n, tensor **res, const char *where) {
+  for (int k = 0; k < n; k++) {
+    const taken_check *c = &cs[k];
+    const tensor *a = res[c->first];
+    if (a->type->kind != TYPE_TENSOR) return false;
+    hlo_dtype dt = a->type->dtype;
+    const void *pb;
+    int64_t nb;
+    bool splat = false;
+    if (c->want) {
+      if (c->want->kind != ATTR_DENSE || c->want->u.dense.type->dtype != dt) return false;
+      pb = c->want->u.dense.data;
+      nb = c->want->u.dense.num_elems;
+      splat = c->want->u.dense.splat;
+    } else {
+      const tensor *b = res[c->first + 1];
+      if (b->type->kind != TYPE_TENSOR || b->type->dtype != dt) return false;
+      pb = b->data;
+      nb = b->num_elems;
+    }
+    if (nb != a->num_elems) {
+      fprintf(stderr, "  %s: check #%d: %lld elements vs %lld\n", where, k,
+              (long long)a->num_elems, (long long)nb);
+      return false;
+    }
+    for (int64_t i = 0; i < nb; i++)
+      if (!elem_match(c, dt, a->data, i, pb, splat ? 0 : i)) {
+        fprintf(stderr, "  %s: check #%d: element %lld differs (got %.9g, want %.9g)\n", where,
+                k, (long long)i, elem_get_f64(dt, a->data, i), elem_get_f64(dt, pb, splat ? 0 : i));
+        return false;
+      }
+  }
+  return true;
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    free(s);
+    s = NULL;
+  }
+  fclose(f);
+  if (s) {
+    s[n] = 0;
+    *len = (size_t)n;
+  }
+  return s;
+}
+
+static const char *shared_dir(void) {
+  const char *e = getenv("HLO_SHARED");
+  return e && *e ? e : "../shared";
+}
+
+/* Runs every piece of file `path`; returns pieces passed, sets *total. */
+static int run_corpus_file(const char *path, int *total, bool verbose) {
+  size_t len;
+  char *text = read_file(path, &len);
+  *total = 0;
+  if (!text) return 0;
+  split_piece *pieces = NULL;
+  size_t np = 0;
+  int passed = 0;
+  hlo_status st = parse_split(text, len, &pieces, &np);
+  if (st) {
+    hlo_status_free(st);
+    free(text);
+    return 0;
+  }
+  hlo_source src = {path, text, len, 1};
+  for (size_t p = 0; p < np; p++) {
+    char where[512];
+    snprintf(where, sizeof where, "%s:%u", path, pieces[p].first_line);
+    hlo_module_ir *m = NULL;
+    interp *it = NULL;
+    tensor **res = NULL;
+    hlo_func *f = NULL;
+    taken_check cs[MAX_CHECKS];
+    int nc = -1;
+    bool ok = false;
+    (*total)++;
+    st = parse_module(&src, pieces[p].begin, pieces[p].end, &m);
+    if (!st) {
+      f = module_entry(m, NULL);
+      if (!f || f->num_args) st = status_new(HLO_NOT_FOUND, "no argument-less entry function");
+    }
+    if (!st) {
+      nc = take_checks(m, f, cs);
+      if (nc < 0) st = status_new(HLO_UNIMPLEMENTED, "unsupported check op");
+    }
+    if (!st) st = interp_create(m, NULL, &it);
+    if (!st) st = fold_calls(m, it, f);
+    if (!st) st = interp_call(it, f, NULL, 0, &res);
+    if (!st) ok = checks_pass(cs, nc, res, where);
+    if (st) {
+      if (verbose) {
+        fprintf(stderr, "  %s: ", where);
+        hlo_status_print(st, stderr);
+      }
+      hlo_status_free(st);
+    } else if (!ok && verbose) {
+      fprintf(stderr, "  %s: values differ\n", where);
+    }
+    if (res)
+      for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
+    free(res);
+    if (it) interp_destroy(it);
+    if (m) module_free(m);
+    passed += ok;
+  }
+  free(pieces);
+  free(text);
+  return passed;
+}
+
+static bool has_prefix(const char *s, const char *const *prefixes) {
+  for (; *prefixes; prefixes++)
+    if (!strncmp(s, *prefixes, strlen(*prefixes))) return true;
+  return false;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The whole corpus of these ops: prints "passed N of M" (pieces). */
+TEST(corpus_linalg_files) {
+  static const char *const interp_files[] = {"dot_general.mlir", "convolution.mlir",
+                                             "dynamic_conv.mlir", "fft.mlir",
+                                             "triangular_solve.mlir", NULL};
+  static const char *const td_prefixes[] = {"dot_general_", "conv_general_dilated_", "fft_",
+                                            "triangular_solve_", "rng_bit_generator_",
+                                            "cholesky_", "batch_norm_", NULL};
+  char path[1024];
+  int passed = 0, total = 0;
+  for (int i = 0; interp_files[i]; i++) {
+    snprintf(path, sizeof path, "%s/conformance/interpret/%s", shared_dir(), interp_files[i]);
+    int t;
+    passed += run_corpus_file(path, &t, true);
+    total += t;
+  }
+  snprintf(path, sizeof path, "%s/conformance/testdata", shared_dir());
+  DIR *d = opendir(path);
+  if (!d) {
+    printf("corpus: %s not found, skipping the corpus run\n", path);
+    return;
+  }
+  char *names[512];
+  int nn = 0;
+  for (struct dirent *e; (e = readdir(d)) && nn < 512;)
+    if (has_prefix(e->d_name, td_prefixes) && strstr(e->d_name, ".mlir")) names[nn++] = strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)nn, sizeof *names, cmp_str);
+  for (int i = 0; i < nn; i++) {
+    snprintf(path, sizeof path, "%s/conformance/testdata/%s", shared_dir(), names[i]);
+    int t;
+    passed += run_corpus_file(path, &t, true);
+    total += t;
+    free(names[i]);
+  }
+  printf("corpus (linalg/conv/fft/rng): passed %d of %d\n", passed, total);
+  CHECK(total > 0);
+}
+
+/* Handpicked files that must pass completely. */
+TEST(corpus_handpicked) {
+  static const char *const files[] = {
+      "interpret/dot_general.mlir",
+      "interpret/convolution.mlir",
+      "interpret/dynamic_conv.mlir",
+      "interpret/fft.mlir",
+      "interpret/triangular_solve.mlir",
+      "testdata/rng_bit_generator_uint32_4.mlir",
+      "testdata/conv_general_dilated_float32_2_3_9_9_float32_12_1_3_3.mlir",
+      "testdata/dot_general_int16_4_3_uint16_3_6.mlir",
+      "testdata/fft_float32_14_15_16_17.mlir",
+      "testdata/triangular_solve_float32_2_8_8_float32_2_10_8.mlir",
+      NULL,
+  };
+  for (int i = 0; files[i]; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/conformance/%s", shared_dir(), files[i]);
+    int t;
+    int p = run_corpus_file(path, &t, false);
+    if (t == 0) {
+      printf("handpicked: %s not found, skipped\n", path);
+      continue;
+    }
+    if (p != t) fprintf(stderr, "handpicked %s: passed %d of %d\n", files[i], p, t);
+    CHECK(p == t);
+  }
+}
+
+TEST_MAIN()

@@ -1,0 +1,340 @@
+/* Unit tests of the verifier (src/ir/verify*.c):
+ *  - corpus: every piece of every .mlir file of ../shared/conformance and
+ *    ../shared/models that parses must verify clean (no false positives);
+ *    prints "verified N of M" and the first failures; parse failures are
+ *    counted and reported separately (they belong to the parser);
+ *  - negative cases: tests/mlir/verify_errors*.mlir, pieces split at
+ *    `// -----`, each with one `// expected-error@+N {{TEXT}}` comment: the
+ *    piece must parse, verify must fail with HLO_VERIFY_ERROR located on the
+ *    line the comment points to, and the message must contain TEXT;
+ *  - hostile attributes built by hand (out-of-range indices) must give a
+ *    verify error, not an out-of-bounds read. */
+#include "test.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include "ir/ir.h"
+#include "parse/parse.h"
+#include "support/arena.h"
+#include "support/status.h"
+
+static const char *shared_dir(void) {
+  const char *s = getenv("HLO_SHARED");
+  return s && *s ? s : "../shared";
+}
+
+/* Whole file as a malloc'd NUL-terminated string; NULL when unreadable. */
+static char *read_text(const char *path, size_t *out_len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  if (n < 0) { fclose(f); return NULL; }
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+  fclose(f);
+  if (buf) { buf[n] = 0; *out_len = (size_t)n; }
+  return buf;
+}
+
+/* ------------------------------------------------------------- corpus */
+
+typedef struct corpus_stats {
+  int pieces, parsed, verified, parse_fail, verify_fail, files;
+} corpus_stats;
+
+static void corpus_file(const char *path, corpus_stats *cs) {
+  size_t len;
+  char *text = read_text(path, &len);
+  if (!text) return;
+  cs->files++;
+  split_piece *pieces;
+  size_t np;
+  hlo_status st = parse_split(text, len, &pieces, &np);
+  if (st) { hlo_status_free(st); free(text); return; }
+  hlo_source src = {path, text, len, 1};
+  for (size_t i = 0; i < np; i++) {
+    /* skip pieces with no function (trailing comments) */
+    int has_func = 0;
+    for (size_t p = pieces[i].begin; p + 9 <= pieces[i].end; p++)
+      if (text[p] == 'f' && memcmp(text + p, "func.func", 9) == 0) { has_func = 1; break; }
+    if (!has_func) continue;
+    cs->pieces++;
+    hlo_module_ir *m = NULL;
+    st = parse_module(&src, pieces[i].begin, pieces[i].end, &m);
+    if (st) {
+      if (cs->parse_fail < 5) {
+        fprintf(stderr, "  (parse failure, parser's) ");
+        hlo_status_print(st, stderr);
+      }
+      cs->parse_fail++;
+      hlo_status_free(st);
+      continue;
+    }
+    cs->parsed++;
+    st = module_verify(m);
+    if (st) {
+      if (cs->verify_fail < 25) {
+        fprintf(stderr, "  FALSE POSITIVE: ");
+        hlo_status_print(st, stderr);
+      }
+      cs->verify_fail++;
+      hlo_status_free(st);
+    } else {
+      cs->verified++;
+    }
+    module_free(m);
+  }
+  free(pieces);
+  free(text);
+}
+
+static void corpus_dir(const char *dir, corpus_stats *cs) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat sb;
+    if (stat(path, &sb)) continue;
+    if (S_ISDIR(sb.st_mode)) corpus_dir(path, cs);
+    else {
+      size_t n = strlen(e->d_name);
+      if (n > 5 && strcmp(e->d_name + n - 5, ".mlir") == 0) corpus_file(path, cs);
+    }
+  }
+  closedir(d);
+}
+
+TEST(corpus_verifies_clean) {
+  char dir[1024];
+  corpus_stats cs = {0};
+  snprintf(dir, sizeof dir, "%s/conformance", shared_dir());
+  corpus_dir(dir, &cs);
+  snprintf(dir, sizeof dir, "%s/models", shared_dir());
+  corpus_dir(dir, &cs);
+  if (cs.files == 0) {
+    printf("corpus: skipped (no files under %s; set HLO_SHARED)\n", shared_dir());
+    return;
+  }
+  printf("corpus: %d files, %d pieces; parsed %d (parse failures: %d, the parser's); "
+         "verified %d of %d\n", cs.files, cs.pieces, cs.parsed, cs.parse_fail, cs.verified,
+         cs.parsed);
+  CHECK_EQ_INT(cs.verify_fail, 0);
+  CHECK(cs.verified > 0 || cs.parsed == 0);
+}
+
+/* ----------------------------------------------------- negative cases */
+
+/* Finds `// expected-error@+N {{TEXT}}` (or @-N, or no @: same line) in
+ * text[b, e): writes the expected line and TEXT (malloc'd). */
+static int find_expectation(const char *text, size_t b, size_t e, uint32_t first_line,
+                            uint32_t *out_line, char **out_text) {
+  uint32_t line = first_line;
+  for (size_t p = b; p < e; p++) {
+    if (text[p] == '\n') { line++; continue; }
+    if (strncmp(text + p, "expected-error", 14) != 0) continue;
+    const char *q = text + p + 14;
+    long off = 0;
+    if (*q == '@') {
+      q++;
+      int sign = *q == '-' ? -1 : 1;
+      if (*q == '+' || *q == '-') q++;
+      off = sign * strtol(q, (char **)&q, 10);
+    }
+    const char *o = strstr(q, "{{");
+    const char *cl = o ? strstr(o, "}}") : NULL;
+    const char *nl = strchr(q, '\n');
+    if (!o || !cl || (nl && cl > nl)) return 0;
+    size_t n = (size_t)(cl - o - 2);
+    *out_text = malloc(n + 1);
+    if (!*out_text) return 0;
+    memcpy(*out_text, o + 2, n);
+    (*out_text)[n] = 0;
+    *out_line = (uint32_t)((long)line + off);
+    return 1;
+  }
+  return 0;
+}
+
+static int check_error_file(const char *path) {
+  size_t len;
+  char *text = read_text(path, &len);
+  CHECK(text != NULL);
+  if (!text) return 0;
+  split_piece *pieces;
+  size_t np;
+  hlo_status st = parse_split(text, len, &pieces, &np);
+  CHECK(st == NULL);
+  if (st) { hlo_status_free(st); free(text); return 0; }
+  hlo_source src = {path, text, len, 1};
+  int cases = 0;
+  for (size_t i = 0; i < np; i++) {
+    uint32_t want_line;
+    char *want;
+    if (!find_expectation(text, pieces[i].begin, pieces[i].end, pieces[i].first_line, &want_line,
+                          &want))
+      continue;
+    cases++;
+    hlo_module_ir *m = NULL;
+    st = parse_module(&src, pieces[i].begin, pieces[i].end, &m);
+    if (st) {
+      fprintf(stderr, "%s: piece at line %u does not parse (expected '%s'): ", path,
+              pieces[i].first_line, want);
+      hlo_status_print(st, stderr);
+      hlo_status_free(st);
+      CHECK(0);
+      free(want);
+      continue;
+    }
+    st = module_verify(m);
+    const hlo_loc *loc = status_loc(st);
+    const char *msg = st ? hlo_status_message(st) : NULL;
+    int ok = st && hlo_status_code_of(st) == HLO_VERIFY_ERROR && loc && loc->line == want_line &&
+             msg && strstr(msg, want);
+    if (!ok) {
+      fprintf(stderr, "%s:%u: expected error '%s' here; got: ", path, want_line, want);
+      if (st) hlo_status_print(st, stderr);
+      else fprintf(stderr, "no error\n");
+      CHECK(0);
+    }
+    hlo_status_free(st);
+    module_free(m);
+    free(want);
+  }
+  free(pieces);
+  free(text);
+  return cases;
+}
+
+TEST(negative_cases) {
+  int n = 0;
+  DIR *d = opendir("tests/mlir");
+  CHECK(d != NULL);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, "verify_errors", 13) != 0) continue;
+    size_t k = strlen(e->d_name);
+    if (k < 5 || strcmp(e->d_name + k - 5, ".mlir")) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "tests/mlir/%s", e->d_name);
+    n += check_error_file(path);
+  }
+  closedir(d);
+  printf("negative cases: %d\n", n);
+  CHECK(n >= 40);
+}
+
+/* ------------------------------------------- hand-built hostile IR */
+
+/* A module whose @main holds one op `opc` on operand types `in` producing
+ * `out`, returning its first result. */
+static hlo_module_ir *one_op_module(hlo_opcode opc, hlo_type **in, uint32_t nin, hlo_type **out,
+                                    uint32_t nout, hlo_op **out_op) {
+  hlo_module_ir *m = module_new();
+  if (!m) return NULL;
+  hlo_func *f = arena_calloc(&m->arena, 1, sizeof *f);
+  f->name = "main";
+  f->num_args = nin;
+  f->num_results = 1;
+  f->result_types = arena_calloc(&m->arena, 1, sizeof *f->result_types);
+  f->result_types[0] = out[0];
+  f->body.block.parent = &f->body;
+  hlo_loc loc = {NULL, 7, 3};
+  if (block_set_args(m, &f->body.block, in, nin)) return NULL;
+  hlo_value *ops[4];
+  for (uint32_t i = 0; i < nin; i++) ops[i] = &f->body.block.args[i];
+  hlo_op *op = op_create(m, opc, ops, nin, out, nout, 0, loc);
+  block_append(&f->body.block, op);
+  hlo_value *rv = &op->results[0];
+  hlo_op *ret = op_create(m, OP_FUNC_RETURN, &rv, 1, NULL, 0, 0, loc);
+  block_append(&f->body.block, ret);
+  m->funcs = m->funcs_tail = f;
+  m->num_funcs = 1;
+  *out_op = op;
+  return m;
+}
+
+static int msg_has(hlo_status st, const char *s) {
+  const char *m = st ? hlo_status_message(st) : NULL;
+  return m && strstr(m, s) != NULL;
+}
+
+TEST(hostile_attributes) {
+  arena a;
+  arena_init(&a);
+  int64_t d2[2] = {4, 8}, d3[3] = {4, 8, 2};
+  hlo_type *t2 = type_tensor(&a, HLO_F32, 2, d2), *t3 = type_tensor(&a, HLO_F32, 3, d3);
+  hlo_op *op;
+  /* broadcast_in_dim with a dimension far outside the result rank */
+  hlo_module_ir *m = one_op_module(OP_BROADCAST_IN_DIM, &t2, 1, &t3, 1, &op);
+  CHECK(m != NULL);
+  if (m) {
+    int64_t bad[2] = {0, 1000000};
+    CHECK(op_set_attr(m, op, "broadcast_dimensions", attr_dense_array_i64(&m->arena, bad, 2)) == NULL);
+    hlo_status st = module_verify(m);
+    CHECK(hlo_status_code_of(st) == HLO_VERIFY_ERROR);
+    CHECK(msg_has(st, "broadcast_in_dim (C3)"));
+    CHECK(status_loc(st) && status_loc(st)->line == 7 && status_loc(st)->col == 3);
+    hlo_status_free(st);
+    /* negative index */
+    int64_t neg[2] = {-5, 1};
+    CHECK(op_set_attr(m, op, "broadcast_dimensions", attr_dense_array_i64(&m->arena, neg, 2)) == NULL);
+    st = module_verify(m);
+    CHECK(msg_has(st, "broadcast_in_dim (C3)"));
+    hlo_status_free(st);
+    /* wrong attribute kind */
+    CHECK(op_set_attr(m, op, "broadcast_dimensions", attr_string(&m->arena, "x", 1)) == NULL);
+    st = module_verify(m);
+    CHECK(msg_has(st, "broadcast_dimensions"));
+    hlo_status_free(st);
+    module_free(m);
+  }
+  /* transpose with a permutation entry of INT64_MIN */
+  m = one_op_module(OP_TRANSPOSE, &t2, 1, &t2, 1, &op);
+  if (m) {
+    int64_t bad[2] = {INT64_MIN, 0};
+    CHECK(op_set_attr(m, op, "permutation", attr_dense_array_i64(&m->arena, bad, 2)) == NULL);
+    hlo_status st = module_verify(m);
+    CHECK(msg_has(st, "transpose (C2)"));
+    hlo_status_free(st);
+    module_free(m);
+  }
+  /* iota without its attribute */
+  m = one_op_module(OP_IOTA, NULL, 0, &t2, 1, &op);
+  if (m) {
+    hlo_status st = module_verify(m);
+    CHECK(msg_has(st, "iota_dimension"));
+    hlo_status_free(st);
+    module_free(m);
+  }
+  /* dot_general with a contracting dimension out of range */
+  hlo_type *in2[2] = {t2, t2};
+  m = one_op_module(OP_DOT_GENERAL, in2, 2, &t2, 1, &op);
+  if (m) {
+    hlo_attr *st_attr = arena_calloc(&m->arena, 1, sizeof *st_attr);
+    named_attr *fields = arena_calloc(&m->arena, 2, sizeof *fields);
+    int64_t lc = 99, rc = 0;
+    fields[0].name = "lhs_contracting_dimensions";
+    fields[0].value = attr_dense_array_i64(&m->arena, &lc, 1);
+    fields[1].name = "rhs_contracting_dimensions";
+    fields[1].value = attr_dense_array_i64(&m->arena, &rc, 1);
+    st_attr->kind = ATTR_STRUCT;
+    st_attr->u.st.name = "stablehlo.dot";
+    st_attr->u.st.n = 2;
+    st_attr->u.st.fields = fields;
+    CHECK(op_set_attr(m, op, "dot_dimension_numbers", st_attr) == NULL);
+    hlo_status st = module_verify(m);
+    CHECK(msg_has(st, "dot_general (C6)"));
+    hlo_status_free(st);
+    module_free(m);
+  }
+  arena_deinit(&a);
+}
+
+TEST_MAIN()
