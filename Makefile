@@ -80,3 +80,10 @@ clean:
 .PHONY: all deps run unit test test-asan clean
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) \
   $(wildcard $(BUILD)/tests/tools/*.d)
+
+# ---- fuzz: the parser/printer/interpreter fuzzer (tests/fuzz/run.sh builds
+# build/fuzz/fuzz_parse with clang + libFuzzer and runs it; non-zero on a crash)
+FUZZ_SECONDS ?= 60
+fuzz:
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+.PHONY: fuzz

@@ -171,11 +171,13 @@ struct interp {
   uint32_t qc_n, qc_cap;
   frame *frame;
   int depth;
+  struct block_plan **plans;  /* open addressing by block pointer */
+  uint32_t plans_n, plans_cap;
 };
 
 /* Deepest nesting of calls and regions before we report an error rather
  * than overflow the C stack. */
-#define MAX_DEPTH 2000
+#define MAX_DEPTH 400
 
 static interp_kernel kernel_table[OP_COUNT];
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
@@ -253,6 +255,7 @@ void interp_destroy(interp *it) {
   if (!it) return;
   interp_shared *sh = it->sh;
   free(it->qc);
+  free(it->plans);
   /* Types made in this arena may still be referenced by values that
    * outlive this interpreter (results of a run_parallel thread): keep the
    * arena until the last interpreter of the family goes. */
@@ -489,6 +492,120 @@ done:
   return st;
 }
 
+/* When to drop values: for each op of a block, the ids of the values
+ * defined in the block (op results) whose last use — by the op itself or
+ * by an op of its nested regions — is that op. Computed once per block per
+ * interpreter; keeps a long function's memory at its live set. */
+typedef struct block_plan {
+  const hlo_block *b;
+  uint32_t nops;
+  uint32_t *start;  /* nops + 1 offsets into ids */
+  uint32_t *ids;
+} block_plan;
+
+static void mark_uses(const hlo_op *op, uint32_t j, int64_t *last, uint32_t n) {
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    uint32_t id = op->operands[i]->id;
+    if (id < n && last[id] != -2) last[id] = j;
+  }
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (const hlo_op *o = op->regions[r].block.first; o; o = o->next) mark_uses(o, j, last, n);
+}
+
+static block_plan *make_plan(interp *it, const hlo_block *b, uint32_t n) {
+  uint32_t nops = 0;
+  for (const hlo_op *op = b->first; op; op = op->next) nops++;
+  int64_t *last = xmalloc((n ? n : 1) * sizeof *last);
+  if (!last) return NULL;
+  for (uint32_t i = 0; i < n; i++) last[i] = -2; /* not defined in b */
+  for (const hlo_op *op = b->first; op; op = op->next)
+    for (uint32_t i = 0; i < op->num_results; i++)
+      if (op->results[i].id < n) last[op->results[i].id] = -1;
+  uint32_t j = 0;
+  for (const hlo_op *op = b->first; op; op = op->next, j++) mark_uses(op, j, last, n);
+  block_plan *p = arena_alloc(&it->arena, sizeof *p);
+  uint32_t *start = p ? arena_calloc(&it->arena, nops + 1, sizeof *start) : NULL;
+  uint32_t total = 0;
+  j = 0;
+  for (const hlo_op *op = b->first; op; op = op->next, j++)
+    for (uint32_t i = 0; i < op->num_results; i++) {
+      uint32_t id = op->results[i].id;
+      if (id < n && last[id] != -2) total++;
+    }
+  uint32_t *ids = start ? arena_calloc(&it->arena, total ? total : 1, sizeof *ids) : NULL;
+  if (!ids) {
+    free(last);
+    return NULL;
+  }
+  /* Count per op, then fill. */
+  for (uint32_t id = 0; id < n; id++)
+    if (last[id] >= 0) start[last[id] + 1]++;
+  j = 0;
+  for (const hlo_op *op = b->first; op; op = op->next, j++)
+    for (uint32_t i = 0; i < op->num_results; i++) {
+      uint32_t id = op->results[i].id;
+      if (id < n && last[id] == -1) start[j + 1]++;
+    }
+  for (uint32_t k = 0; k < nops; k++) start[k + 1] += start[k];
+  uint32_t *fill = xcalloc(nops + 1, sizeof *fill);
+  if (!fill) {
+    free(last);
+    return NULL;
+  }
+  j = 0;
+  for (const hlo_op *op = b->first; op; op = op->next, j++)
+    for (uint32_t i = 0; i < op->num_results; i++) {
+      uint32_t id = op->results[i].id;
+      if (id >= n || last[id] == -2) continue;
+      uint32_t at = last[id] >= 0 ? (uint32_t)last[id] : j;
+      ids[start[at] + fill[at]++] = id;
+    }
+  free(fill);
+  free(last);
+  p->b = b;
+  p->nops = nops;
+  p->start = start;
+  p->ids = ids;
+  return p;
+}
+
+static size_t plan_hash(const hlo_block *b, uint32_t cap) {
+  return (size_t)(((uintptr_t)b >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+/* The plan of block `b` (NULL when out of memory: then nothing is dropped
+ * early). */
+static block_plan *get_plan(interp *it, const hlo_block *b, uint32_t n) {
+  if (it->plans_cap) {
+    for (size_t h = plan_hash(b, it->plans_cap);; h = (h + 1) & (it->plans_cap - 1)) {
+      if (!it->plans[h]) break;
+      if (it->plans[h]->b == b) return it->plans[h];
+    }
+  }
+  if ((it->plans_n + 1) * 2 > it->plans_cap) {
+    uint32_t cap = it->plans_cap ? it->plans_cap * 2 : 64;
+    block_plan **np = xcalloc(cap, sizeof *np);
+    if (!np) return NULL;
+    for (uint32_t i = 0; i < it->plans_cap; i++) {
+      block_plan *q = it->plans[i];
+      if (!q) continue;
+      size_t h = plan_hash(q->b, cap);
+      while (np[h]) h = (h + 1) & (cap - 1);
+      np[h] = q;
+    }
+    free(it->plans);
+    it->plans = np;
+    it->plans_cap = cap;
+  }
+  block_plan *p = make_plan(it, b, n);
+  if (!p) return NULL;
+  size_t h = plan_hash(b, it->plans_cap);
+  while (it->plans[h]) h = (h + 1) & (it->plans_cap - 1);
+  it->plans[h] = p;
+  it->plans_n++;
+  return p;
+}
+
 static bool is_terminator(const hlo_op *op) {
   return op->opcode == OP_RETURN || op->opcode == OP_FUNC_RETURN ||
          (op_flags(op->opcode) & OPF_TERMINATOR);
@@ -517,7 +634,9 @@ static hlo_status run_block(interp *it, frame *fr, const hlo_block *b, tensor *c
                      "calls and regions nest deeper than %d levels", MAX_DEPTH);
   }
   hlo_status st = NULL;
-  for (const hlo_op *op = b->first; op && !st; op = op->next) {
+  block_plan *plan = get_plan(it, b, fr->n);
+  uint32_t j = 0;
+  for (const hlo_op *op = b->first; op && !st; op = op->next, j++) {
     if (is_terminator(op)) {
       if (op->num_operands > cap) {
         st = interp_error(op, HLO_INTERNAL, "returns %u values where %u are expected",
@@ -531,9 +650,9 @@ static hlo_status run_block(interp *it, frame *fr, const hlo_block *b, tensor *c
         if (!st) out[i] = tensor_retain(v);
       }
       if (st) {
-        for (uint32_t j = 0; j + 1 < i; j++) {
-          tensor_release(out[j]);
-          out[j] = NULL;
+        for (uint32_t q = 0; q + 1 < i; q++) {
+          tensor_release(out[q]);
+          out[q] = NULL;
         }
       } else {
         *out_n = op->num_operands;
@@ -541,6 +660,9 @@ static hlo_status run_block(interp *it, frame *fr, const hlo_block *b, tensor *c
       break;
     }
     st = exec_op(it, fr, op);
+    if (!st && plan && j < plan->nops)
+      for (uint32_t k = plan->start[j]; k < plan->start[j + 1]; k++)
+        frame_set(fr, plan->ids[k], NULL);
   }
   it->depth--;
   return st;

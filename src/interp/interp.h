@@ -95,6 +95,10 @@ HLO_MUST_USE hlo_status interp_check_custom_call(interp *it, const hlo_op *op, t
                                                  const hlo_type *const *result_types,
                                                  tensor **out);
 
+/* Whether custom_call target `name` has a handler (interp_custom_call.c);
+ * `hlo check` warns about those that do not. */
+bool interp_custom_call_known(const char *name);
+
 /* A new interpreter over module `m` (borrowed; must outlive it). */
 HLO_MUST_USE hlo_status interp_create(const hlo_module_ir *m, const interp_options *opts,
                                       interp **out);

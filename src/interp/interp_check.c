@@ -165,8 +165,8 @@ static const char *mode_name(check_mode m) {
 }
 
 /* Compares actual tensor `x` with expected values `e`. */
-static hlo_status compare(interp *it, const hlo_op *op, const tensor *x, const vals *e,
-                          const check_rule *r) {
+static hlo_status compare(interp *it, const hlo_op *op, const char *who, const tensor *x,
+                          const vals *e, const check_rule *r) {
   if (x->type->kind != TYPE_TENSOR)
     return interp_error(op, HLO_INVALID_ARGUMENT, "can only check tensors");
   tensor *deq = NULL;
@@ -179,12 +179,12 @@ static hlo_status compare(interp *it, const hlo_op *op, const tensor *x, const v
   vals a = {ax->type->dtype, ax->type->quant, ax->data, false, ax->num_elems};
   hlo_status st = NULL;
   if (!e->splat && e->n != a.n) {
-    st = interp_error(op, HLO_FAILED_CHECK, "actual has %lld elements, expected %lld",
-                      (long long)a.n, (long long)e->n);
+    st = status_at(HLO_FAILED_CHECK, &op->loc, "%s: actual has %lld elements, expected %lld", who,
+                   (long long)a.n, (long long)e->n);
   } else if (dtype_class(a.dtype) != dtype_class(e->dtype) &&
              !(dtype_class(e->dtype) == HLO_CLASS_FLOAT && dtype_is_int(a.dtype))) {
-    st = interp_error(op, HLO_FAILED_CHECK, "actual element type %s, expected %s",
-                      hlo_dtype_name(a.dtype), hlo_dtype_name(e->dtype));
+    st = status_at(HLO_FAILED_CHECK, &op->loc, "%s: actual element type %s, expected %s", who,
+                   hlo_dtype_name(a.dtype), hlo_dtype_name(e->dtype));
   } else {
     for (int64_t i = 0; i < a.n; i++) {
       int64_t ie = e->splat ? 0 : i;
@@ -194,14 +194,15 @@ static hlo_status compare(interp *it, const hlo_op *op, const tensor *x, const v
       format_elem(va, sizeof va, &a, i);
       format_elem(ve, sizeof ve, e, ie);
       if (r->mode == MODE_CLOSE)
-        st = interp_error(op, HLO_FAILED_CHECK,
-                          "element %s is not close (ULP distance %llu..%llu): %s (actual) vs %s "
-                          "(expected)",
-                          ia, (unsigned long long)r->min_ulp, (unsigned long long)r->max_ulp, va,
-                          ve);
+        st = status_at(HLO_FAILED_CHECK, &op->loc,
+                       "%s: element %s is not close (ULP distance %llu..%llu): %s (actual) vs %s "
+                       "(expected)",
+                       who, ia, (unsigned long long)r->min_ulp, (unsigned long long)r->max_ulp, va,
+                       ve);
       else
-        st = interp_error(op, HLO_FAILED_CHECK, "element %s is not %s: %s (actual) vs %s (expected)",
-                          ia, mode_name(r->mode), va, ve);
+        st = status_at(HLO_FAILED_CHECK, &op->loc,
+                       "%s: element %s is not %s: %s (actual) vs %s (expected)", who, ia,
+                       mode_name(r->mode), va, ve);
       break;
     }
   }
@@ -262,7 +263,7 @@ static hlo_status k_expect(interp *it, const hlo_op *op, tensor *const *in,
     r.max_ulp = (uint64_t)mx;
     r.min_ulp = (uint64_t)mn;
   }
-  return compare(it, op, in[0], &e, &r);
+  return compare(it, op, op_name(op->opcode), in[0], &e, &r);
 }
 
 hlo_status interp_check_custom_call(interp *it, const hlo_op *op, tensor *const *in,
@@ -292,7 +293,9 @@ hlo_status interp_check_custom_call(interp *it, const hlo_op *op, tensor *const 
     return interp_error(op, HLO_NOT_FOUND, "unknown check target @%s", name);
   }
   vals e = tensor_vals(in[1]);
-  HLO_TRY(compare(it, op, in[0], &e, &r));
+  char who[128];
+  snprintf(who, sizeof who, "custom_call @%s", name);
+  HLO_TRY(compare(it, op, who, in[0], &e, &r));
   for (uint32_t i = 0; i < op->num_results; i++) {
     const hlo_type *t = result_types[i];
     if (t->kind == TYPE_TOKEN || t->kind == TYPE_TENSOR) {

@@ -702,6 +702,27 @@ static hlo_status k_all_to_all(interp *it, const hlo_op *op, tensor *const *in,
   return st;
 }
 
+/* The position in the process group of the source / root of result k:
+ * 0, or with has_dynamic_root the k-th entry of the last operand (spec:
+ * process_groups[i, operands[N][k]]). */
+static hlo_status root_index(const hlo_op *op, tensor *const *in, uint32_t k, uint32_t n,
+                             int64_t *out) {
+  *out = 0;
+  if (!op_attr_bool(op, "has_dynamic_root", false)) return NULL;
+  const tensor *r = op->num_operands ? in[op->num_operands - 1] : NULL;
+  if (!r || r->type->kind != TYPE_TENSOR || !dtype_is_int(r->type->dtype) ||
+      r->num_elems <= (int64_t)k)
+    return interp_error(op, HLO_INVALID_ARGUMENT,
+                        "has_dynamic_root needs a last operand with one root per result");
+  int64_t v = elem_get_i64(r->type->dtype, r->data, k);
+  if (v < 0 || v >= n)
+    return interp_error(op, HLO_INVALID_ARGUMENT,
+                        "dynamic root %lld of result %u is outside the process group (size %u)",
+                        (long long)v, k, n);
+  *out = v;
+  return NULL;
+}
+
 static hlo_status k_collective_broadcast(interp *it, const hlo_op *op, tensor *const *in,
                                          const hlo_type *const *rt, tensor **out) {
   int32_t *g;
@@ -718,8 +739,12 @@ static hlo_status k_collective_broadcast(interp *it, const hlo_op *op, tensor *c
   st = rendezvous(it, op, channel_id(op), g, n, in, op->num_operands, &all);
   free(g);
   if (st) return st;
+  uint32_t nv = op->num_operands;
   for (uint32_t k = 0; k < op->num_results && !st; k++) {
-    tensor *src = all[k];  /* the root, process_group[0] */
+    int64_t root;
+    st = root_index(op, in, k, n, &root);
+    if (st) break;
+    tensor *src = all[(size_t)root * nv + k];
     st = tensor_create(rt[k], &op->loc, &out[k]);
     if (!st && src->nbytes != out[k]->nbytes)
       st = interp_error(op, HLO_INVALID_ARGUMENT, "collective_broadcast: operand and result "
@@ -744,7 +769,7 @@ static hlo_status k_collective_reduce(interp *it, const hlo_op *op, tensor *cons
     if (st) drop_outs(out, op->num_results);
     return st;
   }
-  bool root = g[0] == proc_flat(interp_current_process(it));
+  uint32_t me = index_in(g, n, proc_flat(interp_current_process(it)));
   tensor **all;
   st = rendezvous(it, op, channel_id(op), g, n, in, op->num_operands, &all);
   free(g);
@@ -752,10 +777,15 @@ static hlo_status k_collective_reduce(interp *it, const hlo_op *op, tensor *cons
     drop_outs(out, op->num_results);
     return st;
   }
-  /* Only the root (process_group[0]) keeps the reduction; others get zeros. */
-  for (uint32_t k = 0; k < op->num_results && k < op->num_operands && root && !st; k++)
-    st = fold_tensors(it, op, all + k, op->num_operands, n, rt[k]->dtype, out[k]->data,
-                      out[k]->num_elems);
+  /* Only the root (process_group[0], or the dynamic root) keeps the
+   * reduction; the others get zeros. */
+  for (uint32_t k = 0; k < op->num_results && k < op->num_operands && !st; k++) {
+    int64_t root;
+    st = root_index(op, in, k, n, &root);
+    if (!st && root == me)
+      st = fold_tensors(it, op, all + k, op->num_operands, n, rt[k]->dtype, out[k]->data,
+                        out[k]->num_elems);
+  }
   release_all(all, (size_t)n * op->num_operands);
   if (st) drop_outs(out, op->num_results);
   return st;

@@ -72,10 +72,10 @@ static hlo_status conv_check_perm(const hlo_op *op, const int64_t *d, uint32_t n
   bool used[LA_MAX_RANK] = {0};
   for (uint32_t i = 0; i < n; i++) {
     if (d[i] < 0 || d[i] >= (int64_t)N)
-      return interp_error(op, HLO_INVALID_ARGUMENT, "convolution: %s dimension %lld out of "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "%s dimension %lld out of "
                           "range [0, %u)", what, (long long)d[i], N);
     if (used[d[i]])
-      return interp_error(op, HLO_INVALID_ARGUMENT, "convolution: %s dimension %lld repeated",
+      return interp_error(op, HLO_INVALID_ARGUMENT, "%s dimension %lld repeated",
                           what, (long long)d[i]);
     used[d[i]] = true;
   }
@@ -90,7 +90,7 @@ static hlo_status conv_decode(const hlo_op *op, const hlo_type *lt, const hlo_ty
       !type_is_static(kt))
     return interp_error(op, HLO_INVALID_ARGUMENT, "operands must be static tensors");
   if (lt->rank != kt->rank || lt->rank < 2 || lt->rank > LA_MAX_RANK)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C1): lhs and rhs must have "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C1): lhs and rhs must have "
                         "the same rank N >= 2");
   p->N = lt->rank;
   p->S = p->N - 2;
@@ -128,22 +128,22 @@ static hlo_status conv_decode(const hlo_op *op, const hlo_type *lt, const hlo_ty
   p->fgc = op_attr_int(op, "feature_group_count", 1);
   p->bgc = op_attr_int(op, "batch_group_count", 1);
   if (p->fgc <= 0 || p->bgc <= 0)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C21, C22): group counts must "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C21, C22): group counts must "
                         "be positive");
   if (p->fgc != 1 && p->bgc != 1)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C23): feature_group_count "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C23): feature_group_count "
                         "or batch_group_count must be 1");
   if (lt->dims[p->ib] % p->bgc)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C10): batch size not "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C10): batch size not "
                         "divisible by batch_group_count");
   if (lt->dims[p->ifeat] % p->fgc)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C11): input features not "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C11): input features not "
                         "divisible by feature_group_count");
   if (kt->dims[p->kif] != lt->dims[p->ifeat] / p->fgc)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C14): kernel input features "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C14): kernel input features "
                         "must be input features / feature_group_count");
   if (kt->dims[p->kof] % p->bgc || kt->dims[p->kof] % p->fgc)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C15, C16): kernel output "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C15, C16): kernel output "
                         "features not divisible by the group count");
   return NULL;
 }
@@ -152,10 +152,10 @@ static hlo_status conv_decode(const hlo_op *op, const hlo_type *lt, const hlo_ty
 static hlo_status conv_check_result(const hlo_op *op, const hlo_type *lt, const hlo_type *kt,
                                     const hlo_type *rt, const conv_params *p) {
   if (rt->kind != TYPE_TENSOR || !type_is_static(rt) || rt->rank != p->N)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C26): result must be a static "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C26): result must be a static "
                         "tensor of rank %u", p->N);
   if (rt->dims[p->ob] != lt->dims[p->ib] / p->bgc || rt->dims[p->ofeat] != kt->dims[p->kof])
-    return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C25): wrong result batch or "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C25): wrong result batch or "
                         "feature size");
   for (uint32_t s = 0; s < p->S; s++) {
     int64_t ld = lt->dims[p->isp[s]], kd = kt->dims[p->ksp[s]];
@@ -166,7 +166,7 @@ static hlo_status conv_check_result(const hlo_op *op, const hlo_type *lt, const 
     __int128 dil_win = kd == 0 ? 0 : (__int128)(kd - 1) * p->rdil[s] + 1;
     __int128 nw = (padded <= 0 || dil_win > padded) ? 0 : (padded - dil_win) / p->stride[s] + 1;
     if (nw != rt->dims[p->osp[s]])
-      return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C25): result spatial "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C25): result spatial "
                           "dimension %lld should be %lld, is %lld", (long long)p->osp[s],
                           (long long)nw, (long long)rt->dims[p->osp[s]]);
   }
@@ -280,7 +280,7 @@ static hlo_status k_convolution(interp *it, const hlo_op *op, tensor *const *in,
     int64_t buf[2 * LA_MAX_RANK];
     uint32_t n = 0;
     if (!la_attr_ints(pad, buf, 2 * LA_MAX_RANK, &n) || n != 2 * p.S)
-      return interp_error(op, HLO_INVALID_ARGUMENT, "convolution (C4): padding must be %ux2 "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C4): padding must be %ux2 "
                           "integers", p.S);
     for (uint32_t s = 0; s < p.S; s++) {
       p.pad_lo[s] = buf[2 * s];
@@ -303,7 +303,7 @@ static hlo_status k_dynamic_conv(interp *it, const hlo_op *op, tensor *const *in
   const hlo_type *pt = pad->type;
   if (pt->kind != TYPE_TENSOR || !dtype_is_int(pt->dtype) || pt->rank != 2 ||
       pt->dims[0] != (int64_t)p.S || pt->dims[1] != 2)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "dynamic_conv: padding must be a %ux2 "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "padding must be a %ux2 "
                         "integer tensor", p.S);
   bool is_u = dtype_class(pt->dtype) == HLO_CLASS_UINT;
   for (uint32_t s = 0; s < p.S; s++) {

@@ -620,6 +620,18 @@ static hlo_status k_select(interp *it, const hlo_op *op, tensor *const *in,
 
 /* ------------------------------------------------------------ convert */
 
+/* `u` as a double rounded to odd (truncated, lowest bit set when inexact),
+ * so that rounding it once more to a narrower float type (elem_set_f64)
+ * gives the correctly rounded conversion of the integer, without the
+ * double-rounding error of going through a nearest-even double. */
+static double u64_to_double_odd(uint64_t u) {
+  if (u < ((uint64_t)1 << 53)) return (double)u;
+  int shift = 64 - __builtin_clzll(u) - 53;
+  uint64_t hi = u >> shift;
+  if (u & (((uint64_t)1 << shift) - 1)) hi |= 1;
+  return ldexp((double)hi, shift);
+}
+
 /* Float to integer type `t`: truncate toward zero, saturate, NaN → 0. */
 static void set_int_from_float(hlo_dtype t, void *d, int64_t i, double v) {
   if (isnan(v)) {
@@ -669,10 +681,11 @@ static hlo_status k_convert(interp *it, const hlo_op *op, tensor *const *in,
       double v;
       if (sc == HLO_CLASS_SINT) {
         int64_t iv = elem_get_i64(s, x->data, i);
-        v = t == HLO_F32 ? (double)(float)iv : (double)iv;
+        uint64_t mag = iv < 0 ? 0 - (uint64_t)iv : (uint64_t)iv;
+        v = t == HLO_F64 ? (double)iv : (iv < 0 ? -u64_to_double_odd(mag) : u64_to_double_odd(mag));
       } else if (sc == HLO_CLASS_UINT) {
         uint64_t uv = elem_get_u64(s, x->data, i);
-        v = t == HLO_F32 ? (double)(float)uv : (double)uv;
+        v = t == HLO_F64 ? (double)uv : u64_to_double_odd(uv);
       } else {
         v = elem_get_f64(s, x->data, i);
       }
@@ -772,9 +785,10 @@ static uint64_t reduce_precision_bits(const float_format *f, uint64_t x, int ebi
     else if (e <= (rmin << src_m)) x = x & sign;
   }
   if (is_nan) {
-    /* XLA keeps NaNs NaN (when the rounding above turned one into inf, the
-     * original is returned; with no mantissa bits, a NaN stays a NaN). */
-    return orig;
+    /* NaNs stay NaN when the reduced format has mantissa bits; with none,
+     * it cannot hold a NaN and the result is inf of the same sign. */
+    if (mbits > 0) return orig;
+    return (orig & ((uint64_t)1 << (nb - 1))) | exp_mask;
   }
   return x & mask;
 }

@@ -149,14 +149,14 @@ static hlo_status k_fft(interp *it, const hlo_op *op, tensor *const *in,
   uint32_t L = 0;
   if (!la_attr_ints(op_attr(op, "fft_length"), len, LA_MAX_RANK, &L) || L < 1 || L > 3 ||
       L > ot->rank)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "fft (C1, C3): fft_length must hold 1 to "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C1, C3): fft_length must hold 1 to "
                         "min(3, rank) integers");
   bool in_c = dtype_class(ot->dtype) == HLO_CLASS_COMPLEX;
   bool out_c = dtype_class(rt->dtype) == HLO_CLASS_COMPLEX;
   if (in_c != (kind != FFT_R2C) || out_c != (kind != FFT_C2R) ||
       (!in_c && dtype_class(ot->dtype) != HLO_CLASS_FLOAT) ||
       (!out_c && dtype_class(rt->dtype) != HLO_CLASS_FLOAT))
-    return interp_error(op, HLO_INVALID_ARGUMENT, "fft (C2): operand/result element types do "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C2): operand/result element types do "
                         "not fit fft_type %s", fv);
   uint32_t R = ot->rank;
   /* The full (complex, untruncated) working shape: the trailing dims are
@@ -174,7 +174,7 @@ static hlo_status k_fft(interp *it, const hlo_op *op, tensor *const *in,
     if (d == R - 1 && kind == FFT_R2C) want_out = half;
     if (d == R - 1 && kind == FFT_C2R) want_in = half;
     if (ot->dims[d] != want_in || rt->dims[d] != want_out)
-      return interp_error(op, HLO_INVALID_ARGUMENT, "fft (C4, C5): operand or result "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C4, C5): operand or result "
                           "dimension %u does not match fft_length", d);
   }
   tensor *res;

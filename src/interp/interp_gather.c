@@ -89,6 +89,14 @@ static hlo_status make_plan(const hlo_op *op, const gdims *g, const hlo_type *op
     return interp_error(op, HLO_INVALID_ARGUMENT,
                         "%u batch dimensions, but the indices have %u", p->nbatch,
                         I - (ivd < (int64_t)I ? 1u : 0u));
+  for (uint32_t b = 0, j = 0; b < p->nbatch; b++, j++) {
+    if ((int64_t)j == ivd) j++;
+    if (indices_t->dims[j] != outer_t->dims[p->batch_dims[b]])
+      return interp_error(op, HLO_INVALID_ARGUMENT,
+                          "batch dimension %lld has size %lld; the indices' dimension %u has %lld",
+                          (long long)p->batch_dims[b], (long long)outer_t->dims[p->batch_dims[b]],
+                          j, (long long)indices_t->dims[j]);
+  }
   bool taken[ISH_MAX_RANK] = {false};
   for (uint32_t d = 0; d < R; d++) p->offset_of[d] = p->batch_of[d] = -1;
   for (uint32_t k = 0; k < g->n_collapsed; k++) {
@@ -141,6 +149,11 @@ static hlo_status gather(const hlo_op *op, const tensor *x, const tensor *indice
   if (nss != ot->rank)
     return interp_error(op, HLO_INVALID_ARGUMENT, "slice_sizes has %u entries; rank is %u", nss,
                         ot->rank);
+  for (uint32_t d = 0; d < nss; d++)
+    if (ss[d] < 0 || ss[d] > ot->dims[d])
+      return interp_error(op, HLO_INVALID_ARGUMENT,
+                          "slice_sizes[%u] = %lld outside [0, %lld]", d, (long long)ss[d],
+                          (long long)ot->dims[d]);
   int64_t ri[ISH_MAX_RANK] = {0}, bi[ISH_MAX_RANK], oi[ISH_MAX_RANK];
   size_t sz = hlo_dtype_size(t->dtype);
   for (int64_t i = 0; i < r->num_elems; i++) {
@@ -266,8 +279,7 @@ static hlo_status k_scatter(interp *it, const hlo_op *op, tensor *const *in,
     HLO_TRY(ish_check_result_type(op, rt[k]));
     HLO_TRY(ish_check_same_dtype(op, rt[k], in[k]));
     if (!type_same_shape(rt[k], in[k]->type) ||
-        in[k]->type->rank != in[0]->type->rank ||
-        memcmp(in[k]->type->dims, in[0]->type->dims, sizeof(int64_t) * in[0]->type->rank) ||
+        !ish_same_dims(in[k]->type, in[0]->type) ||
         in[n + 1 + k]->num_elems != in[n + 1]->num_elems)
       return interp_error(op, HLO_INVALID_ARGUMENT, "inputs, updates and results must agree");
   }

@@ -185,12 +185,12 @@ static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const te
   HLO_TRY(check_dims_unique(op, rc, nc, rht->rank, rused, "rhs contracting"));
   for (uint32_t i = 0; i < nb; i++)
     if (lt->dims[lb[i]] != rht->dims[rb[i]])
-      return interp_error(op, HLO_INVALID_ARGUMENT, "dot_general (C9): batching dimension "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C9): batching dimension "
                           "sizes differ (%lld vs %lld)", (long long)lt->dims[lb[i]],
                           (long long)rht->dims[rb[i]]);
   for (uint32_t i = 0; i < nc; i++)
     if (lt->dims[lc[i]] != rht->dims[rc[i]])
-      return interp_error(op, HLO_INVALID_ARGUMENT, "dot_general (C10): contracting dimension "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C10): contracting dimension "
                           "sizes differ (%lld vs %lld)", (long long)lt->dims[lc[i]],
                           (long long)rht->dims[rc[i]]);
   int64_t lfree[LA_MAX_RANK], rfree[LA_MAX_RANK];
@@ -206,7 +206,7 @@ static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const te
   for (uint32_t i = 0; shape_ok && i < nrf; i++)
     shape_ok = rt->dims[nb + nlf + i] == rht->dims[rfree[i]];
   if (!shape_ok)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "dot_general (C12): result shape does not "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C12): result shape does not "
                         "match batch + lhs free + rhs free dimensions");
 
   tensor *res;
@@ -315,10 +315,10 @@ static hlo_status k_dot_general(interp *it, const hlo_op *op, tensor *const *in,
   HLO_TRY(dot_dims_field(op, dn, "lhs_contracting_dimensions", lc, &nlc));
   HLO_TRY(dot_dims_field(op, dn, "rhs_contracting_dimensions", rc, &nrc));
   if (nlb != nrb)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "dot_general (C1): %u lhs vs %u rhs "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C1): %u lhs vs %u rhs "
                         "batching dimensions", nlb, nrb);
   if (nlc != nrc)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "dot_general (C2): %u lhs vs %u rhs "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C2): %u lhs vs %u rhs "
                         "contracting dimensions", nlc, nrc);
   return dot_general_impl(op, in[0], in[1], lb, rb, nlb, lc, rc, nlc, result_types[0], out);
 }
@@ -339,6 +339,76 @@ static hlo_status k_dot(interp *it, const hlo_op *op, tensor *const *in,
 }
 
 /* ------------------------------------------------ triangular_solve */
+
+/* triangular_solve: substitution row by row (left side) or column by
+ * column (right side), in the order of XLA's SolveDirectly, computed in
+ * double and rounded once into the result type. (XLA itself inverts the
+ * diagonal blocks in the element type for small batches; that is less
+ * accurate, so this oracle does not copy it.) Values travel as double
+ * complex (imaginary part 0 for real types); ts_ctx keeps the rounding
+ * hooks at double so a narrower emulation stays a one-line change. */
+typedef struct ts_ctx {
+  hlo_dtype et;   /* real type of an element (complex<f32>: f32) */
+  hlo_dtype acc;  /* dot accumulation type */
+  bool cplx;
+} ts_ctx;
+
+static double complex ts_round(hlo_dtype t, double complex z) {
+  return CMPLX(float_round(t, creal(z)), float_round(t, cimag(z)));
+}
+
+static double complex ts_mul(hlo_dtype t, double complex x, double complex y) {
+  double xr = creal(x), xi = cimag(x), yr = creal(y), yi = cimag(y);
+  if (xi == 0 && yi == 0) return CMPLX(float_round(t, xr * yr), 0);
+  return CMPLX(float_round(t, float_round(t, xr * yr) - float_round(t, xi * yi)),
+               float_round(t, float_round(t, xr * yi) + float_round(t, xi * yr)));
+}
+
+static double complex ts_div(const ts_ctx *c, double complex x, double complex y) {
+  if (!c->cplx) return CMPLX(float_round(c->et, creal(x) / creal(y)), 0);
+  return ts_round(c->et, x / y);
+}
+
+/* sum_k x[k * xs] * y[k * ys] over k in [0, n), accumulated in c->acc,
+ * rounded to the element type. */
+static double complex ts_dot(const ts_ctx *c, const double complex *x, int64_t xs,
+                             const double complex *y, int64_t ys, int64_t n) {
+  double complex s = 0;
+  for (int64_t k = 0; k < n; k++) s = ts_round(c->acc, s + ts_mul(c->acc, x[k * xs], y[k * ys]));
+  return ts_round(c->et, s);
+}
+
+/* Element (p, q) of op(a): transposed for trans 1 and 2, conjugated for 2. */
+static double complex ts_op(const double complex *A, int64_t n, int trans, int64_t p, int64_t q) {
+  double complex z = trans ? A[q * n + p] : A[p * n + q];
+  return trans == 2 ? conj(z) : z;
+}
+
+/* XLA's SolveDirectly: row by row (left) or column by column (right)
+ * substitution. `v` is scratch for n values. */
+static void ts_direct(const ts_ctx *c, const double complex *A, const double complex *B,
+                      double complex *X, int64_t n, int64_t rows, int64_t cols, bool left,
+                      bool lower, int trans, bool unit, double complex *v) {
+  memcpy(X, B, sizeof(double complex) * (size_t)(rows * cols));
+  bool op_lower = lower ^ (trans != 0);
+  /* left: op(a) X = B, X[j] depends on X[k], k < j when op(a) is lower;
+   * right: X op(a) = B, column j depends on k < j when op(a) is upper. */
+  bool ascending = left ? op_lower : !op_lower;
+  int64_t m = left ? cols : rows;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = ascending ? i : n - 1 - i;
+    int64_t k0 = ascending ? 0 : j + 1, k1 = ascending ? j : n;
+    for (int64_t k = k0; k < k1; k++) v[k - k0] = left ? ts_op(A, n, trans, j, k) : ts_op(A, n, trans, k, j);
+    double complex diag = ts_op(A, n, trans, j, j);
+    for (int64_t r = 0; r < m; r++) {
+      double complex dot = left ? ts_dot(c, v, 1, &X[k0 * cols + r], cols, k1 - k0)
+                                : ts_dot(c, &X[r * cols + k0], 1, v, 1, k1 - k0);
+      double complex *xe = left ? &X[j * cols + r] : &X[r * cols + j];
+      *xe = ts_round(c->et, *xe - dot);
+      if (!unit) *xe = ts_div(c, *xe, diag);
+    }
+  }
+}
 
 /* Shared batch-of-matrices shape check: rank >= 2, square trailing dims. */
 static hlo_status check_square_batch(const hlo_op *op, const hlo_type *t, const char *what) {
@@ -376,20 +446,20 @@ static hlo_status k_triangular_solve(interp *it, const hlo_op *op, tensor *const
   }
   uint32_t R = at->rank;
   if (bt->rank != R || rt->rank != R)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "triangular_solve (C2): a, b and result "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C2): a, b and result "
                         "must have the same rank");
   for (uint32_t d = 0; d + 2 < R; d++)
     if (at->dims[d] != bt->dims[d])
-      return interp_error(op, HLO_INVALID_ARGUMENT, "triangular_solve (C3): batch "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C3): batch "
                           "dimensions of a and b differ");
   for (uint32_t d = 0; d < R; d++)
     if (rt->dims[d] != bt->dims[d])
-      return interp_error(op, HLO_INVALID_ARGUMENT, "triangular_solve (C4): result shape "
+      return interp_error(op, HLO_INVALID_ARGUMENT, "(C4): result shape "
                           "differs from b's");
   int64_t n = at->dims[R - 1];
   int64_t brow = bt->dims[R - 2], bcol = bt->dims[R - 1];
   if ((left ? brow : bcol) != n)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "triangular_solve (C3): dim(a, -1) = %lld "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C3): dim(a, -1) = %lld "
                         "but dim(b, %d) = %lld", (long long)n, left ? -2 : -1,
                         (long long)(left ? brow : bcol));
   tensor *res;
@@ -399,63 +469,27 @@ static hlo_status k_triangular_solve(interp *it, const hlo_op *op, tensor *const
     return NULL;
   }
   int64_t nbatch = res->num_elems / (brow * bcol);
-  int64_t m = left ? bcol : brow;  /* number of right-hand sides */
-  double complex *M = malloc(sizeof(double complex) * (size_t)(n * n + n) + 1);
+  bool cplx = dtype_class(rt->dtype) == HLO_CLASS_COMPLEX;
+  ts_ctx c = {HLO_F64, HLO_F64, cplx};
+  size_t nn = (size_t)(n * n), nb = (size_t)(brow * bcol);
+  double complex *A = malloc(sizeof(double complex) * (nn + 2 * nb + (size_t)n + 1));
   double *a = la_load_f64(in[0], true), *b = la_load_f64(in[1], true);
-  if (!M || !a || !b) {
-    free(M); free(a); free(b);
+  if (!A || !a || !b) {
+    free(A); free(a); free(b);
     tensor_release(res);
     return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
-  double complex *y = M + n * n;
-  bool cplx_res = dtype_class(rt->dtype) == HLO_CLASS_COMPLEX;
+  double complex *B = A + nn, *X = B + nb, *v = X + nb;
   for (int64_t bi = 0; bi < nbatch; bi++) {
-    const double *ab = a + 2 * bi * n * n;
-    /* op(tri(a)), then for the right side its transpose: the system to
-     * solve per right-hand side is M y = c. */
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t j = 0; j < n; j++) {
-        /* element (i, j) of op(a) comes from a[p][q] */
-        int64_t p = trans ? j : i, q = trans ? i : j;
-        bool in_tri = lower ? p >= q : p <= q;
-        double complex v = 0;
-        if (p == q && unit) v = 1;
-        else if (in_tri) v = ab[2 * (p * n + q)] + I * ab[2 * (p * n + q) + 1];
-        if (trans == 2) v = conj(v);
-        if (left) M[i * n + j] = v;
-        else M[j * n + i] = v;
-      }
-    /* M is lower-triangular when exactly one of (lower, transposed a,
-     * right side) flips it. */
-    bool m_lower = lower ^ (trans != 0) ^ (!left);
-    for (int64_t r = 0; r < m; r++) {
-      /* element k of the r-th right-hand side */
-      for (int64_t k = 0; k < n; k++) {
-        int64_t e = left ? k * bcol + r : r * bcol + k;
-        const double *bb = b + 2 * (bi * brow * bcol + e);
-        y[k] = bb[0] + I * bb[1];
-      }
-      if (m_lower) {
-        for (int64_t i = 0; i < n; i++) {
-          double complex s = y[i];
-          for (int64_t j = 0; j < i; j++) s -= M[i * n + j] * y[j];
-          y[i] = s / M[i * n + i];
-        }
-      } else {
-        for (int64_t i = n; i-- > 0;) {
-          double complex s = y[i];
-          for (int64_t j = i + 1; j < n; j++) s -= M[i * n + j] * y[j];
-          y[i] = s / M[i * n + i];
-        }
-      }
-      for (int64_t k = 0; k < n; k++) {
-        int64_t e = bi * brow * bcol + (left ? k * bcol + r : r * bcol + k);
-        double v[2] = {creal(y[k]), cimag(y[k])};
-        la_store(res, cplx_res ? LA_COMPLEX : LA_FLOAT, e, v, 0);
-      }
+    for (size_t i = 0; i < nn; i++) A[i] = CMPLX(a[2 * (bi * nn + i)], a[2 * (bi * nn + i) + 1]);
+    for (size_t i = 0; i < nb; i++) B[i] = CMPLX(b[2 * (bi * nb + i)], b[2 * (bi * nb + i) + 1]);
+    ts_direct(&c, A, B, X, n, brow, bcol, left, lower, trans, unit, v);
+    for (size_t i = 0; i < nb; i++) {
+      double w[2] = {creal(X[i]), cimag(X[i])};
+      la_store(res, cplx ? LA_COMPLEX : LA_FLOAT, bi * (int64_t)nb + (int64_t)i, w, 0);
     }
   }
-  free(M); free(a); free(b);
+  free(A); free(a); free(b);
   *out = res;
   return NULL;
 }
@@ -471,7 +505,7 @@ static hlo_status k_cholesky(interp *it, const hlo_op *op, tensor *const *in,
   HLO_TRY(check_square_batch(op, at, "a"));
   HLO_TRY(check_tensor(op, rt, "result"));
   if (rt->rank != at->rank || memcmp(rt->dims, at->dims, sizeof(int64_t) * at->rank))
-    return interp_error(op, HLO_INVALID_ARGUMENT, "cholesky (C1): result shape differs "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C1): result shape differs "
                         "from a's");
   bool lower = op_attr_bool(op, "lower", false);
   tensor *res;

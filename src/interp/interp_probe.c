@@ -45,10 +45,7 @@ static void probe_state_free(void *p) {
   free(s);
 }
 
-static hlo_status index_path(const char *dir, strbuf *b) {
-  sb_printf(b, "%s/index.csv", dir);
-  return NULL;
-}
+static void index_path(const char *dir, strbuf *b) { sb_printf(b, "%s/index.csv", dir); }
 
 hlo_status interp_probe_prepare(interp *it, const hlo_op *op) {
   const interp_options *o = interp_opts(it);
@@ -65,7 +62,7 @@ hlo_status interp_probe_prepare(interp *it, const hlo_op *op) {
   pthread_mutex_init(&s->mu, NULL);
   strbuf b;
   sb_init(&b);
-  (void)index_path(o->probe_dir, &b);
+  index_path(o->probe_dir, &b);
   FILE *f = b.oom ? NULL : fopen(sb_cstr(&b), "w");
   if (!f) {
     hlo_status st = interp_error(op, HLO_NOT_FOUND, "cannot create probe index '%s': %s",
@@ -131,7 +128,7 @@ static hlo_status k_probe(interp *it, const hlo_op *op, tensor *const *in,
   sb_init(&path);
   sb_init(&line);
   sb_init(&idx);
-  (void)index_path(o->probe_dir, &idx);
+  index_path(o->probe_dir, &idx);
   pthread_mutex_lock(&s->mu);
   int64_t n = ++s->next_id;
   sb_printf(&path, "%s/probe%" PRId64 ".npy", o->probe_dir, n);
@@ -169,7 +166,7 @@ static hlo_status find_probe(const hlo_op *op, const char *dir, const char *id, 
   *out = NULL;
   strbuf ip;
   sb_init(&ip);
-  (void)index_path(dir, &ip);
+  index_path(dir, &ip);
   FILE *f = ip.oom ? NULL : fopen(sb_cstr(&ip), "r");
   if (!f) {
     hlo_status st = interp_error(op, HLO_NOT_FOUND, "cannot open probe index '%s': %s",

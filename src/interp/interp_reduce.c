@@ -48,10 +48,7 @@ static hlo_status check_variadic(const hlo_op *op, tensor *const *in,
     HLO_TRY(ish_check_result_type(op, rt[k]));
     if (in[n + k]->num_elems != 1)
       return interp_error(op, HLO_INVALID_ARGUMENT, "init value %u is not a 0-d tensor", k);
-    if (in[k]->type->rank != in[0]->type->rank ||
-        memcmp(in[k]->type->dims, in[0]->type->dims, sizeof(int64_t) * in[0]->type->rank) ||
-        rt[k]->rank != rt[0]->rank ||
-        memcmp(rt[k]->dims, rt[0]->dims, sizeof(int64_t) * rt[0]->rank))
+    if (!ish_same_dims(in[k]->type, in[0]->type) || !ish_same_dims(rt[k], rt[0]))
       return interp_error(op, HLO_INVALID_ARGUMENT, "inputs (and results) must share a shape");
   }
   *out_n = n;
@@ -224,7 +221,8 @@ static hlo_status reduce_window(interp *it, const hlo_op *op, tensor *const *in,
   for (uint32_t d = 0; d < R; d++) {
     int64_t dil = xt->dims[d] > 0 ? (xt->dims[d] - 1) * w->base_dil[d] + 1 : 0;
     padded[d] = w->pad[2 * d] + dil + w->pad[2 * d + 1];
-    inner *= w->dims[d];
+    if (__builtin_mul_overflow(inner, w->dims[d], &inner) || inner > (INT64_C(1) << 40))
+      return interp_error(op, HLO_OUT_OF_RANGE, "window too large");
   }
   const hlo_region *body = &op->regions[0];
   tensor *acc[ISH_MAX_RANK] = {0}, *xs[ISH_MAX_RANK];
@@ -304,7 +302,9 @@ static hlo_status select_and_scatter(interp *it, const hlo_op *op, tensor *const
   for (int64_t i = 0; i < r->num_elems; i++)
     ish_convert_elem(r->type->dtype, r->data, i, in[2]->type->dtype, in[2]->data, 0);
   int64_t inner = 1;
-  for (uint32_t d = 0; d < R; d++) inner *= w->dims[d];
+  for (uint32_t d = 0; d < R; d++)
+    if (__builtin_mul_overflow(inner, w->dims[d], &inner) || inner > (INT64_C(1) << 40))
+      return interp_error(op, HLO_OUT_OF_RANGE, "window too large");
   int64_t si[ISH_MAX_RANK] = {0}, wi[ISH_MAX_RANK], xi[ISH_MAX_RANK];
   for (int64_t s = 0; s < src->num_elems; s++, index_next(stt->dims, R, si)) {
     int64_t selected = -1;

@@ -160,7 +160,7 @@ static hlo_status k_rng_bit_generator(interp *it, const hlo_op *op, tensor *cons
   const hlo_type *stt = st->type, *ot = result_types[1];
   if (stt->kind != TYPE_TENSOR || stt->rank != 1 || stt->dtype != HLO_UI64 ||
       !type_equal(stt, result_types[0]))
-    return interp_error(op, HLO_INVALID_ARGUMENT, "rng_bit_generator (C1): initial_state and "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C1): initial_state and "
                         "output_state must be the same 1-D ui64 tensor type");
   if (ot->kind != TYPE_TENSOR || !type_is_static(ot) || ot->rank > LA_MAX_RANK ||
       !(dtype_is_int(ot->dtype) || dtype_is_float(ot->dtype)) || dtype_bits(ot->dtype) > 64)
@@ -174,7 +174,7 @@ static hlo_status k_rng_bit_generator(interp *it, const hlo_op *op, tensor *cons
   else return interp_error(op, HLO_INVALID_ARGUMENT, "unknown rng_algorithm %s", av);
   int64_t ns = stt->dims[0];
   if (threefry ? ns != 2 : (ns != 2 && ns != 3))
-    return interp_error(op, HLO_INVALID_ARGUMENT, "rng_bit_generator (C2): %s needs %s state "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C2): %s needs %s state "
                         "words, got %lld", av, threefry ? "2" : "2 or 3", (long long)ns);
   uint64_t s[3] = {0, 0, 0};
   for (int64_t i = 0; i < ns; i++) s[i] = elem_get_u64(HLO_UI64, st->data, i);
@@ -213,7 +213,7 @@ static hlo_status k_rng(interp *it, const hlo_op *op, tensor *const *in,
   if (rt->kind != TYPE_TENSOR || !type_is_static(rt) || in[0]->type->kind != TYPE_TENSOR ||
       in[1]->type->kind != TYPE_TENSOR || in[0]->num_elems != 1 || in[1]->num_elems != 1 ||
       in[0]->type->dtype != rt->dtype || in[1]->type->dtype != rt->dtype)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "rng (C1): a and b must be 0-d tensors of "
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C1): a and b must be 0-d tensors of "
                         "the result's element type");
   const hlo_attr *da = op_attr(op, "rng_distribution");
   const char *dv = da && da->kind == ATTR_ENUM ? da->u.en.value : "";
@@ -224,7 +224,7 @@ static hlo_status k_rng(interp *it, const hlo_op *op, tensor *const *in,
   hlo_dtype dt = rt->dtype;
   la_domain dom = la_domain_of(dt);
   if (dom == LA_COMPLEX || (normal && dom != LA_FLOAT))
-    return interp_error(op, HLO_INVALID_ARGUMENT, "rng (C2): NORMAL needs a floating-point type");
+    return interp_error(op, HLO_INVALID_ARGUMENT, "(C2): NORMAL needs a floating-point type");
   tensor *res;
   HLO_TRY(tensor_create(rt, &op->loc, &res));
   static const uint32_t key[2] = {0x2545F491u, 0x9E3779B9u};

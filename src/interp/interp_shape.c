@@ -83,6 +83,13 @@ hlo_status ish_check_same_dtype(const hlo_op *op, const hlo_type *t, const tenso
   return NULL;
 }
 
+bool ish_same_dims(const hlo_type *a, const hlo_type *b) {
+  if (a->rank != b->rank) return false;
+  for (uint32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return false;
+  return true;
+}
+
 bool ish_in_bounds(const int64_t *dims, uint32_t rank, const int64_t *idx) {
   for (uint32_t d = 0; d < rank; d++)
     if (idx[d] < 0 || idx[d] >= dims[d]) return false;
@@ -274,7 +281,9 @@ static hlo_status k_constant(interp *it, const hlo_op *op, tensor *const *in,
   const quant_params *q = op->num_results ? op->results[0].type->quant : NULL;
   if (!q) q = v->u.dense.type->quant;
   bool deq = q && !t->quant && dtype_class(dt) == HLO_CLASS_FLOAT;
-  if (!deq && dt == st && !splat) {
+  if (n == 0) {
+    /* nothing to copy */
+  } else if (!deq && dt == st && !splat) {
     memcpy(r->data, v->u.dense.data, (size_t)n * ssz);
   } else {
     int64_t inner = 1;
@@ -428,7 +437,23 @@ static hlo_status k_broadcast(interp *it, const hlo_op *op, tensor *const *in,
     tensor_release(r);
     return interp_error(op, HLO_INVALID_ARGUMENT, "result rank below operand rank");
   }
-  uint32_t lead = t->rank - ot->rank;
+  uint32_t lead = t->rank - ot->rank, n;
+  arena a;
+  arena_init(&a);
+  int64_t *sizes;
+  hlo_status st = ish_attr_ints(op, &a, "broadcast_sizes", false, &sizes, &n);
+  if (!st && sizes && n != lead)
+    st = interp_error(op, HLO_INVALID_ARGUMENT, "broadcast_sizes has %u entries; expected %u", n,
+                      lead);
+  for (uint32_t d = 0; !st && sizes && d < n; d++)
+    if (sizes[d] != t->dims[d])
+      st = interp_error(op, HLO_INVALID_ARGUMENT, "broadcast_sizes[%u] differs from the result",
+                        d);
+  arena_deinit(&a);
+  if (st) {
+    tensor_release(r);
+    return st;
+  }
   int64_t ri[ISH_MAX_RANK] = {0};
   for (int64_t i = 0; i < r->num_elems; i++) {
     if (!ish_in_bounds(ot->dims, ot->rank, ri + lead)) return oob(op, r);
@@ -536,11 +561,13 @@ static hlo_status strided_copy(const hlo_op *op, const tensor *x, const int64_t 
   }
   int64_t ri[ISH_MAX_RANK] = {0}, oi[ISH_MAX_RANK];
   for (int64_t i = 0; i < r->num_elems; i++) {
+    bool ok = true;
     for (uint32_t d = 0; d < t->rank; d++) {
-      int64_t s = strides ? strides[d] : 1;
-      oi[d] = start[d] + ri[d] * s;
+      int64_t s = strides ? strides[d] : 1, step;
+      if (__builtin_mul_overflow(ri[d], s, &step) || __builtin_add_overflow(start[d], step, &oi[d]))
+        ok = false;
     }
-    if (!ish_in_bounds(ot->dims, ot->rank, oi)) return oob(op, r);
+    if (!ok || !ish_in_bounds(ot->dims, ot->rank, oi)) return oob(op, r);
     copy_elem(r, i, x, index_linear(ot->dims, ot->rank, oi));
     index_next(t->dims, t->rank, ri);
   }
@@ -748,10 +775,13 @@ static hlo_status pad_fill(const hlo_op *op, const tensor *x, const tensor *pv,
     st = interp_error(op, HLO_INVALID_ARGUMENT, "padding_value must be a 0-d %s tensor",
                       hlo_dtype_name(t->dtype));
   for (uint32_t d = 0; !st && d < t->rank; d++) {
+    int64_t size, holes;
     if (interior[d] < 0)
       st = interp_error(op, HLO_INVALID_ARGUMENT, "interior_padding must be non-negative");
-    else if (low[d] + high[d] + ot->dims[d] + (ot->dims[d] > 0 ? ot->dims[d] - 1 : 0) * interior[d] !=
-             t->dims[d])
+    else if (__builtin_mul_overflow(ot->dims[d] > 0 ? ot->dims[d] - 1 : 0, interior[d], &holes) ||
+             __builtin_add_overflow(holes, ot->dims[d], &size) ||
+             __builtin_add_overflow(size, low[d], &size) ||
+             __builtin_add_overflow(size, high[d], &size) || size != t->dims[d])
       st = interp_error(op, HLO_INVALID_ARGUMENT,
                         "padded size of dimension %u differs from the result's %lld", d,
                         (long long)t->dims[d]);
@@ -764,8 +794,9 @@ static hlo_status pad_fill(const hlo_op *op, const tensor *x, const tensor *pv,
   for (int64_t i = 0; i < r->num_elems; i++) {
     bool in_operand = true;
     for (uint32_t d = 0; d < t->rank && in_operand; d++) {
-      int64_t p = ri[d] - low[d];
-      if (p < 0 || p % (interior[d] + 1) != 0) in_operand = false;
+      int64_t p;
+      if (__builtin_sub_overflow(ri[d], low[d], &p) || p < 0 || p % (interior[d] + 1) != 0)
+        in_operand = false;
       else {
         oi[d] = p / (interior[d] + 1);
         if (oi[d] >= ot->dims[d]) in_operand = false;

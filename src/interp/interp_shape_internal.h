@@ -38,6 +38,8 @@ HLO_MUST_USE hlo_status ish_check_result_type(const hlo_op *op, const hlo_type *
 HLO_MUST_USE hlo_status ish_check_same_dtype(const hlo_op *op, const hlo_type *t,
                                              const tensor *v);
 
+/* true when tensor types `a` and `b` have the same rank and dims. */
+bool ish_same_dims(const hlo_type *a, const hlo_type *b);
 /* true when 0 <= idx[d] < dims[d] for every d < rank. */
 bool ish_in_bounds(const int64_t *dims, uint32_t rank, const int64_t *idx);
 /* Element `i` of integer tensor `v` as an int64: signed types sign-extend,

@@ -114,8 +114,7 @@ static hlo_status k_sort(interp *it, const hlo_op *op, tensor *const *in,
     HLO_TRY(ish_check_tensor(op, in[k], "input"));
     HLO_TRY(ish_check_result_type(op, rt[k]));
     HLO_TRY(ish_check_same_dtype(op, rt[k], in[k]));
-    if (!type_same_shape(rt[k], in[k]->type) || in[k]->type->rank != in[0]->type->rank ||
-        memcmp(in[k]->type->dims, in[0]->type->dims, sizeof(int64_t) * in[0]->type->rank))
+    if (!type_same_shape(rt[k], in[k]->type) || !ish_same_dims(in[k]->type, in[0]->type))
       return interp_error(op, HLO_INVALID_ARGUMENT, "inputs and results must share a shape");
   }
   uint32_t R = in[0]->type->rank;

@@ -301,8 +301,7 @@ static void pr_func(printer *p, const hlo_func *f) {
   bool has_body = body->first != NULL;
   sb_puts(b, "  func.func ");
   if (f->visibility) { sb_puts(b, f->visibility); sb_putc(b, ' '); }
-  sb_putc(b, '@');
-  sb_puts(b, f->name);
+  print_symbol(b, f->name, strlen(f->name));
   sb_putc(b, '(');
   for (uint32_t i = 0; i < f->num_args; i++) {
     if (i) sb_puts(b, ", ");
@@ -359,7 +358,10 @@ char *module_print(const hlo_module_ir *m) {
     sb_putc(&b, '\n');
   }
   sb_puts(&b, "module");
-  if (m->name) { sb_puts(&b, " @"); sb_puts(&b, m->name); }
+  if (m->name) {
+    sb_putc(&b, ' ');
+    print_symbol(&b, m->name, strlen(m->name));
+  }
   if (m->attrs.n) {
     sb_puts(&b, " attributes ");
     print_attr_dict(&b, m->attrs.items, m->attrs.n);

@@ -26,8 +26,8 @@ void print_attr(strbuf *b, const hlo_attr *a);
  * infinities as hex bit patterns (`0x7FC00000`); more than 100 elements as
  * a hex blob `"0x..."` of the raw data. */
 void print_dense_body(strbuf *b, const hlo_attr *a);
-/* Appends one float of type `t` given by its bit pattern: `%.6e` when that
- * parses back to the same bits, else the shortest `%.{p}E` that does, and
+/* Appends one float of type `t` given by its bit pattern: six significant
+ * digits in `%.6e` layout (`1.429690e+00`) when that parses back to the same bits, else the shortest `%.{p}E` that does, and
  * NaN/inf as `0x` + the bit pattern (MLIR's rules). */
 void print_float_bits(strbuf *b, hlo_dtype t, uint64_t bits);
 /* Appends `s[0..n)` as a double-quoted MLIR string (`\"`, `\\`, other
@@ -36,6 +36,10 @@ void print_string(strbuf *b, const char *s, size_t n);
 /* Appends a dictionary key or bare name: as is when it is an identifier
  * ([A-Za-z_][A-Za-z0-9_$.]*), else quoted. */
 void print_name(strbuf *b, const char *s);
+/* Appends a symbol reference: `@name` when name is a bare identifier
+ * ([A-Za-z_$.-][A-Za-z0-9_$.-]*) or a raw nested reference (`a::@b`), else
+ * `@"quoted"`. */
+void print_symbol(strbuf *b, const char *s, size_t n);
 /* Appends `{k = v, unit_key, ...}` for `n` named attributes. */
 void print_attr_dict(strbuf *b, const named_attr *items, uint32_t n);
 /* Appends conv dimension numbers without the `#stablehlo.conv<>` wrapper:

@@ -133,6 +133,19 @@ void print_name(strbuf *b, const char *s) {
   else print_string(b, s, strlen(s));
 }
 
+void print_symbol(strbuf *b, const char *s, size_t n) {
+  bool bare = n > 0;
+  for (size_t i = 0; i < n && bare; i++) {
+    char c = s[i];
+    if (!(isalpha((unsigned char)c) || c == '_' || c == '.' || c == '$' || c == '-' ||
+          (i && isdigit((unsigned char)c))))
+      bare = false;
+  }
+  sb_putc(b, '@');
+  if (bare || memmem(s, n, "::@", 3)) sb_putn(b, s, n);
+  else print_string(b, s, n);
+}
+
 void print_int_list(strbuf *b, const int64_t *v, uint32_t n) {
   sb_putc(b, '[');
   for (uint32_t i = 0; i < n; i++) {
@@ -151,8 +164,15 @@ void print_float_bits(strbuf *b, hlo_dtype t, uint64_t bits) {
   double x = float_decode(t, bits);
   char buf[48];
   if (isfinite(x)) {
-    snprintf(buf, sizeof buf, "%.6e", x);
-    if (float_roundtrips(buf, t, bits)) { sb_puts(b, buf); return; }
+    /* MLIR: six significant digits, padded to six decimals (`1.429690e+00`) */
+    snprintf(buf, sizeof buf, "%.5e", x);
+    char *e = strchr(buf, 'e');
+    if (e && float_roundtrips(buf, t, bits)) {
+      sb_putn(b, buf, (size_t)(e - buf));
+      sb_putc(b, '0');
+      sb_puts(b, e);
+      return;
+    }
     for (int p = 7; p <= 17; p++) {
       snprintf(buf, sizeof buf, "%.*E", p, x);
       if (float_roundtrips(buf, t, bits)) { sb_puts(b, buf); return; }
@@ -163,6 +183,17 @@ void print_float_bits(strbuf *b, hlo_dtype t, uint64_t bits) {
   if (digits < 1) digits = 1;
   if (nbits < 64) bits &= ((uint64_t)1 << nbits) - 1;
   sb_printf(b, "0x%0*" PRIX64, digits, bits);
+}
+
+/* A float attribute value: as a value of `t` when it is one exactly, else
+ * as the double it holds (so it parses back to the same double). */
+static void print_float_value(strbuf *b, hlo_dtype t, double v) {
+  if (float_decode(t, float_encode(t, v)) == v || v != v) print_float_bits(b, t, float_encode(t, v));
+  else {
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    print_float_bits(b, HLO_F64, bits);
+  }
 }
 
 /* ---------------------------------------------------------------- dense */
@@ -273,7 +304,7 @@ static void print_dense_array(strbuf *b, const hlo_attr *a) {
     hlo_dtype_class c = dtype_class(dt);
     if (c == HLO_CLASS_BOOL) sb_puts(b, a->u.darr.ints[i] ? "true" : "false");
     else if (c == HLO_CLASS_FLOAT)
-      print_float_bits(b, dt, float_encode(dt, a->u.darr.floats[i]));
+      print_float_value(b, dt, a->u.darr.floats[i]);
     else if (c == HLO_CLASS_UINT) sb_printf(b, "%" PRIu64, (uint64_t)a->u.darr.ints[i]);
     else sb_printf(b, "%" PRId64, a->u.darr.ints[i]);
   }
@@ -368,7 +399,7 @@ static void print_struct_field(strbuf *b, const hlo_attr *f) {
     }
     break;
   case ATTR_INT: sb_printf(b, "%" PRId64, f->u.i.v); return;
-  case ATTR_FLOAT: print_float_bits(b, f->u.f.dtype, float_encode(f->u.f.dtype, f->u.f.v)); return;
+  case ATTR_FLOAT: print_float_value(b, f->u.f.dtype, f->u.f.v); return;
   default: break;
   }
   print_attr(b, f);
@@ -398,11 +429,11 @@ void print_attr(strbuf *b, const hlo_attr *a) {
     print_dtype_suffix(b, a->u.i.dtype);
     return;
   case ATTR_FLOAT:
-    print_float_bits(b, a->u.f.dtype, float_encode(a->u.f.dtype, a->u.f.v));
+    print_float_value(b, a->u.f.dtype, a->u.f.v);
     print_dtype_suffix(b, a->u.f.dtype);
     return;
   case ATTR_STRING: print_string(b, a->u.str.s, a->u.str.len); return;
-  case ATTR_SYMBOL: sb_putc(b, '@'); sb_putn(b, a->u.str.s, a->u.str.len); return;
+  case ATTR_SYMBOL: print_symbol(b, a->u.str.s, a->u.str.len); return;
   case ATTR_OPAQUE: sb_putn(b, a->u.str.s, a->u.str.len); return;
   case ATTR_TYPE: print_type(b, a->u.type); return;
   case ATTR_ARRAY:

@@ -77,6 +77,8 @@ static void func_type_suffix(printer *p, const hlo_op *op) {
 
 /* ---------------------------------------------------------------- forms */
 
+static bool pr_reduce_compact(printer *p, const hlo_op *op);
+
 static bool is_same_type_op(hlo_opcode c) {
   if (c == OP_COMPARE || c == OP_SELECT || c == OP_REDUCE_PRECISION) return false;
   return (op_flags(c) & OPF_ELEMENTWISE) && !(op_flags(c) & OPF_CHLO);
@@ -269,11 +271,9 @@ static bool pr_return(printer *p, const hlo_op *op) {
 static bool pr_call(printer *p, const hlo_op *op) {
   static const char *const ok[] = {"callee", NULL};
   const hlo_attr *c = op_attr(op, "callee");
-  if (op->num_regions || !c || c->kind != ATTR_SYMBOL || !only_attrs(op, ok) ||
-      !bare_symbol(c->u.str.s, c->u.str.len))
-    return false;
-  sb_puts(p->b, "call @");
-  sb_putn(p->b, c->u.str.s, c->u.str.len);
+  if (op->num_regions || !c || c->kind != ATTR_SYMBOL || !only_attrs(op, ok)) return false;
+  sb_puts(p->b, "call ");
+  print_symbol(p->b, c->u.str.s, c->u.str.len);
   sb_putc(p->b, '(');
   pr_values(p, op->operands, op->num_operands);
   sb_putc(p->b, ')');
@@ -336,9 +336,58 @@ static bool pr_dot_general(printer *p, const hlo_op *op) {
   return true;
 }
 
+/* The region form: `stablehlo.reduce(%a init: %i), (%b init: %j) across
+ * dimensions = [..] : (A, B, I, J) -> (R, S)`, then on the next line
+ * ` reducer(%acc0: T, %x0: T) (%acc1: U, %x1: U)  {` and the body. */
+static bool pr_reduce_region(printer *p, const hlo_op *op) {
+  static const char *const ok[] = {"dimensions", NULL};
+  const hlo_attr *dims = int_array(op, "dimensions");
+  uint32_t n = op->num_results;
+  if (!n || op->num_operands != 2 * n || op->num_regions != 1 || !dims || !only_attrs(op, ok))
+    return false;
+  const hlo_block *blk = &op->regions[0].block;
+  if (blk->num_args != 2 * n) return false;
+  sb_puts(p->b, "stablehlo.reduce");
+  for (uint32_t i = 0; i < n; i++) {
+    sb_puts(p->b, i ? ", (" : "(");
+    pr_value(p, op->operands[i]);
+    sb_puts(p->b, " init: ");
+    pr_value(p, op->operands[n + i]);
+    sb_putc(p->b, ')');
+  }
+  sb_puts(p->b, " across dimensions = ");
+  put_list(p, dims);
+  func_type_suffix(p, op);
+  for (uint32_t i = 0; i < 2 * n; i++) pr_bind_arg(p, &blk->args[i]);
+  pr_newline(p);
+  sb_puts(p->b, " reducer");
+  for (uint32_t i = 0; i < n; i++) {
+    sb_puts(p->b, i ? " (" : "(");
+    for (uint32_t j = 0; j < 2; j++) {
+      const hlo_value *v = &blk->args[j * n + i];
+      if (j) sb_puts(p->b, ", ");
+      pr_value(p, v);
+      sb_puts(p->b, ": ");
+      print_type(p->b, v->type);
+    }
+    sb_putc(p->b, ')');
+  }
+  sb_puts(p->b, "  {");
+  pr_block_ops(p, blk, p->indent + 2);
+  pr_newline(p);
+  sb_putc(p->b, '}');
+  return true;
+}
+
 /* `stablehlo.reduce(%x init: %i) applies stablehlo.add across dimensions =
- * [..] : (A, I) -> R`, when the body is one binary op on its two arguments. */
+ * [..] : (A, I) -> R`, when the body is one binary op on its two arguments;
+ * else the region form. */
 static bool pr_reduce(printer *p, const hlo_op *op) {
+  if (pr_reduce_compact(p, op)) return true;
+  return pr_reduce_region(p, op);
+}
+
+static bool pr_reduce_compact(printer *p, const hlo_op *op) {
   static const char *const ok[] = {"dimensions", NULL};
   const hlo_attr *dims = int_array(op, "dimensions");
   if (op->num_operands != 2 || op->num_results != 1 || op->num_regions != 1 || !dims ||
@@ -428,6 +477,176 @@ static bool pr_check_const(printer *p, const hlo_op *op) {
   return true;
 }
 
+/* `NAME %x, KEY =  VALUE, ...` for an enum attribute (fft type, rng
+ * algorithm): JAX prints two spaces before the enum value. */
+static bool pr_fft(printer *p, const hlo_op *op) {
+  static const char *const ok[] = {"fft_type", "fft_length", NULL};
+  const hlo_attr *t = op_attr(op, "fft_type"), *l = int_array(op, "fft_length");
+  if (!simple(op) || op->num_operands != 1 || !only_attrs(op, ok) || !t ||
+      t->kind != ATTR_ENUM || !l)
+    return false;
+  head(p, op);
+  sb_printf(p->b, ", type =  %s, length = ", t->u.en.value);
+  put_list(p, l);
+  func_type_suffix(p, op);
+  return true;
+}
+
+static bool pr_rng_bit_generator(printer *p, const hlo_op *op) {
+  static const char *const ok[] = {"rng_algorithm", NULL};
+  const hlo_attr *t = op_attr(op, "rng_algorithm");
+  if (op->num_regions || op->num_operands != 1 || !only_attrs(op, ok) || !t ||
+      t->kind != ATTR_ENUM)
+    return false;
+  head(p, op);
+  sb_printf(p->b, ", algorithm =  %s", t->u.en.value);
+  func_type_suffix(p, op);
+  return true;
+}
+
+static bool pr_optimization_barrier(printer *p, const hlo_op *op) {
+  if (op->num_regions || op->num_attrs || !op->num_operands ||
+      op->num_operands != op->num_results)
+    return false;
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (!type_equal(op->operands[i]->type, op->results[i].type)) return false;
+  head(p, op);
+  sb_puts(p->b, " : ");
+  pr_operand_types(p, op);
+  return true;
+}
+
+static bool pr_top_k(printer *p, const hlo_op *op) {
+  static const char *const ok[] = {"k", NULL};
+  const hlo_attr *k = int_attr(op, "k");
+  if (op->num_regions || op->num_operands != 1 || op->num_results != 2 || !k ||
+      !only_attrs(op, ok))
+    return false;
+  sb_puts(p->b, "chlo.top_k(");
+  pr_value(p, op->operands[0]);
+  sb_printf(p->b, ", k = %" PRId64 ") : ", k->u.i.v);
+  print_type(p->b, op->operands[0]->type);
+  sb_puts(p->b, " -> ");
+  pr_result_types(p, op);
+  return true;
+}
+
+/* chlo's binary ops without attributes: `chlo.next_after %a, %b : A, B -> R`. */
+static bool pr_chlo_binary(printer *p, const hlo_op *op) {
+  if (!simple(op) || op->num_operands != 2 || op->num_attrs) return false;
+  head(p, op);
+  sb_puts(p->b, " : ");
+  pr_operand_types(p, op);
+  sb_puts(p->b, " -> ");
+  print_type(p->b, op->results[0].type);
+  return true;
+}
+
+/* `stablehlo.convolution(%l, %r) dim_numbers = ..., window = {...} {rest} :
+ * (L, R) -> T`. */
+static bool pr_convolution(printer *p, const hlo_op *op) {
+  const hlo_attr *dn = op_attr(op, "dimension_numbers");
+  const hlo_attr *pad = op_attr(op, "padding");
+  const hlo_attr *rev = op_attr(op, "window_reversal");
+  static const char *const win[] = {"window_strides", "lhs_dilation", "rhs_dilation"};
+  static const char *const key[] = {"stride", "lhs_dilate", "rhs_dilate"};
+  if (!simple(op) || op->num_operands != 2 || !dn || dn->kind != ATTR_STRUCT ||
+      strcmp(dn->u.st.name, "stablehlo.conv"))
+    return false;
+  for (int i = 0; i < 3; i++)
+    if (op_attr(op, win[i]) && !int_array(op, win[i])) return false;
+  if (rev && (rev->kind != ATTR_DENSE_ARRAY || rev->u.darr.dtype != HLO_I1)) return false;
+  if (pad) {
+    const hlo_type *pt = pad->kind == ATTR_DENSE ? pad->u.dense.type : NULL;
+    if (!pt || pt->kind != TYPE_TENSOR || pt->dtype != HLO_I64 || pt->quant || pt->encoding ||
+        pt->rank != 2 || pt->dims[1] != 2 || pad->u.dense.num_elems != pt->dims[0] * 2)
+      return false;
+  }
+  sb_puts(p->b, "stablehlo.convolution(");
+  pr_values(p, op->operands, 2);
+  sb_puts(p->b, ") dim_numbers = ");
+  print_conv_dim_numbers(p->b, dn);
+  sb_puts(p->b, ", window = {");
+  bool first = true;
+  const hlo_attr *st = int_array(op, "window_strides");
+  if (st) {
+    sb_puts(p->b, "stride = ");
+    put_list(p, st);
+    first = false;
+  }
+  if (pad) {
+    sb_puts(p->b, first ? "pad = [" : ", pad = [");
+    first = false;
+    for (int64_t i = 0; i < pad->u.dense.num_elems; i++) {
+      int64_t v;
+      memcpy(&v, pad->u.dense.data + (pad->u.dense.splat ? 0 : (size_t)i * 8), 8);
+      sb_printf(p->b, "%s%" PRId64 "%s", i % 2 ? ", " : (i ? ", [" : "["), v, i % 2 ? "]" : "");
+    }
+    sb_putc(p->b, ']');
+  }
+  for (int i = 1; i < 3; i++) {
+    const hlo_attr *a = int_array(op, win[i]);
+    if (!a) continue;
+    sb_printf(p->b, "%s%s = ", first ? "" : ", ", key[i]);
+    put_list(p, a);
+    first = false;
+  }
+  if (rev) {
+    sb_puts(p->b, first ? "reverse = [" : ", reverse = [");
+    for (uint32_t i = 0; i < rev->u.darr.n; i++)
+      sb_printf(p->b, "%s%s", i ? ", " : "", rev->u.darr.ints[i] ? "true" : "false");
+    sb_putc(p->b, ']');
+  }
+  sb_putc(p->b, '}');
+  static const char *const taken[] = {"dimension_numbers", "padding", "window_reversal",
+                                      "window_strides", "lhs_dilation", "rhs_dilation"};
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < op->num_attrs; i++) {
+    bool skip = false;
+    for (int t = 0; t < 6 && !skip; t++)
+      if (!strcmp(op->attrs[i].name, taken[t])) skip = true;
+    if (skip) continue;
+    sb_puts(p->b, k++ ? ", " : " {");
+    print_name(p->b, op->attrs[i].name);
+    if (op->attrs[i].value && op->attrs[i].value->kind != ATTR_UNIT) {
+      sb_puts(p->b, " = ");
+      print_attr(p->b, op->attrs[i].value);
+    }
+  }
+  if (k) sb_putc(p->b, '}');
+  func_type_suffix(p, op);
+  return true;
+}
+
+/* `check.expect_eq %a, %b : T` (both operands of type T, no attributes). */
+static bool pr_check_pair(printer *p, const hlo_op *op) {
+  if (op->num_regions || op->num_results || op->num_operands != 2 || op->num_attrs ||
+      !type_equal(op->operands[0]->type, op->operands[1]->type))
+    return false;
+  head(p, op);
+  sb_puts(p->b, " : ");
+  print_type(p->b, op->operands[0]->type);
+  return true;
+}
+
+/* `interpreter.probe %x, probe_id = "id" : T` and
+ * `check.expect_serialized_eq %x, probe_id = "id" : T`. */
+static bool pr_probe(printer *p, const hlo_op *op) {
+  static const char *const ok[] = {"probe_id", NULL};
+  const hlo_attr *id = op_attr(op, "probe_id");
+  uint32_t nres = op->opcode == OP_INTERP_PROBE ? 1 : 0;
+  if (op->num_regions || op->num_results != nres || op->num_operands != 1 || !id ||
+      id->kind != ATTR_STRING || !only_attrs(op, ok) ||
+      (nres && !type_equal(op->results[0].type, op->operands[0]->type)))
+    return false;
+  head(p, op);
+  sb_puts(p->b, ", probe_id = ");
+  print_string(p->b, id->u.str.s, id->u.str.len);
+  sb_puts(p->b, " : ");
+  print_type(p->b, op->operands[0]->type);
+  return true;
+}
+
 bool pr_pretty(printer *p, const hlo_op *op) {
   hlo_opcode c = op->opcode;
   switch (c) {
@@ -456,18 +675,44 @@ bool pr_pretty(printer *p, const hlo_op *op) {
   case OP_DOT_GENERAL: return pr_dot_general(p, op);
   case OP_REDUCE: return pr_reduce(p, op);
   case OP_WHILE: return pr_while(p, op);
+  case OP_DYNAMIC_BROADCAST_IN_DIM:
+    return op->num_operands == 2 &&
+           pr_with_list(p, op, "broadcast_dimensions", "dims", false);
+  case OP_FFT: return pr_fft(p, op);
+  case OP_RNG_BIT_GENERATOR: return pr_rng_bit_generator(p, op);
+  case OP_OPTIMIZATION_BARRIER: return pr_optimization_barrier(p, op);
+  case OP_CHLO_TOP_K: return pr_top_k(p, op);
+  case OP_CONVOLUTION: return pr_convolution(p, op);
+  case OP_AFTER_ALL:
+  case OP_REPLICA_ID:
+  case OP_PARTITION_ID:
+    if (!simple(op) || op->num_attrs || !all_types_equal(op)) return false;
+    head(p, op);
+    sb_puts(p->b, " : ");
+    print_type(p->b, op->results[0].type);
+    return true;
   case OP_RESHAPE:
   case OP_UNIFORM_QUANTIZE:
   case OP_UNIFORM_DEQUANTIZE:
-    if (!simple(op) || op->num_operands != 1 || op->num_attrs) return false;
+  case OP_DYNAMIC_RESHAPE:
+  case OP_DYNAMIC_UPDATE_SLICE:
+  case OP_REAL_DYNAMIC_SLICE:
+  case OP_DYNAMIC_PAD:
+    if (!simple(op) || !op->num_operands || op->num_attrs) return false;
     head(p, op);
     func_type_suffix(p, op);
     return true;
   case OP_CHECK_EXPECT_EQ_CONST:
   case OP_CHECK_EXPECT_ALMOST_EQ_CONST: return pr_check_const(p, op);
+  case OP_CHECK_EXPECT_EQ:
+  case OP_CHECK_EXPECT_ALMOST_EQ: return pr_check_pair(p, op);
+  case OP_INTERP_PROBE:
+  case OP_CHECK_EXPECT_SERIALIZED_EQ: return pr_probe(p, op);
   default: break;
   }
   if ((op_flags(c) & OPF_CHLO) && (op_flags(c) & OPF_ELEMENTWISE)) return pr_chlo_unary(p, op);
+  if (c == OP_CHLO_NEXT_AFTER || c == OP_CHLO_POLYGAMMA || c == OP_CHLO_ZETA)
+    return pr_chlo_binary(p, op);
   if (is_same_type_op(c)) {
     if (!simple(op) || !op->num_operands || op->num_attrs) return false;
     head(p, op);

@@ -1,13 +1,15 @@
 /* verify.c — the verifier's driver and shared helpers: walks every function,
  * block and region of a module, checks structure (terminators, func.return
  * against the function's result types, func.call against its callee,
- * region signatures), and dispatches each op to its constraint checks in
+ * region signatures, every operand defined before its use in the same or an
+ * enclosing block), and dispatches each op to its constraint checks in
  * verify_ops.c / verify_ops2.c. Constraint ids in messages are those of
  * reference/stablehlo-spec.md ("(C12)"; "(I1)" for an input's type table). */
 #include "ir/verify.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ir/element.h"
 #include "support/strbuf.h"
@@ -264,7 +266,34 @@ hlo_status vstruct(const hlo_op *op, const char *name, const char *sname, bool r
   return NULL;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 int64_t vdup(const int64_t *v, uint32_t n) {
+  if (n > 64) {
+    /* long lists (hostile input): sort a copy, then find the first element
+     * that occurs twice */
+    int64_t *s = xmalloc((size_t)n * sizeof *s);
+    if (s) {
+      memcpy(s, v, (size_t)n * sizeof *s);
+      qsort(s, n, sizeof *s, cmp_i64);
+      bool dup = false;
+      int64_t dv = 0;
+      for (uint32_t i = 1; i < n && !dup; i++)
+        if (s[i] == s[i - 1]) { dup = true; dv = s[i]; }
+      free(s);
+      if (!dup) return -1;
+      bool seen = false;
+      for (uint32_t i = 0; i < n; i++)
+        if (v[i] == dv) {
+          if (seen) return i;
+          seen = true;
+        }
+      return -1;
+    }
+  }
   for (uint32_t i = 1; i < n; i++)
     for (uint32_t j = 0; j < i; j++)
       if (v[i] == v[j]) return i;
@@ -312,7 +341,7 @@ hlo_status vregion_sig(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx
 }
 
 hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx, uint32_t n,
-                        hlo_type *const *inputs, const hlo_type **out_e) {
+                        uint32_t first_input, const hlo_type **out_e) {
   const hlo_op *ret;
   HLO_TRY(vregion_sig(c, op, cid, ridx, "body", 2 * n, NULL, &ret));
   const hlo_block *b = &op->regions[ridx].block;
@@ -325,9 +354,11 @@ hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t rid
       return verr(op, cid, "body must have type (E..., E...) -> (E...) with rank-0 tensors; "
                   "value #%u has %s, %s -> %s", i, vtype_str(c, e), vtype_str(c, e2),
                   vtype_str(c, r));
-    if (inputs && vis_tensor(inputs[i]) && !vpromotable(inputs[i], e))
+    const hlo_type *in = (uint64_t)first_input + i < op->num_operands
+                             ? op->operands[first_input + i]->type : NULL;
+    if (vis_tensor(in) && !vpromotable(in, e))
       return verr(op, cid, "input element type of %s is not promotable to body type %s",
-                  vtype_str(c, inputs[i]), vtype_str(c, e));
+                  vtype_str(c, in), vtype_str(c, e));
     if (out_e) out_e[i] = e;
   }
   return NULL;
@@ -350,7 +381,8 @@ static hlo_status verify_callee(vctx *c, const hlo_op *op, const char *attr, con
     return verr(op, cid, "'@%s' takes %u argument(s), called with %u", g->name, g->num_args,
                 op->num_operands);
   for (uint32_t i = 0; i < g->num_args; i++) {
-    const hlo_type *want = g->body.block.args ? g->body.block.args[i].type : NULL;
+    const hlo_type *want =
+        g->body.block.args && i < g->body.block.num_args ? g->body.block.args[i].type : NULL;
     if (want && !vtype_eq(op->operands[i]->type, want))
       return verr(op, cid, "argument #%u has type %s but '@%s' expects %s", i,
                   vtype_str(c, op->operands[i]->type), g->name, vtype_str(c, want));
@@ -412,11 +444,79 @@ static hlo_status verify_structural(vctx *c, const hlo_op *op, const hlo_func *f
   }
 }
 
+/* ------------------------------------------------- definitions, uses */
+
+static size_t ptr_hash(const void *p, size_t cap) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return (size_t)x & (cap - 1);
+}
+
+static bool seen_has(const vctx *c, const hlo_value *v) {
+  if (!c->seen_cap) return false;
+  for (size_t i = ptr_hash(v, c->seen_cap);; i = (i + 1) & (c->seen_cap - 1)) {
+    if (!c->seen[i]) return false;
+    if (c->seen[i] == v) return true;
+  }
+}
+
+static hlo_status seen_add(vctx *c, const hlo_value *v) {
+  if (2 * (c->seen_n + 1) > c->seen_cap) {
+    size_t nc = c->seen_cap ? 2 * c->seen_cap : 1024;
+    const hlo_value **ns = xcalloc(nc, sizeof *ns);
+    if (!ns) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory in the verifier");
+    for (size_t i = 0; i < c->seen_cap; i++)
+      if (c->seen[i]) {
+        size_t j = ptr_hash(c->seen[i], nc);
+        while (ns[j]) j = (j + 1) & (nc - 1);
+        ns[j] = c->seen[i];
+      }
+    free(c->seen);
+    c->seen = ns;
+    c->seen_cap = nc;
+  }
+  size_t i = ptr_hash(v, c->seen_cap);
+  while (c->seen[i] && c->seen[i] != v) i = (i + 1) & (c->seen_cap - 1);
+  if (!c->seen[i]) {
+    c->seen[i] = v;
+    c->seen_n++;
+  }
+  return NULL;
+}
+
+/* `anc` is `b` or a block enclosing it. */
+static bool block_encloses(const hlo_block *anc, const hlo_block *b) {
+  for (int depth = 0; b && depth < 100000; depth++) {
+    if (b == anc) return true;
+    const hlo_region *r = b->parent;
+    const hlo_op *po = r ? r->parent : NULL;
+    b = po ? po->parent : NULL;
+  }
+  return false;
+}
+
+/* Operand `i` of `op` is defined before the op, in its block or an
+ * enclosing one (StableHLO regions see the values of enclosing blocks). */
+static hlo_status check_dominance(const vctx *c, const hlo_op *op, uint32_t i) {
+  const hlo_value *v = op->operands[i];
+  const hlo_block *def_block = v->def ? v->def->parent : v->block;
+  if (!seen_has(c, v) || !def_block || !block_encloses(def_block, op->parent)) {
+    if (v->name) return verr(op, "SIG", "operand #%u (%%%s) is used before its definition or "
+                             "outside its scope", i, v->name);
+    return verr(op, "SIG", "operand #%u is used before its definition or outside its scope", i);
+  }
+  return NULL;
+}
+
 static hlo_status verify_op(vctx *c, const hlo_op *op, const hlo_func *f) {
   if (op->opcode >= OP_COUNT) return verr(op, NULL, "unknown opcode %d", (int)op->opcode);
-  for (uint32_t i = 0; i < op->num_operands; i++)
+  for (uint32_t i = 0; i < op->num_operands; i++) {
     if (!op->operands[i] || !op->operands[i]->type)
       return verr(op, "SIG", "operand #%u has no value", i);
+    HLO_TRY(check_dominance(c, op, i));
+  }
   for (uint32_t i = 0; i < op->num_results; i++)
     if (!op->results[i].type) return verr(op, "SIG", "result #%u has no type", i);
   if ((op_flags(op->opcode) & OPF_TERMINATOR) && op->next)
@@ -427,11 +527,21 @@ static hlo_status verify_op(vctx *c, const hlo_op *op, const hlo_func *f) {
   HLO_TRY(verify_op_basic(c, op, &handled));
   if (!handled) HLO_TRY(verify_op_complex(c, op, &handled));
   if (!handled) HLO_TRY(verify_structural(c, op, f));
+  for (uint32_t i = 0; i < op->num_results; i++) HLO_TRY(seen_add(c, &op->results[i]));
   return NULL;
 }
 
 static hlo_status verify_block(vctx *c, const hlo_block *b, const hlo_func *f) {
-  for (const hlo_op *op = b->first; op; op = op->next) HLO_TRY(verify_op(c, op, f));
+  for (uint32_t i = 0; i < b->num_args; i++) {
+    if (!b->args[i].type)
+      return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: block argument #%u has no type",
+                       f->name, i);
+    HLO_TRY(seen_add(c, &b->args[i]));
+  }
+  for (const hlo_op *op = b->first; op; op = op->next) {
+    if (op->parent != b) return verr(op, "SIG", "operation is linked into the wrong block");
+    HLO_TRY(verify_op(c, op, f));
+  }
   return NULL;
 }
 
@@ -441,19 +551,26 @@ static hlo_status verify_func(vctx *c, const hlo_func *f) {
   if (b->num_args != f->num_args)
     return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: body has %u argument(s), signature %u",
                      f->name, b->num_args, f->num_args);
+  HLO_TRY(verify_block(c, b, f));
   if (!b->last || b->last->opcode != OP_FUNC_RETURN)
     return status_at(HLO_VERIFY_ERROR, b->last ? &b->last->loc : &f->loc,
                      "func @%s: body must end with func.return", f->name);
-  return verify_block(c, b, f);
+  return NULL;
 }
 
 hlo_status module_verify(const hlo_module_ir *m) {
   if (!m) return status_new(HLO_INVALID_ARGUMENT, "module_verify: no module");
   vctx c;
+  memset(&c, 0, sizeof c);
   c.m = m;
   arena_init(&c.scratch);
   hlo_status st = NULL;
-  for (const hlo_func *f = m->funcs; f && !st; f = f->next) st = verify_func(&c, f);
+  for (const hlo_func *f = m->funcs; f && !st; f = f->next) {
+    if (c.seen_cap) memset(c.seen, 0, c.seen_cap * sizeof *c.seen);
+    c.seen_n = 0;
+    st = verify_func(&c, f);
+  }
+  free(c.seen);
   arena_deinit(&c.scratch);
   return st;
 }

@@ -18,6 +18,10 @@
 typedef struct vctx {
   const hlo_module_ir *m;
   arena scratch;
+  /* values defined so far in the current function (an open-addressing
+   * pointer set, malloc'd), for the use-before-definition check */
+  const hlo_value **seen;
+  size_t seen_cap, seen_n;
 } vctx;
 
 /* A list of integers decoded from an attribute (lent; valid while the
@@ -62,14 +66,14 @@ hlo_status vall_tensors(const hlo_op *op);
 /* Integer list attribute `name` of `op` (ATTR_DENSE_ARRAY of integers,
  * ATTR_ARRAY of ATTR_INT, or integer ATTR_DENSE). Absent: error when
  * `required`, else an empty list and *present = false (present may be NULL).
- * Wrong kind: error. For ATTR_DENSE also gives its type's dims via
- * *out_dense_type (may be NULL; set to NULL for other kinds). */
+ * Wrong kind: error. */
 hlo_status vints(vctx *c, const hlo_op *op, const char *name, bool required, ilist *out,
                  bool *present);
 /* The same for field `field` of a struct attribute `st` (absent: empty). */
 hlo_status vfield_ints(vctx *c, const hlo_op *op, const hlo_attr *st, const char *field,
                        ilist *out);
-/* Integer list of any attribute value; false for the wrong kind. */
+/* Integer list of any attribute value; false for the wrong kind. For an
+ * ATTR_DENSE, *out_dense_type (may be NULL) gets its type (else NULL). */
 bool vattr_ints(vctx *c, const hlo_attr *at, ilist *out, const hlo_type **out_dense_type);
 /* Integer attribute (ATTR_INT). */
 hlo_status vint(const hlo_op *op, const char *name, bool required, int64_t dflt, int64_t *out);
@@ -85,7 +89,8 @@ hlo_status venum(const hlo_op *op, const char *name, bool required, const char *
 hlo_status vstruct(const hlo_op *op, const char *name, const char *sname, bool required,
                    const hlo_attr **out);
 
-/* is_unique of a list; index of the first duplicate's second occurrence or -1. */
+/* is_unique of a list: -1 when unique, else the index of a repeated entry
+ * (its second occurrence). */
 int64_t vdup(const int64_t *v, uint32_t n);
 /* Each 0 <= v[i] < bound; index of the first violation or -1. */
 int64_t vout_of_range(const int64_t *v, uint32_t n, int64_t bound);
@@ -99,12 +104,12 @@ hlo_status vregion_sig(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx
                        const char *what, uint32_t nargs, hlo_type *const *arg_types,
                        const hlo_op **out_ret);
 /* The reduction body shape shared by reduce / reduce_window / scatter /
- * all_reduce / reduce_scatter / select_and_scatter's scatter: `n` inputs of
- * element types from `inputs[i]` (a tensor each), body (E0..En-1, E0..En-1)
- * -> (E0..En-1) with rank-0 tensors, is_promotable(inputs[i], Ei). On
- * success *out_e[i] (n entries, may be NULL) are the body's result types. */
+ * all_reduce / reduce_scatter / select_and_scatter's scatter: region `ridx`
+ * of `op` must have type (E0..En-1, E0..En-1) -> (E0..En-1) over rank-0
+ * tensors, with is_promotable(element_type(operands[first_input + i]), Ei).
+ * On success out_e[i] (n entries; out_e may be NULL) are the Ei types. */
 hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx, uint32_t n,
-                        hlo_type *const *inputs, const hlo_type **out_e);
+                        uint32_t first_input, const hlo_type **out_e);
 
 /* Per-op checks. Each returns NULL when `op` satisfies its constraints.
  * verify_op_basic: elementwise, shape and data-movement ops (verify_ops.c);

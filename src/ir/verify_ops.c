@@ -127,7 +127,17 @@ static hlo_status verify_elementwise(vctx *c, const hlo_op *op, const ew_info *e
       !velem_eq(a, op->operands[1]->type))
     return verr(op, e->cid, "lhs and rhs element types differ (%s vs %s)", vtype_str(c, a),
                 vtype_str(c, op->operands[1]->type));
-  if (a->quant || r->quant) return NULL;
+  if (a->quant || r->quant || (e->nin == 2 && op->operands[1]->type->quant)) {
+    /* quantized: all tensors quantized with the same storage and expressed
+     * types (add C2-C4; the baseline_type rule of the others) */
+    if (e->rule == R_ANY) return NULL;
+    for (uint32_t i = 0; i < e->nin; i++)
+      if (!velem_eq(op->operands[i]->type, r) && e->rule == R_SAME)
+        return verr(op, op->opcode == OP_ADD ? "C2" : e->cid,
+                    "quantized operand %s and result %s must have the same storage and "
+                    "expressed types", vtype_str(c, op->operands[i]->type), vtype_str(c, r));
+    return NULL;
+  }
   switch (e->rule) {
     case R_SAME:
       if (!velem_eq(a, r))
@@ -332,7 +342,7 @@ static hlo_status verify_slice(vctx *c, const hlo_op *op) {
       return verr(op, "C3", "dimension %u: need 0 <= start (%lld) <= limit (%lld) <= size (%lld)",
                   i, (long long)st.v[i], (long long)li.v[i], (long long)d);
     if (sd.v[i] <= 0) return verr(op, "C4", "strides[%u] = %lld must be positive", i, (long long)sd.v[i]);
-    int64_t want = (li.v[i] - st.v[i] + sd.v[i] - 1) / sd.v[i];
+    int64_t want = (int64_t)(((__int128)li.v[i] - st.v[i] + sd.v[i] - 1) / sd.v[i]);
     if (!vdim_eq(r->dims[i], want))
       return verr(op, "C5", "result dimension %u is %lld, expected %lld", i, (long long)r->dims[i],
                   (long long)want);
@@ -412,8 +422,7 @@ static hlo_status verify_concatenate(vctx *c, const hlo_op *op) {
       if ((int64_t)d != dim && !vdim_eq(t->dims[d], a->dims[d]))
         return verr(op, "C2", "input #%u dimension %u is %lld, expected %lld", i, d,
                     (long long)t->dims[d], (long long)a->dims[d]);
-    if (t->dims[dim] == HLO_DYN) dyn = true;
-    else sum += t->dims[dim];
+    if (t->dims[dim] == HLO_DYN || __builtin_add_overflow(sum, t->dims[dim], &sum)) dyn = true;
   }
   if (!velem_eq(r, a)) return verr(op, "C5", "result element type %s differs from inputs %s", vtype_str(c, r), vtype_str(c, a));
   if (r->rank != a->rank) return verr(op, "C6", "result rank %u differs from inputs %u", r->rank, a->rank);

@@ -11,6 +11,27 @@
 #define T(i) (op->operands[(i)]->type)
 #define R(i) (op->results[(i)].type)
 
+/* precision_config: an array of 0 or 2 enums DEFAULT/HIGH/HIGHEST; *all_default
+ * tells whether every entry is DEFAULT. */
+static hlo_status vprecision(const hlo_op *op, const char *cid, bool *all_default) {
+  const hlo_attr *pc = op_attr(op, "precision_config");
+  *all_default = true;
+  if (!pc) return NULL;
+  if (pc->kind != ATTR_ARRAY) return verr(op, "ATTR", "attribute 'precision_config' must be an array of enums");
+  if (pc->u.arr.n != 0 && pc->u.arr.n != 2)
+    return verr(op, cid, "precision_config must have 2 entries, has %u", pc->u.arr.n);
+  for (uint32_t i = 0; i < pc->u.arr.n; i++) {
+    const hlo_attr *e = pc->u.arr.items[i];
+    if (!e || e->kind != ATTR_ENUM || !e->u.en.value)
+      return verr(op, "ATTR", "precision_config entries must be enums");
+    const char *v = e->u.en.value;
+    if (strcmp(v, "DEFAULT") && strcmp(v, "HIGH") && strcmp(v, "HIGHEST"))
+      return verr(op, "ATTR", "unknown precision '%s'", v);
+    if (strcmp(v, "DEFAULT")) *all_default = false;
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------ dot_general */
 
 static hlo_status verify_dot_general(vctx *c, const hlo_op *op) {
@@ -49,15 +70,26 @@ static hlo_status verify_dot_general(vctx *c, const hlo_op *op) {
   }
   for (uint32_t i = 0; i < lb.n; i++)
     if (!vdim_eq(l->dims[lb.v[i]], rh->dims[rb.v[i]]))
-      return verr(op, "C9", "lhs batching dimension sizes differ (%lld vs %lld)",
+      return verr(op, "C9", "batching dimension sizes differ (lhs %lld vs rhs %lld)",
                   (long long)l->dims[lb.v[i]], (long long)rh->dims[rb.v[i]]);
   for (uint32_t i = 0; i < lc.n; i++)
     if (!vdim_eq(l->dims[lc.v[i]], rh->dims[rc.v[i]]))
-      return verr(op, "C10", "lhs contracting dimension sizes differ (%lld vs %lld)",
+      return verr(op, "C10", "contracting dimension sizes differ (lhs %lld vs rhs %lld)",
                   (long long)l->dims[lc.v[i]], (long long)rh->dims[rc.v[i]]);
-  const hlo_attr *pc = op_attr(op, "precision_config");
-  if (pc && pc->kind == ATTR_ARRAY && pc->u.arr.n != 0 && pc->u.arr.n != 2)
-    return verr(op, "C11", "precision_config must have 2 entries, has %u", pc->u.arr.n);
+  bool all_default;
+  HLO_TRY(vprecision(op, "C11", &all_default));
+  const hlo_attr *alg = op_attr(op, "algorithm");
+  if (alg) {
+    if (alg->kind != ATTR_STRUCT) return verr(op, "ATTR", "attribute 'algorithm' must be #stablehlo.dot_algorithm<...>");
+    if (!all_default) return verr(op, "C21", "precision_config must be DEFAULT when an algorithm is given");
+    static const char *const f[3] = {"lhs_component_count", "rhs_component_count", "num_primitive_operations"};
+    static const char *const ids[3] = {"C22", "C23", "C24"};
+    for (int i = 0; i < 3; i++) {
+      int64_t v;
+      HLO_TRY(vfield_int(op, alg, f[i], 1, &v));
+      if (v <= 0) return verr(op, ids[i], "%s must be positive, is %lld", f[i], (long long)v);
+    }
+  }
   uint32_t want_rank = lb.n + (l->rank - lb.n - lc.n) + (rh->rank - rb.n - rc.n);
   if (r->rank != want_rank)
     return verr(op, "C12", "result rank is %u, expected %u", r->rank, want_rank);
@@ -77,8 +109,7 @@ static hlo_status verify_dot_general(vctx *c, const hlo_op *op) {
         return verr(op, "C12", "result dimension %u is %lld, expected %lld", j, (long long)r->dims[j], (long long)rh->dims[d]);
       j++;
     }
-  if (!l->quant && !rh->quant && dtype_class(l->dtype) != dtype_class(rh->dtype) &&
-      !(dtype_is_int(l->dtype) && dtype_is_int(rh->dtype)))
+  if (!l->quant && !rh->quant && !velem_eq(l, rh))
     return verr(op, "C13", "lhs and rhs element types differ (%s vs %s)", vtype_str(c, l), vtype_str(c, rh));
   return NULL;
 }
@@ -155,10 +186,7 @@ static hlo_status verify_reduce_window(vctx *c, const hlo_op *op) {
   HLO_TRY(vwin_list(c, op, "base_dilations", rank, "C8", "C9", false, &bd));
   HLO_TRY(vwin_list(c, op, "window_dilations", rank, "C10", "C11", false, &wdl));
   HLO_TRY(vpadding(c, op, rank, "C12", &pad));
-  const hlo_type *e[64];
-  if (n > 64) return verr(op, "C1", "too many inputs");
-  HLO_TRY(vreduce_body(c, op, "C13", 0, n, &op->operands[0]->type, NULL));
-  (void)e;
+  HLO_TRY(vreduce_body(c, op, "C13", 0, n, 0, NULL));
   for (uint32_t i = 0; i < n; i++) {
     const hlo_type *ri = R(i);
     if (!vshape_eq(ri, R(0))) return verr(op, "C14", "results must have the same shape");
@@ -208,26 +236,41 @@ static hlo_status verify_select_and_scatter(vctx *c, const hlo_op *op) {
       ret->operands[0]->type->dtype != HLO_I1)
     return verr(op, "C9", "select must return tensor<i1>");
   const hlo_type *e;
-  HLO_TRY(vreduce_body(c, op, "C10", 1, 1, &op->operands[0]->type, &e));
+  HLO_TRY(vreduce_body(c, op, "C10", 1, 1, 0, &e));
   if (!vshape_eq(x, r)) return verr(op, "C11", "result shape %s differs from operand %s", vtype_str(c, r), vtype_str(c, x));
   if (!r->quant && !velem_eq(r, e)) return verr(op, "C12", "result element type differs from scatter body type");
   return NULL;
 }
 
-static hlo_status verify_convolution(vctx *c, const hlo_op *op) {
-  HLO_TRY(vcount(op, 2, 2, 1, 1));
+/* convolution, and dynamic_conv (`dynamic`: padding is operand #2, so the
+ * spatial result sizes are not checked). */
+static hlo_status verify_convolution(vctx *c, const hlo_op *op, bool dynamic) {
+  HLO_TRY(vcount(op, dynamic ? 3 : 2, dynamic ? 3 : 2, 1, 1));
   HLO_TRY(vall_tensors(op));
   const hlo_type *l = T(0), *k = T(1), *r = R(0);
   if (l->rank != k->rank) return verr(op, "C1", "lhs rank %u differs from rhs rank %u", l->rank, k->rank);
   uint32_t N = l->rank;
   if (N < 2) return verr(op, "C1", "operands must have rank >= 2");
   uint32_t S = N - 2;
-  ilist ws, ld, rd, pad;
-  HLO_TRY(vwin_list(c, op, "window_strides", S, "C2", "C3", false, &ws));
-  HLO_TRY(vpadding(c, op, S, "C4", &pad));
-  HLO_TRY(vwin_list(c, op, "lhs_dilation", S, "C5", "C6", false, &ld));
-  HLO_TRY(vwin_list(c, op, "rhs_dilation", S, "C7", "C8", false, &rd));
-  const hlo_attr *wr = op_attr(op, "window_reversal");
+  ilist ws = {NULL, 0}, ld = {NULL, 0}, rd = {NULL, 0}, pad;
+  /* dynamic_conv: the corpus holds programs whose window attributes do not
+   * have N - 2 entries (testdata/dynamic/conv_general_dilated_1d_stride_2_
+   * even_dynamic.mlir); the reference accepts them, so they are not checked */
+  if (!dynamic) HLO_TRY(vwin_list(c, op, "window_strides", S, "C2", "C3", false, &ws));
+  if (dynamic) {
+    const hlo_type *pt = T(2);
+    pad.v = NULL;
+    pad.n = 0;
+    if (pt->rank != 2 || !vdim_eq(pt->dims[0], S) || !vdim_eq(pt->dims[1], 2))
+      return verr(op, "C4", "padding must have shape [%u, 2], got %s", S, vtype_str(c, pt));
+  } else {
+    HLO_TRY(vpadding(c, op, S, "C4", &pad));
+  }
+  if (!dynamic) {
+    HLO_TRY(vwin_list(c, op, "lhs_dilation", S, "C5", "C6", false, &ld));
+    HLO_TRY(vwin_list(c, op, "rhs_dilation", S, "C7", "C8", false, &rd));
+  }
+  const hlo_attr *wr = dynamic ? NULL : op_attr(op, "window_reversal");
   if (wr) {
     ilist w;
     if (!vattr_ints(c, wr, &w, NULL)) return verr(op, "ATTR", "window_reversal must be a bool array");
@@ -280,15 +323,14 @@ static hlo_status verify_convolution(vctx *c, const hlo_op *op) {
     return verr(op, "C14", "kernel input feature size %lld must be %lld", (long long)ki, (long long)(lf / fgc));
   if (ko != HLO_DYN && ko % bgc) return verr(op, "C15", "kernel output feature size %lld is not divisible by batch_group_count", (long long)ko);
   if (ko != HLO_DYN && ko % fgc) return verr(op, "C16", "kernel output feature size %lld is not divisible by feature_group_count", (long long)ko);
-  const hlo_attr *pc = op_attr(op, "precision_config");
-  if (pc && pc->kind == ATTR_ARRAY && pc->u.arr.n != 0 && pc->u.arr.n != 2)
-    return verr(op, "C24", "precision_config must have 2 entries, has %u", pc->u.arr.n);
+  bool all_default;
+  HLO_TRY(vprecision(op, "C24", &all_default));
   if (r->rank != N) return verr(op, "C26", "result rank %u differs from %u", r->rank, N);
   if (!vdim_eq(r->dims[ob], lb == HLO_DYN ? HLO_DYN : lb / bgc))
     return verr(op, "C25", "result batch dimension is %lld, expected %lld", (long long)r->dims[ob], (long long)(lb / bgc));
   if (!vdim_eq(r->dims[of], ko))
     return verr(op, "C25", "result feature dimension is %lld, expected %lld", (long long)r->dims[of], (long long)ko);
-  for (uint32_t i = 0; i < S; i++) {
+  for (uint32_t i = 0; i < S && !dynamic; i++) {
     int64_t want = num_windows(l->dims[is.v[i]], LV(ld, i), pad.n ? pad.v[2 * i] : 0,
                                pad.n ? pad.v[2 * i + 1] : 0, k->dims[ks.v[i]], LV(rd, i), LV(ws, i));
     if (!vdim_eq(r->dims[os.v[i]], want))
@@ -321,7 +363,7 @@ static hlo_status verify_reduce(vctx *c, const hlo_op *op) {
   if ((k = vout_of_range(d.v, d.n, x->rank)) >= 0)
     return verr(op, "C4", "dimension %lld is out of range for rank %u", (long long)d.v[k], x->rank);
   if ((k = vdup(d.v, d.n)) >= 0) return verr(op, "C5", "dimensions has duplicate %lld", (long long)d.v[k]);
-  HLO_TRY(vreduce_body(c, op, "C6", 0, n, &op->operands[0]->type, NULL));
+  HLO_TRY(vreduce_body(c, op, "C6", 0, n, 0, NULL));
   for (uint32_t i = 0; i < n; i++) {
     const hlo_type *ri = R(i);
     if (ri->rank != x->rank - d.n) return verr(op, "C7", "result #%u rank is %u, expected %u", i, ri->rank, x->rank - d.n);
@@ -343,8 +385,10 @@ static hlo_status verify_reduce(vctx *c, const hlo_op *op) {
 
 /* ------------------------------------------------------ gather/scatter */
 
-static hlo_status verify_gather(vctx *c, const hlo_op *op) {
-  HLO_TRY(vcount(op, 2, 2, 1, 1));
+/* gather, and dynamic_gather (`dynamic`: slice_sizes is operand #2, so the
+ * checks that need its values are skipped). */
+static hlo_status verify_gather(vctx *c, const hlo_op *op, bool dynamic) {
+  HLO_TRY(vcount(op, dynamic ? 3 : 2, dynamic ? 3 : 2, 1, 1));
   HLO_TRY(vall_tensors(op));
   const hlo_type *x = T(0), *si = T(1), *r = R(0);
   const hlo_attr *dn;
@@ -357,7 +401,17 @@ static hlo_status verify_gather(vctx *c, const hlo_op *op) {
   HLO_TRY(vfield_ints(c, op, dn, "start_indices_batching_dims", &sb));
   HLO_TRY(vfield_ints(c, op, dn, "start_index_map", &sm));
   HLO_TRY(vfield_int(op, dn, "index_vector_dim", 0, &ivd));
-  HLO_TRY(vints(c, op, "slice_sizes", true, &ss, NULL));
+  if (dynamic) {
+    ss.v = NULL;
+    ss.n = 0;
+    const hlo_type *st = T(2);
+    if (st->rank != 1 || !vdim_eq(st->dims[0], x->rank))
+      return verr(op, "C11", "slice_sizes must be 1-D of size rank(operand) = %u", x->rank);
+  } else {
+    HLO_TRY(vints(c, op, "slice_sizes", true, &ss, NULL));
+  }
+  bool sorted;
+  HLO_TRY(vbool(op, "indices_are_sorted", false, false, &sorted));
   if (!si->quant && !dtype_is_int(si->dtype)) return verr(op, "I2", "start_indices must be integers, got %s", vtype_str(c, si));
   if ((int64_t)x->rank != (int64_t)od.n + cs.n + ob.n)
     return verr(op, "C1", "operand rank %u != offset_dims (%u) + collapsed_slice_dims (%u) + operand_batching_dims (%u)", x->rank, od.n, cs.n, ob.n);
@@ -369,7 +423,7 @@ static hlo_status verify_gather(vctx *c, const hlo_op *op) {
   if ((k = vout_of_range(od.v, od.n, r->rank)) >= 0) return verr(op, "C5", "offset_dims entry %lld is out of range", (long long)od.v[k]);
   int64_t tmp[128];
   if (cs.n + ob.n > 128 || sm.n + ob.n > 128) return verr(op, "C6", "too many dimensions");
-  memcpy(tmp, cs.v, cs.n * sizeof *tmp);
+  if (cs.n) memcpy(tmp, cs.v, cs.n * sizeof *tmp);
   if (ob.n) memcpy(tmp + cs.n, ob.v, ob.n * sizeof *tmp);
   if (vdup(tmp, cs.n + ob.n) >= 0) return verr(op, "C6", "collapsed_slice_dims and operand_batching_dims must be unique");
   if (!vis_sorted(cs.v, cs.n)) return verr(op, "C7", "collapsed_slice_dims must be sorted");
@@ -382,10 +436,16 @@ static hlo_status verify_gather(vctx *c, const hlo_op *op) {
   if (ob.n != sb.n) return verr(op, "C16", "operand_batching_dims and start_indices_batching_dims sizes differ");
   for (uint32_t i = 0; i < ob.n; i++)
     if (!vdim_eq(x->dims[ob.v[i]], si->dims[sb.v[i]])) return verr(op, "C17", "batching dimension sizes differ");
-  memcpy(tmp, sm.v, sm.n * sizeof *tmp);
+  if (sm.n) memcpy(tmp, sm.v, sm.n * sizeof *tmp);
   if (ob.n) memcpy(tmp + sm.n, ob.v, ob.n * sizeof *tmp);
   if (vdup(tmp, sm.n + ob.n) >= 0) return verr(op, "C18", "start_index_map and operand_batching_dims must be unique");
   if ((k = vout_of_range(sm.v, sm.n, x->rank)) >= 0) return verr(op, "C19", "start_index_map entry %lld is out of range", (long long)sm.v[k]);
+  if (dynamic) {
+    uint32_t bd = si->rank - (ivd < (int64_t)si->rank ? 1 : 0);
+    if (r->rank != bd + od.n) return verr(op, "C13", "result rank is %u, expected %u", r->rank, bd + od.n);
+    if (!velem_eq(x, r)) return verr(op, "C14", "result element type %s differs from operand %s", vtype_str(c, r), vtype_str(c, x));
+    return NULL;
+  }
   if (ss.n != x->rank) return verr(op, "C20", "slice_sizes has %u entries, operand rank is %u", ss.n, x->rank);
   for (uint32_t i = 0; i < ss.n; i++)
     if (ss.v[i] < 0 || (x->dims[i] != HLO_DYN && ss.v[i] > x->dims[i]))
@@ -451,7 +511,7 @@ static hlo_status verify_scatter(vctx *c, const hlo_op *op) {
   if ((k = vout_of_range(uw.v, uw.n, u->rank)) >= 0) return verr(op, "C8", "update_window_dims entry %lld is out of range", (long long)uw.v[k]);
   int64_t tmp[128];
   if (iw.n + ib.n > 128 || sd.n + ib.n > 128) return verr(op, "C9", "too many dimensions");
-  memcpy(tmp, iw.v, iw.n * sizeof *tmp);
+  if (iw.n) memcpy(tmp, iw.v, iw.n * sizeof *tmp);
   if (ib.n) memcpy(tmp + iw.n, ib.v, ib.n * sizeof *tmp);
   if (vdup(tmp, iw.n + ib.n) >= 0) return verr(op, "C9", "inserted_window_dims and input_batching_dims must be unique");
   if (!vis_sorted(iw.v, iw.n)) return verr(op, "C10", "inserted_window_dims must be sorted");
@@ -467,7 +527,7 @@ static hlo_status verify_scatter(vctx *c, const hlo_op *op) {
   if (ivd < 0 || ivd > (int64_t)si->rank) return verr(op, "C22", "index_vector_dim %lld is out of range", (long long)ivd);
   int64_t nidx = ivd < (int64_t)si->rank ? si->dims[ivd] : 1;
   if (!vdim_eq(nidx, sd.n)) return verr(op, "C19", "scatter_dims_to_operand_dims has %u entries, expected %lld", sd.n, (long long)nidx);
-  memcpy(tmp, sd.v, sd.n * sizeof *tmp);
+  if (sd.n) memcpy(tmp, sd.v, sd.n * sizeof *tmp);
   if (ib.n) memcpy(tmp + sd.n, ib.v, ib.n * sizeof *tmp);
   if (vdup(tmp, sd.n + ib.n) >= 0) return verr(op, "C20", "scatter_dims_to_operand_dims and input_batching_dims must be unique");
   if ((k = vout_of_range(sd.v, sd.n, x->rank)) >= 0) return verr(op, "C21", "scatter_dims_to_operand_dims entry %lld is out of range", (long long)sd.v[k]);
@@ -499,7 +559,7 @@ static hlo_status verify_scatter(vctx *c, const hlo_op *op) {
   }
   if (n > 64) return verr(op, "C5", "too many inputs");
   const hlo_type *e[64];
-  HLO_TRY(vreduce_body(c, op, "C23", 0, n, &op->operands[0]->type, e));
+  HLO_TRY(vreduce_body(c, op, "C23", 0, n, 0, e));
   for (uint32_t i = 0; i < n; i++) {
     if (!vshape_eq(R(i), T(i))) return verr(op, "C24", "result #%u shape differs from input", i);
     if (!R(i)->quant && !velem_eq(R(i), e[i])) return verr(op, "C25", "result #%u element type differs from body type", i);
@@ -519,7 +579,9 @@ static hlo_status verify_sort(vctx *c, const hlo_op *op) {
     if (!vshape_eq(T(i), T(0))) return verr(op, "C3", "inputs must have the same shape");
   }
   int64_t dim, rk = T(0)->rank;
+  bool stable;
   HLO_TRY(vint(op, "dimension", false, -1, &dim));
+  HLO_TRY(vbool(op, "is_stable", false, false, &stable));
   if (dim < -rk || dim >= rk) return verr(op, "C4", "dimension %lld is out of range for rank %lld", (long long)dim, (long long)rk);
   const hlo_op *ret;
   HLO_TRY(vregion_sig(c, op, "C5", 0, "comparator", 2 * n, NULL, &ret));
@@ -703,6 +765,9 @@ static hlo_status verify_rng(vctx *c, const hlo_op *op) {
   HLO_TRY(venum(op, "rng_distribution", true, &dist));
   if (!velem_eq(T(0), T(1)) || !velem_eq(T(0), R(0))) return verr(op, "C1", "a, b and result element types differ");
   if (dist && !strcmp(dist, "NORMAL") && !dtype_is_float(T(0)->dtype)) return verr(op, "C2", "NORMAL needs floating-point a");
+  if (!vis_scalar(T(0)) || !vis_scalar(T(1))) return verr(op, "I1", "a and b must be 0-dimensional");
+  if (T(2)->rank != 1 || !vdim_eq(T(2)->dims[0], R(0)->rank))
+    return verr(op, "C3", "shape must be 1-D of size rank(result) = %u", R(0)->rank);
   (void)c;
   return NULL;
 }
@@ -711,11 +776,42 @@ static hlo_status verify_custom_call(vctx *c, const hlo_op *op) {
   const hlo_attr *t = op_attr(op, "call_target_name");
   if (!t) return verr(op, "ATTR", "missing required attribute 'call_target_name'");
   if (t->kind != ATTR_STRING) return verr(op, "ATTR", "attribute 'call_target_name' must be a string");
-  (void)c;
+  bool b;
+  int64_t v;
+  HLO_TRY(vbool(op, "has_side_effect", false, false, &b));
+  HLO_TRY(vint(op, "api_version", false, 1, &v));
+  const hlo_attr *bc = op_attr(op, "backend_config");
+  if (bc && bc->kind != ATTR_STRING && bc->kind != ATTR_DICT && bc->kind != ATTR_OPAQUE)
+    return verr(op, "ATTR", "attribute 'backend_config' must be a string or a dictionary");
+  const hlo_attr *cc = op_attr(op, "called_computations");
+  if (cc && cc->kind == ATTR_ARRAY)
+    for (uint32_t i = 0; i < cc->u.arr.n; i++) {
+      const hlo_attr *sym = cc->u.arr.items[i];
+      if (sym && sym->kind == ATTR_SYMBOL && sym->u.str.s && !module_find_func(c->m, sym->u.str.s))
+        return verr(op, "ATTR", "called computation '@%s' is not defined", sym->u.str.s);
+    }
   return NULL;
 }
 
 /* ------------------------------------------------------- collectives */
+
+/* replica_groups (a 2-D integer dense attribute, optional): entries unique,
+ * ignoring -1 padding. */
+static hlo_status vreplica_groups(vctx *c, const hlo_op *op, const char *cid) {
+  const hlo_attr *at = op_attr(op, "replica_groups");
+  if (!at || at->kind == ATTR_OPAQUE || at->kind == ATTR_STRUCT) return NULL;
+  ilist g;
+  const hlo_type *t;
+  if (!vattr_ints(c, at, &g, &t)) return verr(op, "ATTR", "attribute 'replica_groups' must be integers");
+  int64_t *v = g.n ? arena_calloc(&c->scratch, g.n, sizeof *v) : NULL;
+  uint32_t n = 0;
+  if (g.n && !v) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < g.n; i++)
+    if (g.v[i] != -1) v[n++] = g.v[i];
+  int64_t k = vdup(v, n);
+  if (k >= 0) return verr(op, cid, "replica_groups contains %lld twice", (long long)v[k]);
+  return NULL;
+}
 
 static hlo_status verify_all_reduce(vctx *c, const hlo_op *op) {
   uint32_t n = op->num_operands;
@@ -723,11 +819,11 @@ static hlo_status verify_all_reduce(vctx *c, const hlo_op *op) {
   HLO_TRY(vall_tensors(op));
   for (uint32_t i = 0; i < n; i++) {
     const hlo_type *e;
-    HLO_TRY(vreduce_body(c, op, "C5", 0, 1, &op->operands[i]->type, &e));
+    HLO_TRY(vreduce_body(c, op, "C5", 0, 1, i, &e));
     if (!vshape_eq(R(i), T(i))) return verr(op, "C6", "result #%u shape differs from operand", i);
     if (!R(i)->quant && !velem_eq(R(i), e)) return verr(op, "C7", "result #%u element type differs from computation type", i);
   }
-  return NULL;
+  return vreplica_groups(c, op, "C1");
 }
 
 static hlo_status verify_all_gather(vctx *c, const hlo_op *op) {
@@ -742,7 +838,7 @@ static hlo_status verify_all_gather(vctx *c, const hlo_op *op) {
     for (uint32_t j = 0; j < T(i)->rank; j++)
       if ((int64_t)j != d && !vdim_eq(T(i)->dims[j], R(i)->dims[j])) return verr(op, "C6", "result #%u dimension %u differs", i, j);
   }
-  return NULL;
+  return vreplica_groups(c, op, "C2");
 }
 
 static hlo_status verify_all_to_all(vctx *c, const hlo_op *op) {
@@ -761,8 +857,16 @@ static hlo_status verify_all_to_all(vctx *c, const hlo_op *op) {
     int64_t sz = T(i)->dims[sd];
     if (sz != HLO_DYN && sz % sc) return verr(op, "C2", "split dimension size %lld is not divisible by split_count %lld", (long long)sz, (long long)sc);
     if (!velem_eq(T(i), R(i)) || R(i)->rank != T(i)->rank) return verr(op, "C9", "result #%u type differs from operand", i);
+    for (int64_t d = 0; d < rk; d++) {
+      int64_t want = T(i)->dims[d];
+      if (want != HLO_DYN && sd != cd && d == sd) want /= sc;
+      else if (want != HLO_DYN && sd != cd && d == cd) want = want > INT64_MAX / sc ? HLO_DYN : want * sc;
+      if (!vdim_eq(R(i)->dims[d], want))
+        return verr(op, "C9", "result #%u dimension %lld is %lld, expected %lld", i, (long long)d,
+                    (long long)R(i)->dims[d], (long long)want);
+    }
   }
-  return NULL;
+  return vreplica_groups(c, op, "C5");
 }
 
 static hlo_status verify_reduce_scatter(vctx *c, const hlo_op *op) {
@@ -772,10 +876,10 @@ static hlo_status verify_reduce_scatter(vctx *c, const hlo_op *op) {
   HLO_TRY(vint(op, "scatter_dimension", true, 0, &d));
   if (d < 0 || d >= (int64_t)T(0)->rank) return verr(op, "C2", "scatter_dimension %lld is out of range", (long long)d);
   const hlo_type *e;
-  HLO_TRY(vreduce_body(c, op, "C7", 0, 1, &op->operands[0]->type, &e));
+  HLO_TRY(vreduce_body(c, op, "C7", 0, 1, 0, &e));
   if (R(0)->rank != T(0)->rank) return verr(op, "C8", "result rank differs from operand");
   if (!R(0)->quant && !velem_eq(R(0), e)) return verr(op, "C9", "result element type differs from computation type");
-  return NULL;
+  return vreplica_groups(c, op, "C3");
 }
 
 static hlo_status verify_batch_norm(vctx *c, const hlo_op *op, int nin, int nout) {
@@ -807,16 +911,70 @@ static hlo_status verify_tokens_only(const hlo_op *op, uint32_t first) {
   return NULL;
 }
 
+static hlo_status verify_dynamic_broadcast_in_dim(vctx *c, const hlo_op *op) {
+  HLO_TRY(vcount(op, 2, 2, 1, 1));
+  HLO_TRY(vall_tensors(op));
+  const hlo_type *x = T(0), *os = T(1), *r = R(0);
+  ilist d, ke, kn;
+  HLO_TRY(vints(c, op, "broadcast_dimensions", true, &d, NULL));
+  HLO_TRY(vints(c, op, "known_expanding_dimensions", false, &ke, NULL));
+  HLO_TRY(vints(c, op, "known_nonexpanding_dimensions", false, &kn, NULL));
+  if (!(x->quant && x->quant->axis >= 0) && !velem_eq(x, r))
+    return verr(op, "C1", "result element type %s differs from operand %s", vtype_str(c, r), vtype_str(c, x));
+  if (d.n != x->rank) return verr(op, "C2", "broadcast_dimensions has %u entries but operand rank is %u", d.n, x->rank);
+  int64_t k;
+  if ((k = vout_of_range(d.v, d.n, r->rank)) >= 0)
+    return verr(op, "C3", "broadcast_dimensions entry %lld is out of range for result rank %u", (long long)d.v[k], r->rank);
+  if ((k = vdup(d.v, d.n)) >= 0) return verr(op, "C4", "broadcast_dimensions has duplicate %lld", (long long)d.v[k]);
+  for (uint32_t i = 0; i < x->rank; i++)
+    if (x->dims[i] != 1 && !vdim_eq(x->dims[i], r->dims[d.v[i]]))
+      return verr(op, "C5", "operand dimension %u has size %lld, result dimension %lld has %lld", i,
+                  (long long)x->dims[i], (long long)d.v[i], (long long)r->dims[d.v[i]]);
+  if (os->rank != 1 || !vdim_eq(os->dims[0], r->rank))
+    return verr(op, "C7", "output_dimensions must be 1-D of size rank(result) = %u", r->rank);
+  if (ke.n + kn.n > 0) {
+    int64_t *all = arena_calloc(&c->scratch, ke.n + kn.n, sizeof *all);
+    if (!all) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    if (ke.n) memcpy(all, ke.v, ke.n * sizeof *all);
+    if (kn.n) memcpy(all + ke.n, kn.v, kn.n * sizeof *all);
+    if (vdup(all, ke.n + kn.n) >= 0) return verr(op, "C8", "known expanding/nonexpanding dimensions must be unique");
+  }
+  if ((k = vout_of_range(ke.v, ke.n, x->rank)) >= 0) return verr(op, "C9", "known_expanding_dimensions entry %lld is out of range", (long long)ke.v[k]);
+  if ((k = vout_of_range(kn.v, kn.n, x->rank)) >= 0) return verr(op, "C10", "known_nonexpanding_dimensions entry %lld is out of range", (long long)kn.v[k]);
+  return NULL;
+}
+
+/* chlo ops: operand/result counts only (they are legalized to stablehlo). */
+static hlo_status verify_chlo(const hlo_op *op) {
+  unsigned fl = op_flags(op->opcode);
+  if (fl & OPF_ELEMENTWISE) return vcount(op, 1, 1, 1, 1);
+  switch (op->opcode) {
+    case OP_CHLO_BROADCAST_SELECT: return vcount(op, 3, 3, 1, 1);
+    case OP_CHLO_NEXT_AFTER:
+    case OP_CHLO_POLYGAMMA:
+    case OP_CHLO_ZETA:
+    case OP_CHLO_MULHI: return vcount(op, 2, 2, 1, 1);
+    case OP_CHLO_CONSTANT_LIKE: return vcount(op, 1, 1, 1, 1);
+    case OP_CHLO_CONSTANT: return vcount(op, 0, 0, 1, 1);
+    case OP_CHLO_TOP_K: return vcount(op, 1, 1, 2, 2);
+    case OP_CHLO_RAGGED_DOT: return vcount(op, 3, 3, 1, 1);
+    default:
+      if (op->opcode >= OP_CHLO_BROADCAST_ADD && op->opcode <= OP_CHLO_BROADCAST_ZETA)
+        return vcount(op, 2, 2, 1, 1);
+      return NULL;
+  }
+}
+
 hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
   *handled = true;
   switch (op->opcode) {
     case OP_DOT_GENERAL: return verify_dot_general(c, op);
     case OP_DOT: return verify_dot(c, op);
-    case OP_CONVOLUTION: return verify_convolution(c, op);
+    case OP_CONVOLUTION: return verify_convolution(c, op, false);
     case OP_REDUCE: return verify_reduce(c, op);
     case OP_REDUCE_WINDOW: return verify_reduce_window(c, op);
     case OP_SELECT_AND_SCATTER: return verify_select_and_scatter(c, op);
-    case OP_GATHER: return verify_gather(c, op);
+    case OP_GATHER: return verify_gather(c, op, false);
     case OP_SCATTER: return verify_scatter(c, op);
     case OP_SORT: return verify_sort(c, op);
     case OP_MAP: return verify_map(c, op);
@@ -836,10 +994,31 @@ hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
     case OP_BATCH_NORM_INFERENCE: return verify_batch_norm(c, op, 5, 1);
     case OP_BATCH_NORM_TRAINING: return verify_batch_norm(c, op, 3, 3);
     case OP_BATCH_NORM_GRAD: return verify_batch_norm(c, op, 5, 3);
-    case OP_COLLECTIVE_PERMUTE:
+    case OP_COLLECTIVE_PERMUTE: {
       HLO_TRY(vcount(op, 1, 1, 1, 1));
+      const hlo_attr *at = op_attr(op, "source_target_pairs");
+      ilist p;
+      const hlo_type *pt;
+      if (!at) return verr(op, "ATTR", "missing required attribute 'source_target_pairs'");
+      if (!vattr_ints(c, at, &p, &pt)) return verr(op, "ATTR", "attribute 'source_target_pairs' must be integers");
+      if ((pt && (pt->rank != 2 || (pt->dims[1] != 2 && p.n))) || p.n % 2)
+        return verr(op, "C1", "source_target_pairs must have shape [N, 2]");
+      uint32_t np = p.n / 2;
+      int64_t *src = np ? arena_calloc(&c->scratch, np, sizeof *src) : NULL;
+      int64_t *dst = np ? arena_calloc(&c->scratch, np, sizeof *dst) : NULL;
+      if (np && (!src || !dst)) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+      for (uint32_t i = 0; i < np; i++) {
+        src[i] = p.v[2 * i];
+        dst[i] = p.v[2 * i + 1];
+      }
+      int64_t k;
+      if ((k = vdup(src, np)) >= 0) return verr(op, "C2", "source %lld appears twice", (long long)src[k]);
+      if ((k = vdup(dst, np)) >= 0) return verr(op, "C3", "target %lld appears twice", (long long)dst[k]);
+      for (uint32_t i = 0; i < p.n; i++)
+        if (p.v[i] < 0) return verr(op, "C4", "source_target_pairs entry %lld is negative", (long long)p.v[i]);
       if (!vtype_eq(T(0), R(0))) return verr(op, "C5", "result type differs from operand");
       return NULL;
+    }
     case OP_COLLECTIVE_BROADCAST: {
       bool dyn_root;
       HLO_TRY(vbool(op, "has_dynamic_root", false, op->num_operands > op->num_results, &dyn_root));
@@ -859,13 +1038,45 @@ hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
       int64_t d;
       HLO_TRY(vint(op, "dimension", true, 0, &d));
       if (!vis_tensor(T(0)) || d < 0 || d >= (int64_t)T(0)->rank) return verr(op, "C1", "dimension %lld is out of range", (long long)d);
+      if (!vis_scalar(R(0)) || R(0)->dtype != HLO_I32) return verr(op, "O1", "result must be tensor<i32>, got %s", vtype_str(c, R(0)));
+      return NULL;
+    }
+    case OP_SET_DIMENSION_SIZE: {
+      HLO_TRY(vcount(op, 2, 2, 1, 1));
+      HLO_TRY(vall_tensors(op));
+      int64_t d;
+      HLO_TRY(vint(op, "dimension", true, 0, &d));
+      if (d < 0 || d >= (int64_t)T(0)->rank) return verr(op, "C1", "dimension %lld is out of range", (long long)d);
+      if (!vis_scalar(T(1)) || !dtype_is_int(T(1)->dtype)) return verr(op, "I2", "size must be a 0-dimensional integer tensor");
+      if (R(0)->rank != T(0)->rank || !velem_eq(R(0), T(0))) return verr(op, "C2", "result must have the operand's rank and element type");
+      return NULL;
+    }
+    case OP_REAL_DYNAMIC_SLICE: {
+      HLO_TRY(vcount(op, 4, 4, 1, 1));
+      HLO_TRY(vall_tensors(op));
+      if (!velem_eq(T(0), R(0))) return verr(op, "C1", "result element type differs from operand");
+      for (uint32_t i = 1; i < 4; i++)
+        if (T(i)->rank != 1 || !vdim_eq(T(i)->dims[0], T(0)->rank))
+          return verr(op, "C2", "operand #%u must be 1-D of size rank(operand) = %u", i, T(0)->rank);
+      if (R(0)->rank != T(0)->rank) return verr(op, "C5", "result rank differs from operand");
       return NULL;
     }
     case OP_UNIFORM_QUANTIZE:
+      HLO_TRY(vcount(op, 1, 1, 1, 1));
+      HLO_TRY(vall_tensors(op));
+      if (!vshape_eq(T(0), R(0))) return verr(op, "C1", "result shape differs from operand");
+      if (!R(0)->quant) return verr(op, "O1", "result must be a quantized tensor, got %s", vtype_str(c, R(0)));
+      if (!T(0)->quant && !dtype_is_float(T(0)->dtype)) return verr(op, "I1", "operand must be floating-point or quantized");
+      if (R(0)->quant->expressed != (T(0)->quant ? T(0)->quant->expressed : T(0)->dtype))
+        return verr(op, "C2", "expressed type of the result differs from the operand's");
+      return NULL;
     case OP_UNIFORM_DEQUANTIZE:
       HLO_TRY(vcount(op, 1, 1, 1, 1));
       HLO_TRY(vall_tensors(op));
       if (!vshape_eq(T(0), R(0))) return verr(op, "C1", "result shape differs from operand");
+      if (!T(0)->quant) return verr(op, "I1", "operand must be a quantized tensor, got %s", vtype_str(c, T(0)));
+      if (R(0)->quant || R(0)->dtype != T(0)->quant->expressed)
+        return verr(op, "C2", "result element type must be the operand's expressed type");
       return NULL;
     case OP_AFTER_ALL:
       HLO_TRY(vcount(op, 0, -1, 1, 1));
@@ -887,23 +1098,46 @@ hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
       if (T(op->num_operands - 1)->kind != TYPE_TOKEN) return verr(op, "I2", "last operand must be a token");
       return NULL;
     case OP_CROSS_REPLICA_SUM: return vcount(op, 1, -1, op->num_operands, op->num_operands);
-    case OP_DYNAMIC_BROADCAST_IN_DIM: return vcount(op, 2, 2, 1, 1);
-    case OP_DYNAMIC_IOTA: return vcount(op, 1, 1, 1, 1);
-    case OP_DYNAMIC_PAD: return vcount(op, 5, 5, 1, 1);
-    case OP_DYNAMIC_RESHAPE: {
-      HLO_TRY(vcount(op, 2, 2, 1, 1));
-      int64_t a = type_num_elements(T(0)), b = type_num_elements(R(0));
-      if (a >= 0 && b >= 0 && a != b) return verr(op, "C2", "operand has %lld elements, result %lld", (long long)a, (long long)b);
+    case OP_DYNAMIC_BROADCAST_IN_DIM: return verify_dynamic_broadcast_in_dim(c, op);
+    case OP_DYNAMIC_IOTA: {
+      HLO_TRY(vcount(op, 1, 1, 1, 1));
+      HLO_TRY(vall_tensors(op));
+      int64_t d;
+      HLO_TRY(vint(op, "iota_dimension", true, 0, &d));
+      if (T(0)->rank != 1 || !vdim_eq(T(0)->dims[0], R(0)->rank))
+        return verr(op, "C2", "output_shape must be 1-D of size rank(result) = %u", R(0)->rank);
+      if (d < 0 || d >= (int64_t)R(0)->rank) return verr(op, "C1", "iota_dimension %lld is out of range", (long long)d);
       return NULL;
     }
-    case OP_DYNAMIC_GATHER: return vcount(op, 3, 3, 1, 1);
-    case OP_DYNAMIC_CONV: return vcount(op, 3, 3, 1, 1);
-    case OP_REAL_DYNAMIC_SLICE: return vcount(op, 4, 4, 1, 1);
-    case OP_SET_DIMENSION_SIZE: return vcount(op, 2, 2, 1, 1);
+    case OP_DYNAMIC_PAD: {
+      HLO_TRY(vcount(op, 5, 5, 1, 1));
+      HLO_TRY(vall_tensors(op));
+      if (!T(0)->quant && (!velem_eq(T(0), T(1)) || !velem_eq(T(0), R(0))))
+        return verr(op, "C1", "operand, padding_value and result element types differ");
+      for (uint32_t i = 2; i < 5; i++)
+        if (T(i)->rank != 1 || !vdim_eq(T(i)->dims[0], T(0)->rank))
+          return verr(op, "C2", "padding operand #%u must be 1-D of size %u", i, T(0)->rank);
+      if (R(0)->rank != T(0)->rank) return verr(op, "C4", "result rank differs from operand");
+      return NULL;
+    }
+    case OP_DYNAMIC_RESHAPE: {
+      HLO_TRY(vcount(op, 2, 2, 1, 1));
+      HLO_TRY(vall_tensors(op));
+      int64_t a = type_num_elements(T(0)), b = type_num_elements(R(0));
+      if (a >= 0 && b >= 0 && a != b) return verr(op, "C2", "operand has %lld elements, result %lld", (long long)a, (long long)b);
+      if (T(1)->rank != 1 || !vdim_eq(T(1)->dims[0], R(0)->rank))
+        return verr(op, "C4", "output_shape must be 1-D of size rank(result) = %u", R(0)->rank);
+      return NULL;
+    }
+    case OP_DYNAMIC_GATHER: return verify_gather(c, op, true);
+    case OP_DYNAMIC_CONV: return verify_convolution(c, op, true);
     case OP_EINSUM: return vcount(op, 2, 2, 1, 1);
     case OP_UNARY_EINSUM: return vcount(op, 1, 1, 1, 1);
     case OP_TORCH_INDEX_SELECT: return vcount(op, 2, 2, 1, 1);
     case OP_TRACE: return vcount(op, 1, 1, 0, 0);
-    default: *handled = false; return NULL;
+    default:
+      if (op_flags(op->opcode) & OPF_CHLO) return verify_chlo(op);
+      *handled = false;
+      return NULL;
   }
 }

@@ -6,6 +6,22 @@
 #include <stddef.h>
 #include "ir/ir.h"
 
+/* What the parser accepts (src/parse/: parser.c structure and generic form,
+ * parse_type.c, parse_attr.c, parse_ops.c pretty forms):
+ *   - `module [@name] [attributes {..}] { func.func ... }`, bare func.funcs,
+ *     and the fully generic `"builtin.module"() ({...}) : () -> ()` /
+ *     `"func.func"() <{function_type = ..., sym_name = ..}> ({...})`;
+ *   - `#alias = ...` top-level lines (kept in m->aliases), `loc(...)` after
+ *     ops (op->loc_text), args, functions and modules;
+ *   - every op of ops.def in generic form, and the pretty forms JAX and the
+ *     StableHLO corpus print. Attributes are stored as ir.h's ATTRIBUTE
+ *     CONTRACT says; a tensor type's encoding is stored without the ", "
+ *     separator (`#stablehlo.bounds<5>`). Result types the pretty form omits
+ *     are inferred (SameOperandsAndResultType); such results share one
+ *     hlo_type object (types are treated as immutable).
+ * Errors name the offending token and sit at its line:col; nesting is
+ * bounded (256 levels) and absurd sizes are errors, not allocations. */
+
 /* Parses the text `src->text[begin, end)` as one module (`module { ... }`
  * or bare `func.func`s, which get an implicit module). `src->name` is the
  * file name for messages; line numbers count from `src->first_line` at

@@ -680,7 +680,7 @@ bool parse_attr_dict(pstate *ps, named_attr **items, uint32_t *n, uint32_t *cap)
         v = attr_unit(ps->a);
         if (!v) return ps_oom(ps);
       }
-      for (uint32_t i = 0; i < *n; i++)
+      for (uint32_t i = 0; i < *n && *n <= 256; i++)
         if (strcmp((*items)[i].name, name) == 0)
           return ps_err(ps, np, "duplicate attribute '%s'", name);
       named_attr *s = ps_vec_push(ps, (void **)items, n, cap, sizeof *s);
@@ -817,6 +817,11 @@ bool parse_attr(pstate *ps, hlo_attr **out) {
     *out = a;
   } else if (c == '#') {
     ok = parse_hash_attr(ps, out);
+  } else if (c == '(') {
+    /* a function type (generic func.func's function_type): kept verbatim,
+     * its types stashed for the function parser */
+    ok = parse_func_type(ps, &ps->fn_ins, &ps->fn_nin, &ps->fn_outs, &ps->fn_nout);
+    if (ok) ok = (*out = mk_opaque(ps, start, ps->pos)) != NULL;
   } else if ((c >= '0' && c <= '9') || c == '-') {
     ok = parse_number_attr(ps, out);
   } else if (c == '!' && strncmp(ps->s + start, "!stablehlo.token", 16) != 0 &&

@@ -46,6 +46,11 @@ typedef struct pstate {
   sym_entry *syms;
   uint32_t nsyms, capsyms;
   int32_t *buckets;        /* SYM_BUCKETS heads */
+  uint32_t cap_aliases;    /* capacity of m->aliases */
+  /* the last function type parsed as an attribute (generic func.func's
+   * function_type); fn_nin == UINT32_MAX when none */
+  hlo_type **fn_ins, **fn_outs;
+  uint32_t fn_nin, fn_nout;
   char tokbuf[48];         /* scratch for token descriptions */
 } pstate;
 

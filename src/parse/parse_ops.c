@@ -91,7 +91,7 @@ static bool parse_type_spec(pstate *ps, opb *b, tstyle style) {
   }
   if (k != 1) return ps_err(ps, tpos, "expected one type or a function type, got %u types", k);
   for (uint32_t i = 0; i < b->nops; i++) TRY(check_use_type(ps, tpos, b->ops[i], l[0]));
-  return set_results(ps, b, l[0], b->nres ? b->nres : 1);
+  return set_results(ps, b, l[0], 1);
 }
 
 static bool opt_attr_dict(pstate *ps, opb *b) {
@@ -153,7 +153,10 @@ static bool handle_kw(pstate *ps, opb *b, kwctx *kc, const char *kw, size_t len)
                                                                                 : "broadcast_dimensions");
   if (KW("sizes")) return dims_attr(ps, b, c == OP_BROADCAST ? "broadcast_sizes" : "slice_sizes");
   if (KW("dim"))
-    return int_attr(ps, b, c == OP_IOTA || c == OP_DYNAMIC_IOTA ? "iota_dimension" : "dimension", HLO_I64);
+    return int_attr(ps, b, c == OP_IOTA || c == OP_DYNAMIC_IOTA ? "iota_dimension"
+                           : c == OP_TORCH_INDEX_SELECT          ? "dim"
+                                                                 : "dimension",
+                    HLO_I64);
   if (KW("low")) return dims_attr(ps, b, "edge_padding_low");
   if (KW("high")) return dims_attr(ps, b, "edge_padding_high");
   if (KW("interior")) return dims_attr(ps, b, "interior_padding");
@@ -212,6 +215,15 @@ static bool handle_kw(pstate *ps, opb *b, kwctx *kc, const char *kw, size_t len)
     char *nm = ps_strndup(ps, kw, len);
     if (!nm) return false;
     name = nm;
+  }
+  /* other keywords: integer lists become array<i64: ...> (as the generic
+   * form spells e.g. known_expanding_dimensions), the rest as parsed */
+  ps_ws(ps);
+  if (ps_peek(ps) == '[') {
+    size_t p = ps->pos + 1;
+    while (p < ps->end && ps->s[p] == ' ') p++;
+    char d = p < ps->end ? ps->s[p] : 0;
+    if ((d >= '0' && d <= '9') || d == '-') return dims_attr(ps, b, name);
   }
   hlo_attr *v;
   TRY(parse_attr(ps, &v));
@@ -516,6 +528,8 @@ static bool p_reduce(pstate *ps, opb *b) {
       TRY(ps_value_name(ps, &nr->pos, &nr->len));
       TRY(ps_expect(ps, ':', "reducer arguments"));
       TRY(parse_type(ps, &types[j * n + i]));
+      const char *lt;
+      TRY(parse_opt_loc(ps, &lt));
     }
     TRY(ps_expect(ps, ')', "reducer arguments"));
   }
@@ -663,6 +677,10 @@ bool parse_pretty(pstate *ps, opb *b) {
     case OP_CHLO_TOP_K: return p_top_k(ps, b);
     case OP_CHLO_SCAN: return p_scan(ps, b);
     case OP_CHECK_EXPECT_EQ_CONST: case OP_CHECK_EXPECT_ALMOST_EQ_CONST: return p_check_const(ps, b);
-    default: return p_default(ps, b);
+    default:
+      /* `stablehlo.all_reduce(%x) ({...}) {...} : ...`: a bare name followed
+       * by the generic form's syntax, as documentation writes it */
+      if (ps_peek(ps) == '(') return parse_generic(ps, b);
+      return p_default(ps, b);
   }
 }

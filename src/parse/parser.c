@@ -15,12 +15,18 @@
 
 hlo_loc ps_loc(pstate *ps, size_t pos) {
   if (pos > ps->end) pos = ps->end;
-  if (pos < ps->lc_pos) {
-    ps->lc_pos = 0;
-    ps->lc_line = ps->src->first_line;
-    ps->lc_line_start = 0;
-  }
   const char *s = ps->s;
+  if (pos < ps->lc_pos) {
+    /* step back line by line (usually a few bytes: result names before an
+     * op's name) */
+    while (pos < ps->lc_line_start) {
+      size_t ls = ps->lc_line_start - 1;
+      while (ls > 0 && s[ls - 1] != '\n') ls--;
+      ps->lc_line--;
+      ps->lc_line_start = ls;
+    }
+    ps->lc_pos = pos;
+  }
   size_t p = ps->lc_pos;
   while (p < pos) {
     const char *nl = memchr(s + p, '\n', pos - p);
@@ -404,10 +410,34 @@ bool ps_use(pstate *ps, hlo_value **out) {
   return true;
 }
 
+/* A short spelling of `t` for messages (tensor<2x?xf32>, tuple<...>). */
+static void type_str(const hlo_type *t, char *buf, size_t cap) {
+  strbuf b;
+  sb_init(&b);
+  if (t->kind == TYPE_TOKEN) {
+    sb_puts(&b, "!stablehlo.token");
+  } else if (t->kind == TYPE_TUPLE) {
+    sb_printf(&b, "tuple<%u elements>", t->num_elems);
+  } else {
+    sb_puts(&b, "tensor<");
+    for (uint32_t i = 0; i < t->rank; i++) {
+      if (t->dims[i] == HLO_DYN) sb_puts(&b, "?x");
+      else sb_printf(&b, "%lldx", (long long)t->dims[i]);
+    }
+    if (t->quant) sb_printf(&b, "!quant.uniform<%s:...>>", hlo_dtype_name(t->dtype));
+    else sb_printf(&b, "%s>", hlo_dtype_name(t->dtype));
+  }
+  snprintf(buf, cap, "%s", b.oom ? "?" : sb_cstr(&b));
+  sb_free(&b);
+}
+
 bool check_use_type(pstate *ps, size_t pos, hlo_value *v, const hlo_type *declared) {
   if (type_equal(v->type, declared)) return true;
-  return ps_err(ps, pos, "type of value '%%%s' does not match its declared type",
-                v->name ? v->name : "?");
+  char want[96], have[96];
+  type_str(declared, want, sizeof want);
+  type_str(v->type, have, sizeof have);
+  return ps_err(ps, pos, "type of value '%%%s' does not match its declared type: declared %s, "
+                "defined as %s", v->name ? v->name : "?", want, have);
 }
 
 /* ============================================================== op build */
@@ -630,7 +660,8 @@ static bool parse_op(pstate *ps, hlo_block *blk) {
     TRY(parse_pretty(ps, &b));
   }
   if (b.nres && b.nrt != b.nres)
-    return ps_err(ps, b.name_pos, "operation has %u results but %u result names", b.nrt, b.nres);
+    return ps_err(ps, b.name_pos, "operation has %u result(s) but %u result name(s) are given",
+                  b.nrt, b.nres);
   const char *loc_text;
   TRY(parse_opt_loc(ps, &loc_text));
   hlo_op *op = op_create(ps->m, b.opc, b.ops, b.nops, b.rtypes, b.nrt, b.nregs,
@@ -795,14 +826,127 @@ static bool add_alias(pstate *ps) {
   while (q < t && ps->s[q] == ' ') q++;
   if (q >= t || ps->s[q] != '=') return ps_err(ps, st, "expected '#alias = ...' at top level");
   hlo_module_ir *m = ps->m;
-  const char **na = ps_alloc(ps, (m->num_aliases + 1) * sizeof *na);
-  if (!na) return false;
-  if (m->num_aliases) memcpy(na, m->aliases, m->num_aliases * sizeof *na);
-  na[m->num_aliases] = ps_strndup(ps, ps->s + st, t - st);
-  if (!na[m->num_aliases]) return false;
-  m->aliases = na;
-  m->num_aliases++;
+  const char **slot = ps_vec_push(ps, (void **)&m->aliases, &m->num_aliases, &ps->cap_aliases,
+                                  sizeof *slot);
+  if (!slot) return false;
+  *slot = ps_strndup(ps, ps->s + st, t - st);
+  if (!*slot) return false;
   ps->pos = e;
+  return true;
+}
+
+/* True when the next token is the string `"lit"` (not consumed). */
+static bool peek_quoted(pstate *ps, const char *lit) {
+  ps_ws(ps);
+  size_t n = strlen(lit);
+  return ps->end - ps->pos >= n + 2 && ps->s[ps->pos] == '"' &&
+         memcmp(ps->s + ps->pos + 1, lit, n) == 0 && ps->s[ps->pos + 1 + n] == '"';
+}
+
+/* `: () -> ()` closing a generic module or function. */
+static bool expect_unit_fn_type(pstate *ps, const char *what) {
+  TRY(ps_expect(ps, ':', what));
+  TRY(ps_expect(ps, '(', what));
+  TRY(ps_expect(ps, ')', what));
+  TRY(ps_expect_arrow(ps, what));
+  TRY(ps_expect(ps, '(', what));
+  return ps_expect(ps, ')', what);
+}
+
+/* An ATTR_ARRAY of dictionaries (arg_attrs / res_attrs) as attr_lists. */
+static bool attr_lists_from(pstate *ps, size_t pos, const hlo_attr *a, uint32_t n, attr_list **out) {
+  *out = NULL;
+  if (!n) return true;
+  attr_list *l = ps_alloc(ps, n * sizeof *l);
+  if (!l) return false;
+  if (a) {
+    if (a->kind != ATTR_ARRAY || a->u.arr.n != n)
+      return ps_err(ps, pos, "arg_attrs/res_attrs must list one dictionary per argument/result");
+    for (uint32_t i = 0; i < n; i++) {
+      const hlo_attr *d = a->u.arr.items[i];
+      if (d->kind != ATTR_DICT) return ps_err(ps, pos, "arg_attrs/res_attrs entries must be dictionaries");
+      l[i].n = d->u.dict.n;
+      l[i].items = d->u.dict.entries;
+    }
+  }
+  *out = l;
+  return true;
+}
+
+/* `"func.func"() <{function_type = ..., sym_name = ...}> ({ ^bb0(...): ... }) : () -> ()` */
+static bool parse_generic_func(pstate *ps) {
+  hlo_module_ir *m = ps->m;
+  size_t kp = ps->pos;
+  char *nm;
+  size_t nl;
+  TRY(ps_string(ps, &nm, &nl));
+  hlo_func *f = ps_alloc(ps, sizeof *f);
+  if (!f) return false;
+  f->loc = ps_loc(ps, kp);
+  TRY(ps_expect(ps, '(', "func.func"));
+  TRY(ps_expect(ps, ')', "func.func"));
+  named_attr *props = NULL;
+  uint32_t np = 0, cap = 0;
+  ps->fn_ins = ps->fn_outs = NULL;
+  ps->fn_nin = ps->fn_nout = UINT32_MAX;
+  size_t pp = ps->pos;
+  if (ps_accept_str(ps, "<{")) {
+    ps->pos--;
+    TRY(parse_attr_dict(ps, &props, &np, &cap));
+    TRY(ps_expect(ps, '>', "properties"));
+  }
+  hlo_region *body = NULL;
+  if (ps_accept(ps, '(')) {
+    TRY(parse_region(ps, &body, NULL, NULL, 0));
+    TRY(ps_expect(ps, ')', "func.func"));
+  }
+  if (ps_peek(ps) == '{') TRY(parse_attr_dict(ps, &props, &np, &cap));
+  TRY(expect_unit_fn_type(ps, "func.func"));
+  const char *lt;
+  TRY(parse_opt_loc(ps, &lt));
+  const hlo_attr *ft = NULL, *aa = NULL, *ra = NULL;
+  named_attr *rest = NULL;
+  uint32_t nrest = 0, caprest = 0;
+  for (uint32_t i = 0; i < np; i++) {
+    const char *k = props[i].name;
+    const hlo_attr *v = props[i].value;
+    if (!strcmp(k, "sym_name") && v->kind == ATTR_STRING) f->name = v->u.str.s;
+    else if (!strcmp(k, "sym_visibility") && v->kind == ATTR_STRING) f->visibility = v->u.str.s;
+    else if (!strcmp(k, "function_type")) ft = v;
+    else if (!strcmp(k, "arg_attrs")) aa = v;
+    else if (!strcmp(k, "res_attrs")) ra = v;
+    else {
+      named_attr *s2 = ps_vec_push(ps, (void **)&rest, &nrest, &caprest, sizeof *s2);
+      if (!s2) return false;
+      *s2 = props[i];
+    }
+  }
+  if (!f->name) return ps_err(ps, kp, "func.func needs a sym_name string");
+  if (!ft || ps->fn_nin == UINT32_MAX) return ps_err(ps, pp, "func.func needs a function_type");
+  if (module_find_func(m, f->name)) return ps_err(ps, kp, "redefinition of function '@%s'", f->name);
+  f->attrs.n = nrest;
+  f->attrs.items = rest;
+  f->num_args = ps->fn_nin;
+  f->num_results = ps->fn_nout;
+  f->result_types = ps->fn_outs;
+  TRY(attr_lists_from(ps, pp, aa, f->num_args, &f->arg_attrs));
+  TRY(attr_lists_from(ps, pp, ra, f->num_results, &f->result_attrs));
+  if (body) {
+    if (body->block.num_args != f->num_args)
+      return ps_err(ps, kp, "function body has %u arguments, its type %u", body->block.num_args, f->num_args);
+    for (uint32_t i = 0; i < f->num_args; i++)
+      if (!type_equal(body->block.args[i].type, ps->fn_ins[i]))
+        return ps_err(ps, kp, "type of function argument %u differs from function_type", i);
+    region_move(&f->body, body, NULL);
+  } else {
+    f->body.block.parent = &f->body;
+    hlo_status st = block_set_args(m, &f->body.block, ps->fn_ins, f->num_args);
+    if (st) { hlo_status_free(st); return ps_oom(ps); }
+  }
+  if (m->funcs_tail) m->funcs_tail->next = f;
+  else m->funcs = f;
+  m->funcs_tail = f;
+  m->num_funcs++;
   return true;
 }
 
@@ -813,9 +957,53 @@ static bool parse_funcs_until(pstate *ps, char close) {
     if (c == '#') { TRY(add_alias(ps)); continue; }
     size_t kp = ps->pos;
     if (ps_accept_kw(ps, "func.func")) { TRY(parse_func(ps, kp)); continue; }
+    if (peek_quoted(ps, "func.func")) { TRY(parse_generic_func(ps)); continue; }
     if (!c) return ps_err(ps, kp, "expected '}' at end of module, got end of input");
     return ps_err(ps, kp, "expected 'func.func', got '%s'", ps_tok(ps, kp));
   }
+}
+
+/* `"builtin.module"() <{sym_name = "m"}> ({ ^bb0: funcs }) {attrs} : () -> ()` */
+static bool parse_generic_module(pstate *ps) {
+  char *nm;
+  size_t nl;
+  TRY(ps_string(ps, &nm, &nl));
+  TRY(ps_expect(ps, '(', "builtin.module"));
+  TRY(ps_expect(ps, ')', "builtin.module"));
+  named_attr *props = NULL;
+  uint32_t np = 0, cap = 0;
+  if (ps_accept_str(ps, "<{")) {
+    ps->pos--;
+    TRY(parse_attr_dict(ps, &props, &np, &cap));
+    TRY(ps_expect(ps, '>', "properties"));
+  }
+  TRY(ps_expect(ps, '(', "builtin.module"));
+  TRY(ps_expect(ps, '{', "builtin.module"));
+  if (ps_peek(ps) == '^') {
+    size_t st, len;
+    ps->pos++;
+    if (!ps_ident(ps, &st, &len)) return ps_err(ps, ps->pos, "expected block label");
+    TRY(ps_expect(ps, ':', "block label"));
+  }
+  TRY(parse_funcs_until(ps, '}'));
+  TRY(ps_expect(ps, '}', "builtin.module"));
+  TRY(ps_expect(ps, ')', "builtin.module"));
+  if (ps_peek(ps) == '{') TRY(parse_attr_dict(ps, &props, &np, &cap));
+  TRY(expect_unit_fn_type(ps, "builtin.module"));
+  const char *lt;
+  TRY(parse_opt_loc(ps, &lt));
+  hlo_module_ir *m = ps->m;
+  uint32_t acap = 0;
+  for (uint32_t i = 0; i < np; i++) {
+    if (!strcmp(props[i].name, "sym_name") && props[i].value->kind == ATTR_STRING) {
+      m->name = props[i].value->u.str.s;
+      continue;
+    }
+    named_attr *s2 = ps_vec_push(ps, (void **)&m->attrs.items, &m->attrs.n, &acap, sizeof *s2);
+    if (!s2) return false;
+    *s2 = props[i];
+  }
+  return true;
 }
 
 static bool parse_top(pstate *ps) {
@@ -863,6 +1051,19 @@ static bool parse_top(pstate *ps) {
       TRY(ps_expect(ps, '}', "module"));
       const char *lt;
       TRY(parse_opt_loc(ps, &lt));
+      continue;
+    }
+    if (peek_quoted(ps, "builtin.module")) {
+      if (seen_module || seen_func)
+        return ps_err(ps, kp, "only one module per input (use '// -----' to split)");
+      seen_module = true;
+      TRY(parse_generic_module(ps));
+      continue;
+    }
+    if (peek_quoted(ps, "func.func")) {
+      if (seen_module) return ps_err(ps, kp, "function outside the module");
+      seen_func = true;
+      TRY(parse_generic_func(ps));
       continue;
     }
     if (ps_accept_kw(ps, "func.func")) {

@@ -137,7 +137,10 @@ hlo_value *chlo_acos(builder *b, hlo_value *z) {
   hlo_value *one = b_const_like(b, 1, z);
   hlo_value *add_one_x = B_ADD(b, one, z);
   hlo_value *num = B_SQRT(b, B_MUL(b, B_SUB(b, one, z), add_one_x));
-  return B_MUL(b, b_const_like(b, 2, z), b_binary(b, OP_ATAN2, num, add_one_x));
+  hlo_value *v = B_MUL(b, b_const_like(b, 2, z), b_binary(b, OP_ATAN2, num, add_one_x));
+  /* atan2(0, 0) is 0, so x == -1 needs pi explicitly (as the older
+   * ChloDecompositionPatterns.td rule did). */
+  return b_select(b, b_compare(b, "NE", z, b_const_like(b, -1, z)), v, b_const_like(b, M_PI, z));
 }
 
 hlo_value *chlo_acosh(builder *b, hlo_value *z) {

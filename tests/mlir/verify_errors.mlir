@@ -307,7 +307,7 @@ func.func @main() -> tensor<3xf32> {
 // -----
 
 func.func @main(%a: tensor<2x64xf32>, %b: tensor<32x4xf32>) -> tensor<2x4xf32> {
-  // expected-error@+1 {{dot_general (C10): lhs contracting dimension sizes differ (64 vs 32)}}
+  // expected-error@+1 {{dot_general (C10): contracting dimension sizes differ (lhs 64 vs rhs 32)}}
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x64xf32>, tensor<32x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
@@ -720,4 +720,371 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{add (SIG): expects 2 operand(s), got 1}}
   %0 = "stablehlo.add"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>, %z: tensor<f32>, %zi: tensor<i32>) -> (tensor<f32>, tensor<i32>) {
+  // expected-error@+1 {{reduce (C6): input element type of tensor<4xi32> is not promotable to body type tensor<i16>}}
+  %0:2 = "stablehlo.reduce"(%a, %b, %z, %zi) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<i16>, %u: tensor<f32>, %v: tensor<i16>):
+    stablehlo.return %x, %y : tensor<f32>, tensor<i16>
+  }) {dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<4xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)
+  return %0#0, %0#1 : tensor<f32>, tensor<i32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{reduce_precision (C2)}}
+  %0 = "stablehlo.reduce_precision"(%a) {exponent_bits = 0 : i32, mantissa_bits = 2 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{popcnt (I1)}}
+  %0 = stablehlo.popcnt %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error@+1 {{floor (I1)}}
+  %0 = stablehlo.floor %a : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xcomplex<f64>> {
+  // expected-error@+1 {{complex (C3)}}
+  %0 = "stablehlo.complex"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f64>>
+  return %0 : tensor<4xcomplex<f64>>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{all_to_all (C2)}}
+  %0 = "stablehlo.all_to_all"(%a) {split_dimension = 0 : i64, concat_dimension = 1 : i64, split_count = 3 : i64, replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{optimization_barrier (SIG)}}
+  %0 = "stablehlo.optimization_barrier"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{a terminator must be the last operation of its block}}
+  return %a : tensor<4xf32>
+  %0 = stablehlo.negate %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  // expected-error@+1 {{batch_norm_inference (C3)}}
+  %0 = "stablehlo.batch_norm_inference"(%x, %s, %s, %s, %s) {epsilon = 1.0e-5 : f32, feature_index = 2 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @main(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error@+1 {{batch_norm_training (C1)}}
+  %0:3 = "stablehlo.batch_norm_training"(%x, %s, %s) {epsilon = 1.0e-5 : f32, feature_index = 3 : i64} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<i32>, %b: tensor<i32>, %s: tensor<1xi64>) -> tensor<4xi32> {
+  // expected-error@+1 {{rng (C2)}}
+  %0 = "stablehlo.rng"(%a, %b, %s) {rng_distribution = #stablehlo<rng_distribution NORMAL>} : (tensor<i32>, tensor<i32>, tensor<1xi64>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{dot (C2)}}
+  %0 = "stablehlo.dot"(%a, %b) : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<3xi32>) -> tensor<2x4xi32> {
+  // expected-error@+1 {{broadcast (C2)}}
+  %0 = "stablehlo.broadcast"(%a) {broadcast_sizes = array<i64: 2>} : (tensor<3xi32>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
+}
+
+// -----
+
+func.func @main(%a: tensor<3xf32>, %s: tensor<2xi64>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{dynamic_broadcast_in_dim (C5)}}
+  %0 = "stablehlo.dynamic_broadcast_in_dim"(%a, %s) {broadcast_dimensions = array<i64: 1>} : (tensor<3xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>, %s: tensor<3xi64>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{dynamic_broadcast_in_dim (C7)}}
+  %0 = "stablehlo.dynamic_broadcast_in_dim"(%a, %s) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>, tensor<3xi64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @main(%s: tensor<1xi64>) -> tensor<?xi32> {
+  // expected-error@+1 {{dynamic_iota (C1)}}
+  %0 = "stablehlo.dynamic_iota"(%s) {iota_dimension = 1 : i64} : (tensor<1xi64>) -> tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+
+// -----
+
+func.func @main(%a: tensor<6xf32>, %s: tensor<3xi64>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{dynamic_reshape (C4)}}
+  %0 = "stablehlo.dynamic_reshape"(%a, %s) : (tensor<6xf32>, tensor<3xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xi8>) -> tensor<4xf32> {
+  // expected-error@+1 {{uniform_dequantize (I1)}}
+  %0 = "stablehlo.uniform_dequantize"(%a) : (tensor<4xi8>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{uniform_quantize (O1)}}
+  %0 = "stablehlo.uniform_quantize"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf16>) -> tensor<4x!quant.uniform<i8:f32, 0.5>> {
+  // expected-error@+1 {{uniform_quantize (C2)}}
+  %0 = "stablehlo.uniform_quantize"(%a) : (tensor<4xf16>) -> tensor<4x!quant.uniform<i8:f32, 0.5>>
+  return %0 : tensor<4x!quant.uniform<i8:f32, 0.5>>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x!quant.uniform<i8:f32, 0.5>>, %b: tensor<4x!quant.uniform<i16:f32, 0.5>>) -> tensor<4x!quant.uniform<i8:f32, 0.5>> {
+  // expected-error@+1 {{add (C2): quantized operand}}
+  %0 = "stablehlo.add"(%a, %b) : (tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<4x!quant.uniform<i16:f32, 0.5>>) -> tensor<4x!quant.uniform<i8:f32, 0.5>>
+  return %0 : tensor<4x!quant.uniform<i8:f32, 0.5>>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{chlo.broadcast_add (SIG)}}
+  %0 = "chlo.broadcast_add"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%p: tensor<i1>, %a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{if (C1): true_branch must take no arguments}}
+  %0 = "stablehlo.if"(%p) ({
+  ^bb0(%x: tensor<2xf32>):
+    stablehlo.return %x : tensor<2xf32>
+  }, {
+    stablehlo.return %a : tensor<2xf32>
+  }) : (tensor<i1>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> !stablehlo.token {
+  // expected-error@+1 {{after_all (I1)}}
+  %0 = "stablehlo.after_all"(%a) : (tensor<4xf32>) -> !stablehlo.token
+  return %0 : !stablehlo.token
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error@+1 {{collective_permute (C5)}}
+  %0 = "stablehlo.collective_permute"(%a) {source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<1x8x8x4xf32>, %k: tensor<3x3x2x16xf32>) -> tensor<1x6x6x16xf32> {
+  // expected-error@+1 {{convolution (C23)}}
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1]} {batch_group_count = 2 : i64, feature_group_count = 2 : i64} : (tensor<1x8x8x4xf32>, tensor<3x3x2x16xf32>) -> tensor<1x6x6x16xf32>
+  return %0 : tensor<1x6x6x16xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<1x8x8x3xf32>, %k: tensor<3x3x3x16xf32>) -> tensor<1x6x6x16xf32> {
+  // expected-error@+1 {{convolution (C3)}}
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [0, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x3xf32>, tensor<3x3x3x16xf32>) -> tensor<1x6x6x16xf32>
+  return %0 : tensor<1x6x6x16xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-error@+1 {{dot_general (C22)}}
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 0, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf16>) -> tensor<2x2xf32> {
+  // expected-error@+1 {{dot_general (C13)}}
+  %0 = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>} : (tensor<2x2xf32>, tensor<2x2xf16>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f64>> {
+  // expected-error@+1 {{fft (C2)}}
+  %0 = "stablehlo.fft"(%a) {fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 8>} : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f64>>
+  return %0 : tensor<8xcomplex<f64>>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x6xf32>, %s: tensor<3x6xf32>, %z: tensor<f32>) -> tensor<4x6xf32> {
+  // expected-error@+1 {{select_and_scatter (C9)}}
+  %0 = "stablehlo.select_and_scatter"(%a, %s, %z) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    stablehlo.return %x : tensor<f32>
+  }, {
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %t = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %t : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 1>, window_strides = array<i64: 1, 1>} : (tensor<4x6xf32>, tensor<3x6xf32>, tensor<f32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{sort (ATTR): attribute 'is_stable' must be a bool}}
+  %0 = "stablehlo.sort"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %c = stablehlo.compare LT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{all_to_all (C9): result #0 dimension 0 is 4, expected 2}}
+  %0 = "stablehlo.all_to_all"(%a) {split_dimension = 0 : i64, concat_dimension = 1 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{all_reduce (C1): replica_groups contains 1 twice}}
+  %0 = "stablehlo.all_reduce"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0, 1], [1, 2]]> : tensor<2x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{collective_permute (C3): target 1 appears twice}}
+  %0 = "stablehlo.collective_permute"(%a) {source_target_pairs = dense<[[0, 1], [2, 1]]> : tensor<2x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x3xf32>) -> tensor<i64> {
+  // expected-error@+1 {{get_dimension_size (O1)}}
+  %0 = "stablehlo.get_dimension_size"(%a) {dimension = 1 : i64} : (tensor<4x3xf32>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x3xf32>) -> tensor<i32> {
+  // expected-error@+1 {{get_dimension_size (C1)}}
+  %0 = "stablehlo.get_dimension_size"(%a) {dimension = 2 : i64} : (tensor<4x3xf32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
+
+// -----
+
+func.func @main(%a: tensor<f32>, %b: tensor<f32>, %s: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{rng (C3)}}
+  %0 = "stablehlo.rng"(%a, %b, %s) {rng_distribution = #stablehlo<rng_distribution UNIFORM>} : (tensor<f32>, tensor<f32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<8xf32>, %s: tensor<2xi32>) -> tensor<?xf32> {
+  // expected-error@+1 {{real_dynamic_slice (C2)}}
+  %0 = "stablehlo.real_dynamic_slice"(%a, %s, %s, %s) : (tensor<8xf32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<3x4xf32>, %i: tensor<2x1xi32>, %s: tensor<3xi32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{dynamic_gather (C11)}}
+  %0 = "stablehlo.dynamic_gather"(%a, %i, %s) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>} : (tensor<3x4xf32>, tensor<2x1xi32>, tensor<3xi32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<3x4xf32>, %i: tensor<2x1xi32>, %s: tensor<2xi32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{dynamic_gather (C5)}}
+  %0 = "stablehlo.dynamic_gather"(%a, %i, %s) {dimension_numbers = #stablehlo.gather<offset_dims = [3], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>} : (tensor<3x4xf32>, tensor<2x1xi32>, tensor<2xi32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<1x8x3xf32>, %k: tensor<3x4x16xf32>, %p: tensor<1x2xi32>) -> tensor<1x?x16xf32> {
+  // expected-error@+1 {{dynamic_conv (C14)}}
+  %0 = "stablehlo.dynamic_conv"(%a, %k, %p) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, feature_group_count = 1 : i64} : (tensor<1x8x3xf32>, tensor<3x4x16xf32>, tensor<1x2xi32>) -> tensor<1x?x16xf32>
+  return %0 : tensor<1x?x16xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<1x8x3xf32>, %k: tensor<3x3x16xf32>, %p: tensor<2x2xi32>) -> tensor<1x?x16xf32> {
+  // expected-error@+1 {{dynamic_conv (C4)}}
+  %0 = "stablehlo.dynamic_conv"(%a, %k, %p) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, feature_group_count = 1 : i64} : (tensor<1x8x3xf32>, tensor<3x3x16xf32>, tensor<2x2xi32>) -> tensor<1x?x16xf32>
+  return %0 : tensor<1x?x16xf32>
 }

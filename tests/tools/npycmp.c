@@ -1,14 +1,15 @@
 /* npycmp — compares two .npy files the way the model tests need.
  *
- * usage: npycmp ACTUAL.npy EXPECTED.npy [--rtol R] [--exact] [--as DTYPE]
+ * usage: npycmp ACTUAL.npy EXPECTED.npy [--rtol R] [--exact] [--ulp N]
  *   Floats: passes when ||actual - expected|| / ||expected|| <= R (the
  *   relative error of the whole array, as ../shared/models/README.md
  *   suggests; default 1e-5), NaNs in the same places. Integers and bools, or
  *   with --exact: every element equal (bit-exact for floats).
- *   --as DTYPE: round the expected values to DTYPE first (e.g. bf16 data
- *   stored as float32).
+ *   --ulp N: float32/float64 elements at most N units in the last place
+ *   apart (NaNs in the same places).
  * Prints one line: "ok rel=..." or "MISMATCH ..." with the worst element,
  * and exits 0 or 1 (2 on unreadable files). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,11 @@ int main(int argc, char **argv) {
   }
   double rtol = 1e-5;
   int exact = 0;
+  long ulp = -1;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--rtol") && i + 1 < argc) rtol = atof(argv[++i]);
     else if (!strcmp(argv[i], "--exact")) exact = 1;
+    else if (!strcmp(argv[i], "--ulp") && i + 1 < argc) ulp = atol(argv[++i]);
     else { fprintf(stderr, "npycmp: unknown argument '%s'\n", argv[i]); return 2; }
   }
   npy_array a, e;
@@ -44,6 +47,33 @@ int main(int argc, char **argv) {
     printf("MISMATCH shape: actual %s rank %d (%lld elements), expected %s rank %d (%lld)\n",
            a.descr, a.rank, (long long)na, e.descr, e.rank, (long long)ne);
     rc = 1;
+  } else if (ulp >= 0 && dtype_is_float(e.dtype) && a.dtype == e.dtype &&
+             (e.dtype == HLO_F32 || e.dtype == HLO_F64)) {
+    long worst = 0;
+    int64_t worst_i = 0;
+    for (int64_t i = 0; i < na; i++) {
+      double x = elem_get_f64(a.dtype, a.data, i), y = elem_get_f64(e.dtype, e.data, i);
+      if (isnan(x) || isnan(y)) {
+        if (!(isnan(x) && isnan(y))) { worst = LONG_MAX; worst_i = i; break; }
+        continue;
+      }
+      /* ordered integer images of the bit patterns: their difference is the ULP distance */
+      int64_t bx = (int64_t)elem_get_bits(a.dtype, a.data, i), by = (int64_t)elem_get_bits(e.dtype, e.data, i);
+      int64_t sign = e.dtype == HLO_F32 ? (int64_t)1 << 31 : INT64_MIN;
+      if (e.dtype == HLO_F32) { bx = (int32_t)bx; by = (int32_t)by; }
+      if (bx < 0) bx = sign - bx;
+      if (by < 0) by = sign - by;
+      long dist = (long)(bx > by ? bx - by : by - bx);
+      if (dist > worst) { worst = dist; worst_i = i; }
+    }
+    if (worst > ulp) {
+      printf("MISMATCH %ld ULP > %ld at element %lld: actual %.9g, expected %.9g\n", worst, ulp,
+             (long long)worst_i, elem_get_f64(a.dtype, a.data, worst_i),
+             elem_get_f64(e.dtype, e.data, worst_i));
+      rc = 1;
+    } else {
+      printf("ok %ld ULP at most (%lld elements)\n", worst, (long long)na);
+    }
   } else if (exact || !dtype_is_float(e.dtype)) {
     for (int64_t i = 0; i < na; i++) {
       int eq;

@@ -306,6 +306,104 @@ TEST(geqrf_orgqr_reconstruct) {
   arena_deinit(&ar);
 }
 
+TEST(syevd_eigendecomposition) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%a: tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<3xf64>, tensor<i32>) {\n"
+      "  %0:3 = stablehlo.custom_call @lapack_dsyevd_ffi(%a) {mhlo.backend_config = {mode = 86 : "
+      "ui8, uplo = 76 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], "
+      "result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<> : "
+      "tensor<0xindex>]} : (tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<3xf64>, tensor<i32>)\n"
+      "  return %0#0, %0#1, %0#2 : tensor<3x3xf64>, tensor<3xf64>, tensor<i32>\n}\n";
+  const double A[9] = {2, -1, 0, -1, 2, -1, 0, -1, 2};
+  int64_t d[2] = {3, 3};
+  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("eigh.mlir", text, strlen(text), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *V = (const double *)res[0]->data, *w = (const double *)res[1]->data;
+    CHECK_EQ_INT(*(int32_t *)res[2]->data, 0);
+    CHECK(fabs(w[0] - (2 - sqrt(2.0))) < 1e-12 && fabs(w[1] - 2) < 1e-12 &&
+          fabs(w[2] - (2 + sqrt(2.0))) < 1e-12);
+    for (int i = 0; i < 3; i++)  /* A v_j = w_j v_j, v_j the columns of V */
+      for (int j = 0; j < 3; j++) {
+        double s = 0;
+        for (int k = 0; k < 3; k++) s += A[i * 3 + k] * V[k * 3 + j];
+        CHECK(fabs(s - w[j] * V[i * 3 + j]) < 1e-12);
+      }
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  /* complex<f32> Hermitian [[2, i], [-i, 2]]: eigenvalues 1 and 3 (f32). */
+  const char *ctext =
+      "func.func @main(%a: tensor<2x2xcomplex<f32>>) -> (tensor<2x2xcomplex<f32>>, tensor<2xf32>, "
+      "tensor<i32>) {\n"
+      "  %0:3 = stablehlo.custom_call @lapack_cheevd_ffi(%a) {mhlo.backend_config = {mode = 86 : "
+      "ui8, uplo = 76 : ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], "
+      "result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<> : "
+      "tensor<0xindex>]} : (tensor<2x2xcomplex<f32>>) -> (tensor<2x2xcomplex<f32>>, "
+      "tensor<2xf32>, tensor<i32>)\n"
+      "  return %0#0, %0#1, %0#2 : tensor<2x2xcomplex<f32>>, tensor<2xf32>, tensor<i32>\n}\n";
+  const float C[8] = {2, 0, 0, 1, 0, -1, 2, 0};
+  int64_t d2[2] = {2, 2};
+  x = make_tensor(&ar, HLO_C64, 2, d2, C);
+  st = run_main("heevd.mlir", ctext, strlen(ctext), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const float *w = (const float *)res[1]->data;
+    CHECK(fabsf(w[0] - 1) < 1e-5f && fabsf(w[1] - 3) < 1e-5f);
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+TEST(gesdd_reconstruct) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%a: tensor<3x2xf64>) -> (tensor<2xf64>, tensor<3x2xf64>, tensor<2x2xf64>, "
+      "tensor<i32>) {\n"
+      "  %0:5 = stablehlo.custom_call @lapack_dgesdd_ffi(%a) {mhlo.backend_config = {mode = 83 : "
+      "ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, "
+      "1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>, "
+      "dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x2xf64>) -> "
+      "(tensor<3x2xf64>, tensor<2xf64>, tensor<3x2xf64>, tensor<2x2xf64>, tensor<i32>)\n"
+      "  return %0#1, %0#2, %0#3, %0#4 : tensor<2xf64>, tensor<3x2xf64>, tensor<2x2xf64>, "
+      "tensor<i32>\n}\n";
+  const double A[6] = {3, 1, 1, 3, 2, -2};
+  int64_t d[2] = {3, 2};
+  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor **res;
+  uint32_t n;
+  hlo_status st = run_main("svd.mlir", text, strlen(text), &x, 1, &res, &n);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *sv = (const double *)res[0]->data, *U = (const double *)res[1]->data;
+    const double *Vt = (const double *)res[2]->data;
+    CHECK_EQ_INT(*(int32_t *)res[3]->data, 0);
+    CHECK(sv[0] >= sv[1] && sv[1] > 0);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 2; j++) {
+        double t = 0;
+        for (int k = 0; k < 2; k++) t += U[i * 2 + k] * sv[k] * Vt[k * 2 + j];
+        CHECK(fabs(t - A[i * 2 + j]) < 1e-12);
+      }
+  }
+  free_results(res, n);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
 TEST(lu_pivots_to_permutation) {
   arena ar;
   arena_init(&ar);

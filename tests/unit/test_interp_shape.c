@@ -274,6 +274,19 @@ TEST(transpose_reverse_broadcast_f8) {
                     want3, N(want3)));
 }
 
+TEST(deprecated_broadcast_and_tuples) {
+  static const int64_t want[] = {1, 2, 1, 2, 1, 2};
+  CHECK(expect_ints("func.func @main() -> tensor<3x2xi16> {\n"
+                    "  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi16>\n"
+                    "  %r = \"stablehlo.broadcast\"(%x) {broadcast_sizes = array<i64: 3>} : "
+                    "(tensor<2xi16>) -> tensor<3x2xi16>\n"
+                    "  %t = stablehlo.tuple %x, %r : tuple<tensor<2xi16>, tensor<3x2xi16>>\n"
+                    "  %e = stablehlo.get_tuple_element %t[1] : (tuple<tensor<2xi16>, "
+                    "tensor<3x2xi16>>) -> tensor<3x2xi16>\n"
+                    "  func.return %e : tensor<3x2xi16>\n}\n",
+                    want, N(want)));
+}
+
 TEST(bad_attributes_are_errors_not_crashes) {
   CHECK(expect_error("func.func @main() -> tensor<2x2xi32> {\n"
                      "  %x = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>\n"
@@ -303,6 +316,47 @@ TEST(bad_attributes_are_errors_not_crashes) {
                      "(tensor<5xi32>, tensor<2xi32>) -> tensor<2x2xi32>\n"
                      "  func.return %r : tensor<2x2xi32>\n}\n",
                      HLO_INVALID_ARGUMENT));
+  CHECK(expect_error("func.func @main() -> tensor<3xi32> {\n"
+                     "  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
+                     "  %p = stablehlo.constant dense<0> : tensor<i32>\n"
+                     "  %r = \"stablehlo.pad\"(%x, %p) {edge_padding_low = array<i64: 0>, "
+                     "edge_padding_high = array<i64: 0>, interior_padding = array<i64: "
+                     "9223372036854775807>} : (tensor<2xi32>, tensor<i32>) -> tensor<3xi32>\n"
+                     "  func.return %r : tensor<3xi32>\n}\n",
+                     HLO_INVALID_ARGUMENT));
+  CHECK(expect_error("func.func @main() -> tensor<2xi32> {\n"
+                     "  %x = stablehlo.constant dense<[1, 2, 3, 4]> : tensor<4xi32>\n"
+                     "  %r = \"stablehlo.slice\"(%x) {start_indices = array<i64: "
+                     "9223372036854775807>, limit_indices = array<i64: 4>, strides = "
+                     "array<i64: 9223372036854775807>} : (tensor<4xi32>) -> tensor<2xi32>\n"
+                     "  func.return %r : tensor<2xi32>\n}\n",
+                     HLO_OUT_OF_RANGE));
+  CHECK(expect_error("func.func @main() -> tensor<1xi32> {\n"
+                     "  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi32>\n"
+                     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+                     "  %r = \"stablehlo.reduce_window\"(%x, %z) ({\n"
+                     "  ^bb0(%a: tensor<i32>, %b: tensor<i32>):\n"
+                     "    %s = stablehlo.add %a, %b : tensor<i32>\n"
+                     "    stablehlo.return %s : tensor<i32>\n"
+                     "  }) {window_dimensions = array<i64: 5>} : (tensor<2xi32>, tensor<i32>) -> "
+                     "tensor<1xi32>\n"
+                     "  func.return %r : tensor<1xi32>\n}\n",
+                     HLO_OUT_OF_RANGE));
+  /* A huge scatter index is out of bounds: the update is skipped. */
+  static const int64_t want[] = {0, 5};
+  CHECK(expect_ints(
+      "func.func @main() -> tensor<2xi64> {\n"
+      "  %x = stablehlo.constant dense<0> : tensor<2xi64>\n"
+      "  %i = stablehlo.constant dense<[[9223372036854775807], [1]]> : tensor<2x1xi64>\n"
+      "  %u = stablehlo.constant dense<[[7, 7], [5, 5]]> : tensor<2x2xi64>\n"
+      "  %r = \"stablehlo.scatter\"(%x, %i, %u) ({\n"
+      "  ^bb0(%a: tensor<i64>, %b: tensor<i64>):\n"
+      "    stablehlo.return %b : tensor<i64>\n"
+      "  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], "
+      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<2xi64>, "
+      "tensor<2x1xi64>, tensor<2x2xi64>) -> tensor<2xi64>\n"
+      "  func.return %r : tensor<2xi64>\n}\n",
+      want, N(want)));
 }
 
 /* ------------------------------------------------------------ corpus */

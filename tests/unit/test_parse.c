@@ -5,6 +5,7 @@
 #include <string.h>
 #include "ir/element.h"
 #include "parse/parse.h"
+#include "support/arena.h"
 #include "support/float.h"
 #include "test.h"
 
@@ -244,6 +245,10 @@ TEST(pretty_equals_generic_misc) {
                 "\"check.expect_almost_eq\"(%a, %a) <{tolerance = 1.000000e-01 : f64}> : (tensor<2xf32>, tensor<2xf32>) -> ()"));
   CHECK(same_ir("%a: tensor<2xf32>", "check.expect_close %a, %a, max_ulp_difference = 3 : tensor<2xf32>, tensor<2xf32>",
                 "\"check.expect_close\"(%a, %a) <{max_ulp_difference = 3 : i64}> : (tensor<2xf32>, tensor<2xf32>) -> ()"));
+  CHECK(same_ir("%p: tensor<i1>, %a: tensor<f32>",
+                "%0 = stablehlo.if(%p) ({\n  stablehlo.return %a : tensor<f32>\n}, {\n  stablehlo.return %a : tensor<f32>\n}) : (tensor<i1>) -> tensor<f32>",
+                "%0 = \"stablehlo.if\"(%p) ({\n  \"stablehlo.return\"(%a) : (tensor<f32>) -> ()\n}, {\n"
+                "  \"stablehlo.return\"(%a) : (tensor<f32>) -> ()\n}) : (tensor<i1>) -> tensor<f32>"));
   CHECK(same_ir("", "%0 = stablehlo.after_all : !stablehlo.token",
                 "%0 = \"stablehlo.after_all\"() : () -> !stablehlo.token"));
 }
@@ -370,6 +375,93 @@ TEST(module_structure) {
   module_free(m);
 }
 
+TEST(locations_everywhere) {
+  hlo_status st0;
+  hlo_module_ir *m = parse_text(
+      "#loc = loc(unknown)\n"
+      "#loc2 = loc(\"f.py\":3:4)\n"
+      "module @m {\n"
+      "  func.func public @main(%arg0: tensor<4xf32> loc(\"x\"), %z: tensor<f32> loc(#loc2)) -> (tensor<f32>) {\n"
+      "    %0 = stablehlo.reduce(%arg0 init: %z) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+      "     reducer(%a: tensor<f32> loc(#loc2), %b: tensor<f32> loc(#loc2))  {\n"
+      "      %1 = stablehlo.add %a, %b : tensor<f32> loc(#loc2)\n"
+      "      stablehlo.return %1 : tensor<f32> loc(#loc)\n"
+      "    } loc(#loc2)\n"
+      "    %2 = \"stablehlo.case\"(%c) ({\n"
+      "      stablehlo.return %0 : tensor<f32>\n"
+      "    }) : (tensor<i32>) -> tensor<f32> loc(callsite(#loc at #loc2))\n"
+      "    return %2 : tensor<f32> loc(#loc)\n"
+      "  } loc(#loc)\n"
+      "} loc(#loc)\n",
+      &st0);
+  CHECK(m == NULL && st0); /* %c is undefined */
+  hlo_status_free(st0);
+  m = parse_text(
+      "#loc = loc(unknown)\n"
+      "#loc2 = loc(\"f.py\":3:4)\n"
+      "module @m {\n"
+      "  func.func public @main(%arg0: tensor<4xf32> loc(\"x\"), %z: tensor<f32> loc(#loc2)) -> (tensor<f32>) {\n"
+      "    %0 = stablehlo.reduce(%arg0 init: %z) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+      "     reducer(%a: tensor<f32> loc(#loc2), %b: tensor<f32> loc(#loc2))  {\n"
+      "      %1 = stablehlo.add %a, %b : tensor<f32> loc(#loc2)\n"
+      "      stablehlo.return %1 : tensor<f32> loc(#loc)\n"
+      "    } loc(#loc2)\n"
+      "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
+      "    %2 = \"stablehlo.case\"(%c) ({\n"
+      "      stablehlo.return %0 : tensor<f32>\n"
+      "    }) : (tensor<i32>) -> tensor<f32> loc(callsite(#loc at #loc2))\n"
+      "    return %2 : tensor<f32> loc(#loc)\n"
+      "  } loc(#loc)\n"
+      "} loc(#loc)\n",
+      NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  CHECK_EQ_INT(m->num_aliases, 2);
+  hlo_op *op = m->funcs->body.block.first;
+  CHECK_STR(op->loc_text, "loc(#loc2)");
+  CHECK(op->regions[0].block.num_args == 2);
+  CHECK_STR(op->regions[0].block.first->loc_text, "loc(#loc2)");
+  op = op->next->next;
+  CHECK_STR(op->loc_text, "loc(callsite(#loc at #loc2))");
+  CHECK(op->regions[0].block.first->operands[0] == &m->funcs->body.block.first->results[0]);
+  module_free(m);
+}
+
+TEST(generic_module_and_func) {
+  hlo_module_ir *g = parse_text(
+      "\"builtin.module\"() <{sym_name = \"m\"}> ({\n"
+      "^bb0:\n"
+      "  \"func.func\"() <{arg_attrs = [{a = 1 : i32}, {}], function_type = (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>, "
+      "sym_name = \"main\", sym_visibility = \"private\"}> ({\n"
+      "  ^bb0(%arg0: tensor<2xf32>, %arg1: tensor<2xf32>):\n"
+      "    %0 = \"stablehlo.add\"(%arg0, %arg1) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "    \"func.return\"(%0) : (tensor<2xf32>) -> ()\n"
+      "  }) : () -> ()\n"
+      "}) {mhlo.num_replicas = 1 : i32} : () -> ()\n",
+      NULL);
+  hlo_module_ir *p = parse_text(
+      "module @m attributes {mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func private @main(%arg0: tensor<2xf32> {a = 1 : i32}, %arg1: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = stablehlo.add %arg0, %arg1 : tensor<2xf32>\n"
+      "    return %0 : tensor<2xf32>\n"
+      "  }\n}\n",
+      NULL);
+  CHECK(g && p);
+  if (g && p) {
+    CHECK_STR(g->name, "m");
+    CHECK(g->attrs.n == 1 && attr_equal(g->attrs.items[0].value, p->attrs.items[0].value));
+    hlo_func *a = g->funcs, *b = p->funcs;
+    CHECK(a && b && !strcmp(a->name, b->name) && !strcmp(a->visibility, b->visibility));
+    CHECK(a->num_args == 2 && a->num_results == 1 && type_equal(a->result_types[0], b->result_types[0]));
+    CHECK(a->arg_attrs[0].n == 1 && attr_equal(a->arg_attrs[0].items[0].value, b->arg_attrs[0].items[0].value));
+    CHECK(blocks_equal(&a->body.block, &b->body.block));
+    CHECK(a->body.block.first->parent == &a->body.block);
+    CHECK(a->body.block.first->operands[0] == &a->body.block.args[0]);
+  }
+  module_free(g);
+  module_free(p);
+}
+
 /* Parses `text` expecting a parse error at the `occ`-th line containing
  * `needle`, at the column where needle starts; and `msg` in the message. */
 static void expect_err(const char *text, const char *needle, const char *msg, int line_fix) {
@@ -415,8 +507,19 @@ TEST(errors_located) {
              "tensor<1099511627777", "too large", 0);
   expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0 = \"stablehlo.nope\"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n}\n",
              "\"stablehlo.nope\"", "unknown operation", 0);
-  expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0:2 = stablehlo.add %a, %a : tensor<2xf32>\n  %1 = stablehlo.add %0#2, %a : tensor<2xf32>\n}\n",
+  expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0:2 = stablehlo.optimization_barrier %a, %a : tensor<2xf32>, tensor<2xf32>\n"
+             "  %1 = stablehlo.add %0#2, %a : tensor<2xf32>\n}\n",
              "%0#2", "out of range", 0);
+  expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0:2 = stablehlo.add %a, %a : tensor<2xf32>\n}\n",
+             "stablehlo.add", "1 result(s) but 2", 0);
+  expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0 = stablehlo.add %a, %a : tensor<2xi32>\n}\n",
+             "tensor<2xi32>", "declared tensor<2xi32>, defined as tensor<2xf32>", 0);
+  expect_err("func.func @f() {\n  %0 = stablehlo.constant dense<[[1, 2], [3]]> : tensor<2x2xi32>\n}\n",
+             "[3]", "1 elements in dimension 1", 0);
+  expect_err("func.func @f() {\n  %0 = stablehlo.constant dense<\"0x0102\"> : tensor<3xi32>\n}\n",
+             "\"0x0102\"", "2 bytes", 0);
+  expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0 = stablehlo.broadcast_in_dim %a, dims = [0 : (tensor<2xf32>) -> tensor<2xf32>\n}\n",
+             ": (tensor", "expected ']'", 0);
   /* truncated: the error points just past the end */
   hlo_status st;
   hlo_module_ir *m = parse_text("func.func @f(%a: tensor<2xf32>) {\n  %0 = stablehlo.add %a, %a : tensor<2xf32>\n", &st);
@@ -435,6 +538,42 @@ TEST(deep_nesting_is_an_error) {
   hlo_module_ir *m = parse_text(buf, &st);
   CHECK(m == NULL && hlo_status_code_of(st) == HLO_PARSE_ERROR && status_loc(st));
   hlo_status_free(st);
+  /* regions nested 400 deep, tuples 1000 deep */
+  static char big[65536];
+  n = (size_t)snprintf(big, sizeof big, "func.func @f(%%i: tensor<i32>) {\n");
+  for (int i = 0; i < 400; i++)
+    n += (size_t)snprintf(big + n, sizeof big - n, "%%r%d = \"stablehlo.case\"(%%i) ({\n", i);
+  m = parse_text(big, &st);
+  CHECK(m == NULL && hlo_status_code_of(st) == HLO_PARSE_ERROR && status_loc(st));
+  CHECK(st && strstr(hlo_status_message(st), "too deeply"));
+  hlo_status_free(st);
+  n = (size_t)snprintf(big, sizeof big, "func.func @f(%%a: ");
+  for (int i = 0; i < 1000; i++) n += (size_t)snprintf(big + n, sizeof big - n, "tuple<");
+  m = parse_text(big, &st);
+  CHECK(m == NULL && st && strstr(hlo_status_message(st), "too deeply"));
+  hlo_status_free(st);
+}
+
+TEST(out_of_memory_is_reported) {
+  const char *t =
+      "module @m {\n  func.func @f(%a: tensor<2xf32>, %z: tensor<f32>) -> tensor<f32> {\n"
+      "    %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n"
+      "    %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<2xf32>, tensor<f32>) -> tensor<f32>\n"
+      "    %1 = \"stablehlo.dot_general\"(%a, %c) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>\n"
+      "    return %1 : tensor<f32>\n  }\n}\n";
+  int ok = 0, oom = 0, other = 0;
+  for (long n = 1; n < 400; n++) {
+    hlo_fail_alloc_after = n;
+    hlo_status st;
+    hlo_module_ir *m = parse_text(t, &st);
+    hlo_fail_alloc_after = 0;
+    if (m) { ok++; module_free(m); continue; }
+    if (hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED) oom++;
+    else { other++; hlo_status_print(st, stderr); }
+    hlo_status_free(st);
+  }
+  CHECK(ok > 0 && oom > 0);
+  CHECK_EQ_INT(other, 0);
 }
 
 TEST(split) {

@@ -175,7 +175,7 @@ TEST(dense_literals) {
   uint32_t nan = 0x7FC00000u;
   memcpy(&fv[3], &nan, 4);
   s = attr_text(attr_dense(a, tf, fv, sizeof fv, false));
-  CHECK_STR(s, "dense<[[1.000000e-01, -0.000000e+00], [3.40282347E+38, 0x7FC00000]]> : "
+  CHECK_STR(s, "dense<[[1.000000e-01, -0.000000e+00], [3.4028235E+38, 0x7FC00000]]> : "
                "tensor<2x2xf32>");
   free(s);
   /* bf16 0.1 needs no more than %.6e */
@@ -215,7 +215,9 @@ TEST(dense_literals) {
   module_free(m);
 }
 
-TEST(module_pretty_and_generic) {
+/* A module using pretty forms, a compact reduce and a generic sort; *out_cmp
+ * is its compare op. */
+static hlo_module_ir *sample_module(hlo_op **out_cmp) {
   hlo_module_ir *m = module_new();
   arena *a = &m->arena;
   m->name = "jit_f";
@@ -273,6 +275,13 @@ TEST(module_pretty_and_generic) {
   f->result_attrs[0].items[0].name = "jax.result_info";
   f->result_attrs[0].items[0].value = attr_string(a, "", 0);
 
+  *out_cmp = cmp;
+  return m;
+}
+
+TEST(module_pretty_and_generic) {
+  hlo_op *cmp = NULL;
+  hlo_module_ir *m = sample_module(&cmp);
   char *s = module_print(m);
   CHECK(s != NULL);
   /* the compact reduce prints (and numbers) nothing of its body */
@@ -300,6 +309,26 @@ TEST(module_pretty_and_generic) {
   s = op_print(cmp);
   CHECK(s && strstr(s, "stablehlo.compare  LT, "));
   free(s);
+  module_free(m);
+}
+
+TEST(out_of_memory) {
+  hlo_op *cmp = NULL;
+  hlo_module_ir *m = sample_module(&cmp);
+  char *full = module_print(m);
+  CHECK(full != NULL);
+  int nulls = 0;
+  for (long n = 1; n < 64 && full; n++) {
+    hlo_fail_alloc_after = n;
+    char *s = module_print(m);
+    hlo_fail_alloc_after = 0;
+    /* either a clean failure or the complete text, never a truncated one */
+    if (!s) nulls++;
+    else CHECK_STR(s, full);
+    free(s);
+  }
+  CHECK(nulls > 0);
+  free(full);
   module_free(m);
 }
 

@@ -1,7 +1,9 @@
 /* test_roundtrip.c — print∘parse is idempotent over the whole corpus: for
  * every .mlir under $HLO_SHARED (default ../shared) conformance/ and
  * models/, each `// -----` piece is parsed, printed, parsed again and
- * printed again; the two printed texts must be identical. Pieces the parser
+ * printed again; the two printed texts must be identical, and the module
+ * parsed from the printed text must equal the one parsed from the file
+ * (structurally, up to value names). Pieces the parser
  * rejects in the original are counted and reported, not failed here (they
  * are the parser's tests' business). */
 #include <dirent.h>
@@ -64,16 +66,131 @@ static char *read_file(const char *path, size_t *len) {
   return s;
 }
 
-/* Parses text[begin,end) and prints it; NULL (with *err set) on failure. */
-static char *parse_print(const char *name, const char *text, size_t len, size_t begin,
-                         size_t end, hlo_status *err) {
+/* ------------------------------------------------ structural equality */
+
+/* Why two modules differ (first difference), for the failure message. */
+static char why[512];
+
+static bool fail(const char *what, const char *a) {
+  snprintf(why, sizeof why, "%s%s%s", what, a ? ": " : "", a ? a : "");
+  return false;
+}
+
+static bool attr_same(const hlo_attr *a, const hlo_attr *b);
+
+static bool named_same(const named_attr *a, const named_attr *b, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(a[i].name, b[i].name) || !attr_same(a[i].value, b[i].value))
+      return fail("attribute differs", a[i].name);
+  return true;
+}
+
+/* attr_equal, except that a dense literal equals its splat form. */
+static bool attr_same(const hlo_attr *a, const hlo_attr *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case ATTR_ARRAY:
+    if (a->u.arr.n != b->u.arr.n) return false;
+    for (uint32_t i = 0; i < a->u.arr.n; i++)
+      if (!attr_same(a->u.arr.items[i], b->u.arr.items[i])) return false;
+    return true;
+  case ATTR_DICT:
+    return a->u.dict.n == b->u.dict.n && named_same(a->u.dict.entries, b->u.dict.entries, a->u.dict.n);
+  case ATTR_STRUCT:
+    return !strcmp(a->u.st.name, b->u.st.name) && a->u.st.n == b->u.st.n &&
+           named_same(a->u.st.fields, b->u.st.fields, a->u.st.n);
+  case ATTR_DENSE: {
+    if (!type_equal(a->u.dense.type, b->u.dense.type) ||
+        a->u.dense.num_elems != b->u.dense.num_elems)
+      return false;
+    size_t es = hlo_dtype_size(a->u.dense.type->dtype);
+    for (int64_t i = 0; i < a->u.dense.num_elems; i++) {
+      const uint8_t *x = a->u.dense.data + (a->u.dense.splat ? 0 : (size_t)i * es);
+      const uint8_t *y = b->u.dense.data + (b->u.dense.splat ? 0 : (size_t)i * es);
+      if (memcmp(x, y, es)) return false;
+    }
+    return true;
+  }
+  default: return attr_equal(a, b);
+  }
+}
+
+static bool lists_same(const attr_list *a, const attr_list *b) {
+  return a->n == b->n && named_same(a->items, b->items, a->n);
+}
+
+static bool block_same(const hlo_block *a, const hlo_block *b);
+
+static bool op_same(const hlo_op *a, const hlo_op *b) {
+  const char *n = op_name(a->opcode);
+  if (a->opcode != b->opcode) return fail("opcode differs, expected", n);
+  if (a->num_operands != b->num_operands || a->num_results != b->num_results ||
+      a->num_regions != b->num_regions || a->num_attrs != b->num_attrs)
+    return fail("operand/result/region/attribute count differs in", n);
+  for (uint32_t i = 0; i < a->num_operands; i++)
+    if (a->operands[i]->id != b->operands[i]->id) return fail("an operand differs in", n);
+  for (uint32_t i = 0; i < a->num_results; i++)
+    if (!type_equal(a->results[i].type, b->results[i].type))
+      return fail("a result type differs in", n);
+  for (uint32_t i = 0; i < a->num_attrs; i++) {
+    const hlo_attr *o = op_attr(b, a->attrs[i].name);
+    if (!o || !attr_same(a->attrs[i].value, o)) return fail("attribute differs", a->attrs[i].name);
+  }
+  if ((a->loc_text == NULL) != (b->loc_text == NULL) ||
+      (a->loc_text && strcmp(a->loc_text, b->loc_text)))
+    return fail("loc differs in", n);
+  for (uint32_t r = 0; r < a->num_regions; r++)
+    if (!block_same(&a->regions[r].block, &b->regions[r].block)) return false;
+  return true;
+}
+
+static bool block_same(const hlo_block *a, const hlo_block *b) {
+  if (a->num_args != b->num_args) return fail("block argument count differs", NULL);
+  for (uint32_t i = 0; i < a->num_args; i++)
+    if (!type_equal(a->args[i].type, b->args[i].type) || a->args[i].id != b->args[i].id)
+      return fail("block argument differs", NULL);
+  const hlo_op *x = a->first, *y = b->first;
+  for (; x && y; x = x->next, y = y->next)
+    if (!op_same(x, y)) return false;
+  if (x || y) return fail("op count differs", NULL);
+  return true;
+}
+
+/* True when the two modules are equal up to value names (and dense splat
+ * spelling); numbers the values of both. */
+static bool modules_same(hlo_module_ir *a, hlo_module_ir *b) {
+  if ((a->name == NULL) != (b->name == NULL) || (a->name && strcmp(a->name, b->name)))
+    return fail("module name differs", NULL);
+  if (!lists_same(&a->attrs, &b->attrs) || a->num_aliases != b->num_aliases)
+    return fail("module attributes differ", NULL);
+  hlo_func *f = a->funcs, *g = b->funcs;
+  for (; f && g; f = f->next, g = g->next) {
+    func_number_values(f);
+    func_number_values(g);
+    if (strcmp(f->name, g->name) || f->num_args != g->num_args ||
+        f->num_results != g->num_results || (f->visibility == NULL) != (g->visibility == NULL) ||
+        (f->visibility && strcmp(f->visibility, g->visibility)) || !lists_same(&f->attrs, &g->attrs))
+      return fail("signature differs in", f->name);
+    for (uint32_t i = 0; i < f->num_results; i++)
+      if (!type_equal(f->result_types[i], g->result_types[i]) ||
+          !lists_same(&f->result_attrs[i], &g->result_attrs[i]))
+        return fail("a result differs in", f->name);
+    for (uint32_t i = 0; i < f->num_args; i++)
+      if (!lists_same(&f->arg_attrs[i], &g->arg_attrs[i]))
+        return fail("an argument attribute differs in", f->name);
+    if (!block_same(&f->body.block, &g->body.block)) return false;
+  }
+  if (f || g) return fail("function count differs", NULL);
+  return true;
+}
+
+static hlo_module_ir *parse_text(const char *name, const char *text, size_t len, size_t begin,
+                                 size_t end, hlo_status *err) {
   hlo_source src = {name, text, len, 1};
   hlo_module_ir *m = NULL;
   *err = parse_module(&src, begin, end, &m);
-  if (*err) return NULL;
-  char *out = module_print(m);
-  module_free(m);
-  return out;
+  return *err ? NULL : m;
 }
 
 /* Line number and text of the first line where a and b differ. */
@@ -93,6 +210,69 @@ static void diff_hint(const char *a, const char *b) {
           line, na, la, nb, lb);
 }
 
+/* Forms the corpus has few or none of: loc aliases, per-axis quantization
+ * with a storage range, tokens and tuples, special floats, f8, empty
+ * literals, bounded dynamic types, discardable attributes on an op that
+ * then prints generically, a function with no results. */
+static const char edge_text[] =
+    "#loc1 = loc(\"x.py\":1:2)\n"
+    "module @m attributes {mhlo.num_partitions = 1 : i32, foo = [1, \"a\", 2.5 : f32], "
+    "s = \"q\\\"b\\\\c\\0Ad\\09\"} {\n"
+    "  func.func private @f(%a: tensor<2x!quant.uniform<i8<-127:127>:f32:0, "
+    "{0.1:-30,0.5:-20}>>, %t: !stablehlo.token) -> (tuple<tensor<f32>, !stablehlo.token>) {\n"
+    "    %c = stablehlo.constant dense<1.5> : tensor<f32> loc(#loc1)\n"
+    "    %t2 = stablehlo.tuple %c, %t : tuple<tensor<f32>, !stablehlo.token>\n"
+    "    %g = stablehlo.get_tuple_element %t2[0] : (tuple<tensor<f32>, !stablehlo.token>) -> "
+    "tensor<f32>\n"
+    "    %x = stablehlo.add %g, %g {mhlo.sharding = \"{replicated}\"} : tensor<f32>\n"
+    "    %s = stablehlo.constant dense<[0x7FC00000, -0.0, 1.0e-45, 3.4028235e38]> : "
+    "tensor<4xf32>\n"
+    "    %h = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf8E4M3FN>\n"
+    "    %e = stablehlo.constant dense<> : tensor<0x3xi4>\n"
+    "    return %t2 : tuple<tensor<f32>, !stablehlo.token>\n"
+    "  }\n"
+    "  func.func @g(%a: tensor<?xi32, #stablehlo.bounds<4>>) {\n"
+    "    return\n"
+    "  }\n"
+    "}\n";
+
+TEST(edge_cases) {
+  size_t len = sizeof edge_text - 1;
+  hlo_status err = NULL;
+  hlo_module_ir *m1 = parse_text("edge.mlir", edge_text, len, 0, len, &err);
+  if (err) hlo_status_print(err, stderr);
+  CHECK(err == NULL);
+  hlo_status_free(err);
+  if (!m1) return;
+  char *t1 = module_print(m1);
+  CHECK(t1 != NULL);
+  if (!t1) { module_free(m1); return; }
+  CHECK(strstr(t1, "#loc1 = loc(\"x.py\":1:2)\nmodule @m attributes {mhlo.num_partitions = 1 : "
+                   "i32, foo = [1 : i64, \"a\", 2.500000e+00 : f32], s = \"q\\\"b\\\\c\\0Ad\\09\"} "
+                   "{\n"));
+  CHECK(strstr(t1, "%arg0: tensor<2x!quant.uniform<i8<-127:127>:f32:0, {0.1:-30,0.5:-20}>>"));
+  CHECK(strstr(t1, "%cst = stablehlo.constant dense<1.500000e+00> : tensor<f32> loc(#loc1)\n"));
+  CHECK(strstr(t1, "\"stablehlo.add\"(%1, %1) {mhlo.sharding = \"{replicated}\"} : "
+                   "(tensor<f32>, tensor<f32>) -> tensor<f32>\n"));
+  CHECK(strstr(t1, "dense<[0x7FC00000, -0.000000e+00, 1.401300e-45, 3.4028235E+38]>"));
+  CHECK(strstr(t1, "dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf8E4M3FN>"));
+  CHECK(strstr(t1, "dense<> : tensor<0x3xi4>"));
+  CHECK(strstr(t1, "  func.func @g(%arg0: tensor<?xi32, #stablehlo.bounds<4>>) {\n    return\n"));
+  hlo_module_ir *m2 = parse_text("<printed>", t1, strlen(t1), 0, strlen(t1), &err);
+  if (err) hlo_status_print(err, stderr);
+  CHECK(err == NULL);
+  hlo_status_free(err);
+  if (m2) {
+    char *t2 = module_print(m2);
+    CHECK_STR(t2, t1);
+    CHECK(modules_same(m1, m2));
+    free(t2);
+  }
+  free(t1);
+  module_free(m1);
+  module_free(m2);
+}
+
 TEST(corpus_roundtrip) {
   const char *root = getenv("HLO_SHARED");
   if (!root) root = "../shared";
@@ -108,6 +288,7 @@ TEST(corpus_roundtrip) {
   }
   qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
   size_t files_ok = 0, files_tested = 0, orig_fail = 0, reparse_fail = 0, mismatch = 0;
+  size_t differ = 0;
   size_t pieces = 0, shown = 0;
   for (size_t i = 0; i < ps.n; i++) {
     size_t len = 0;
@@ -121,13 +302,14 @@ TEST(corpus_roundtrip) {
     bool file_ok = true, file_tested = false;
     for (size_t k = 0; k < np; k++) {
       hlo_status err = NULL;
-      char *t1 = parse_print(ps.v[i], text, len, pc[k].begin, pc[k].end, &err);
+      hlo_module_ir *m1 = parse_text(ps.v[i], text, len, pc[k].begin, pc[k].end, &err);
       if (err) { orig_fail++; hlo_status_free(err); file_ok = false; continue; }
       file_tested = true;
       pieces++;
+      char *t1 = module_print(m1), *t2 = NULL;
       CHECK(t1 != NULL);
-      if (!t1) { file_ok = false; continue; }
-      char *t2 = parse_print("<printed>", t1, strlen(t1), 0, strlen(t1), &err);
+      if (!t1) { module_free(m1); file_ok = false; continue; }
+      hlo_module_ir *m2 = parse_text("<printed>", t1, strlen(t1), 0, strlen(t1), &err);
       if (err) {
         reparse_fail++;
         file_ok = false;
@@ -136,14 +318,25 @@ TEST(corpus_roundtrip) {
           hlo_status_print(err, stderr);
         }
         hlo_status_free(err);
-      } else if (!t2 || strcmp(t1, t2)) {
-        mismatch++;
-        file_ok = false;
-        if (shown++ < 8) {
-          fprintf(stderr, "  %s piece %zu: printing is not idempotent\n", ps.v[i], k);
-          if (t2) diff_hint(t1, t2);
+      } else {
+        t2 = module_print(m2);
+        if (!t2 || strcmp(t1, t2)) {
+          mismatch++;
+          file_ok = false;
+          if (shown++ < 8) {
+            fprintf(stderr, "  %s piece %zu: printing is not idempotent\n", ps.v[i], k);
+            if (t2) diff_hint(t1, t2);
+          }
+        } else if (!modules_same(m1, m2)) {
+          differ++;
+          file_ok = false;
+          if (shown++ < 8)
+            fprintf(stderr, "  %s piece %zu: the printed module differs from the parsed one: %s\n",
+                    ps.v[i], k, why);
         }
       }
+      module_free(m1);
+      module_free(m2);
       free(t1);
       free(t2);
     }
@@ -155,11 +348,12 @@ TEST(corpus_roundtrip) {
   }
   free(ps.v);
   printf("round-tripped %zu of %zu files (%zu pieces); original text not parsed: %zu pieces; "
-         "printed text not parsed: %zu; not idempotent: %zu\n",
-         files_ok, ps.n, pieces, orig_fail, reparse_fail, mismatch);
+         "printed text not parsed: %zu; not idempotent: %zu; printed module differs: %zu\n",
+         files_ok, ps.n, pieces, orig_fail, reparse_fail, mismatch, differ);
   CHECK(files_tested > 0);
   CHECK_EQ_INT(reparse_fail, 0);
   CHECK_EQ_INT(mismatch, 0);
+  CHECK_EQ_INT(differ, 0);
 }
 
 TEST_MAIN()

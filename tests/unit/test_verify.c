@@ -239,20 +239,31 @@ static hlo_module_ir *one_op_module(hlo_opcode opc, hlo_type **in, uint32_t nin,
   hlo_module_ir *m = module_new();
   if (!m) return NULL;
   hlo_func *f = arena_calloc(&m->arena, 1, sizeof *f);
+  if (!f) { module_free(m); return NULL; }
   f->name = "main";
   f->num_args = nin;
   f->num_results = 1;
   f->result_types = arena_calloc(&m->arena, 1, sizeof *f->result_types);
-  f->result_types[0] = out[0];
+  if (f->result_types) f->result_types[0] = out[0];
   f->body.block.parent = &f->body;
   hlo_loc loc = {NULL, 7, 3};
-  if (block_set_args(m, &f->body.block, in, nin)) return NULL;
+  hlo_status st = f && f->result_types ? block_set_args(m, &f->body.block, in, nin)
+                                         : status_new(HLO_RESOURCE_EXHAUSTED, "oom");
+  if (st) {
+    hlo_status_free(st);
+    module_free(m);
+    return NULL;
+  }
   hlo_value *ops[4];
-  for (uint32_t i = 0; i < nin; i++) ops[i] = &f->body.block.args[i];
+  for (uint32_t i = 0; i < nin && i < 4; i++) ops[i] = &f->body.block.args[i];
   hlo_op *op = op_create(m, opc, ops, nin, out, nout, 0, loc);
+  hlo_value *rv = op ? &op->results[0] : NULL;
+  hlo_op *ret = op ? op_create(m, OP_FUNC_RETURN, &rv, 1, NULL, 0, 0, loc) : NULL;
+  if (!ret) {
+    module_free(m);
+    return NULL;
+  }
   block_append(&f->body.block, op);
-  hlo_value *rv = &op->results[0];
-  hlo_op *ret = op_create(m, OP_FUNC_RETURN, &rv, 1, NULL, 0, 0, loc);
   block_append(&f->body.block, ret);
   m->funcs = m->funcs_tail = f;
   m->num_funcs = 1;
@@ -305,6 +316,23 @@ TEST(hostile_attributes) {
     hlo_status_free(st);
     module_free(m);
   }
+  /* reverse with long attribute lists: 1000 distinct entries (out of
+   * range), then the same with one repeated entry at the end */
+  m = one_op_module(OP_REVERSE, &t2, 1, &t2, 1, &op);
+  if (m) {
+    int64_t many[1000];
+    for (int i = 0; i < 1000; i++) many[i] = 1000 - i;
+    CHECK(op_set_attr(m, op, "dimensions", attr_dense_array_i64(&m->arena, many, 1000)) == NULL);
+    hlo_status st = module_verify(m);
+    CHECK(msg_has(st, "reverse (C3)"));
+    hlo_status_free(st);
+    many[999] = 7;
+    CHECK(op_set_attr(m, op, "dimensions", attr_dense_array_i64(&m->arena, many, 1000)) == NULL);
+    st = module_verify(m);
+    CHECK(msg_has(st, "reverse (C2): dimensions has duplicate 7"));
+    hlo_status_free(st);
+    module_free(m);
+  }
   /* iota without its attribute */
   m = one_op_module(OP_IOTA, NULL, 0, &t2, 1, &op);
   if (m) {
@@ -335,6 +363,100 @@ TEST(hostile_attributes) {
     module_free(m);
   }
   arena_deinit(&a);
+}
+
+TEST(use_before_definition) {
+  arena a;
+  arena_init(&a);
+  int64_t d[1] = {4};
+  hlo_type *t = type_tensor(&a, HLO_F32, 1, d);
+  hlo_op *neg;
+  hlo_module_ir *m = one_op_module(OP_NEGATE, &t, 1, &t, 1, &neg);
+  CHECK(m != NULL);
+  if (m) {
+    /* a second negate, placed before the first but using its result */
+    hlo_value *v = &neg->results[0];
+    hlo_loc loc = {NULL, 5, 9};
+    hlo_op *early = op_create(m, OP_NEGATE, &v, 1, &t, 1, 0, loc);
+    CHECK(early != NULL);
+    op_insert_before(neg, early);
+    hlo_status st = module_verify(m);
+    CHECK(hlo_status_code_of(st) == HLO_VERIFY_ERROR);
+    CHECK(msg_has(st, "used before its definition"));
+    CHECK(status_loc(st) && status_loc(st)->line == 5);
+    hlo_status_free(st);
+    /* unlinked again: clean */
+    op_unlink(early);
+    st = module_verify(m);
+    CHECK(st == NULL);
+    hlo_status_free(st);
+    module_free(m);
+  }
+  arena_deinit(&a);
+}
+
+/* ------------------------------------------- valid programs, rare ops */
+
+/* Ops the corpus does not use: each must verify clean. */
+static const char *const valid_programs[] = {
+  "func.func @main(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>) -> tensor<2x3x4xf32> {\n"
+  "  %0 = \"stablehlo.batch_norm_inference\"(%x, %s, %s, %s, %s) {epsilon = 1.0e-5 : f32, feature_index = 2 : i64}"
+  " : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>\n"
+  "  return %0 : tensor<2x3x4xf32>\n}\n",
+  "func.func @main(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>) -> tensor<2x3x4xf32> {\n"
+  "  %0:3 = \"stablehlo.batch_norm_training\"(%x, %s, %s) {epsilon = 1.0e-5 : f32, feature_index = 2 : i64}"
+  " : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>)\n"
+  "  return %0#0 : tensor<2x3x4xf32>\n}\n",
+  "func.func @main(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>) -> tensor<2x3x4xf32> {\n"
+  "  %0:3 = \"stablehlo.batch_norm_grad\"(%x, %s, %s, %s, %x) {epsilon = 1.0e-5 : f32, feature_index = 2 : i64}"
+  " : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>)\n"
+  "  return %0#0 : tensor<2x3x4xf32>\n}\n",
+  "func.func @main(%a: tensor<3x3xf64>) -> tensor<3x3xf64> {\n"
+  "  %0 = \"stablehlo.cholesky\"(%a) {lower = true} : (tensor<3x3xf64>) -> tensor<3x3xf64>\n"
+  "  return %0 : tensor<3x3xf64>\n}\n",
+  "func.func @main(%a: tensor<f32>, %b: tensor<f32>, %s: tensor<2xi64>) -> tensor<3x4xf32> {\n"
+  "  %0 = \"stablehlo.rng\"(%a, %b, %s) {rng_distribution = #stablehlo<rng_distribution NORMAL>}"
+  " : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<3x4xf32>\n"
+  "  return %0 : tensor<3x4xf32>\n}\n",
+  "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {\n"
+  "  %0 = \"stablehlo.dot\"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+  "  return %0 : tensor<2xf32>\n}\n",
+  "func.func @main(%a: tensor<3xi32>) -> tensor<2x3xi32> {\n"
+  "  %0 = \"stablehlo.broadcast\"(%a) {broadcast_sizes = array<i64: 2>} : (tensor<3xi32>) -> tensor<2x3xi32>\n"
+  "  return %0 : tensor<2x3xi32>\n}\n",
+  "func.func @main(%a: tensor<?x3xf32>, %b: tensor<3x?xf32>) -> tensor<?x?xf32> {\n"
+  "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<?x3xf32>, tensor<3x?xf32>) -> tensor<?x?xf32>\n"
+  "  %1 = stablehlo.add %0, %0 : tensor<?x?xf32>\n"
+  "  return %1 : tensor<?x?xf32>\n}\n",
+  "func.func @main(%a: tensor<?xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {\n"
+  "  %0 = \"stablehlo.concatenate\"(%a, %b) {dimension = 0 : i64} : (tensor<?xf32>, tensor<4xf32>) -> tensor<?xf32>\n"
+  "  return %0 : tensor<?xf32>\n}\n",
+  "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+  "  %t = \"stablehlo.create_token\"() : () -> !stablehlo.token\n"
+  "  %0 = \"stablehlo.cross_replica_sum\"(%a) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
+  "  return %0 : tensor<4xf32>\n}\n",
+};
+
+TEST(valid_rare_ops) {
+  for (size_t i = 0; i < sizeof valid_programs / sizeof valid_programs[0]; i++) {
+    hlo_source src = {"valid.mlir", valid_programs[i], strlen(valid_programs[i]), 1};
+    hlo_module_ir *m = NULL;
+    hlo_status st = parse_module(&src, 0, src.len, &m);
+    if (st) {
+      printf("valid program %zu: skipped, does not parse (the parser's): ", i);
+      hlo_status_print(st, stdout);
+      hlo_status_free(st);
+      continue;
+    }
+    st = module_verify(m);
+    if (st) {
+      fprintf(stderr, "valid program %zu rejected: ", i);
+      hlo_status_print(st, stderr);
+    }
+    CHECK(st == NULL);
+    hlo_status_free(st);
+    module_free(m);
+  }
 }
 
 TEST_MAIN()
