@@ -28,7 +28,11 @@ if ! printf 'int LLVMFuzzerTestOneInput(const char*d,unsigned long n){(void)d;(v
   echo "fuzz: skipped: $CCF cannot link -fsanitize=fuzzer (install libclang-rt-dev)" >&2; exit 3
 fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-sanitize=function"
-CFL="-std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -w $SAN"
+# glibc's <complex.h> defines CMPLX/CMPLXF only for GCC >= 4.7; give clang them.
+CFL="-std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -w \
+ -Werror=implicit-function-declaration $SAN"
+CMPLXD='-DCMPLX(x,y)=__builtin_complex((double)(x),(double)(y))'
+CMPLXFD='-DCMPLXF(x,y)=__builtin_complex((float)(x),(float)(y))'
 # Rebuild an object when its source or any header is newer than it.
 newest_hdr=$(find include src -name '*.h' -newer "$FB/stamp" 2>/dev/null | head -n 1)
 [ -f "$FB/stamp" ] || newest_hdr=all
@@ -39,9 +43,12 @@ for s in $(find src -name '*.c' | sort) tests/fuzz/fuzz_parse.c; do
 done
 if [ -s "$list" ]; then
   echo "fuzz: compiling $(wc -l < "$list") files with $CCF" >&2
-  xargs -P "$JOBS" -L 1 sh -c 'case "$0" in tests/fuzz/*) cov=fuzzer;; *) cov=fuzzer-no-link;; esac;
-     '"$CCF $CFL"' -fsanitize=$cov -c "$0" -o "$1" || { echo "fuzz: cannot compile $0" >&2; exit 255; }' < "$list" \
-    || exit 1
+  cc1=$FB/cc1.sh
+  { echo '#!/bin/sh'
+    echo 'case "$1" in tests/fuzz/*) cov=fuzzer;; *) cov=fuzzer-no-link;; esac'
+    echo "$CCF $CFL -fsanitize=\$cov '$CMPLXD' '$CMPLXFD' -c \"\$1\" -o \"\$2\" ||"
+    echo '  { echo "fuzz: cannot compile $1" >&2; exit 255; }'; } > "$cc1"
+  xargs -P "$JOBS" -L 1 sh "$cc1" < "$list" || exit 1
 fi
 touch "$FB/stamp"
 objs=$(find src -name '*.c' | sort | tr '/' '_' | sed "s|^|$FB/obj/|; s|\.c\$|.o|")

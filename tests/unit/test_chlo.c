@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ir/element.h"
+#include "interp/interp.h"
 #include "ir/ir.h"
 #include "parse/parse.h"
 #include "passes/passes.h"
@@ -315,6 +316,81 @@ TEST(corpus_files_have_no_chlo_left) {
          clean);
   CHECK(n >= 80);
   CHECK_EQ_INT(clean, parsed);
+}
+
+/* Parses, legalizes and interprets every piece of `path` (entry @main or the
+ * only function, no arguments; the file's check ops decide). Adds to
+ * *pieces and *ok; returns true when every piece ran clean. `why` gets the
+ * first failure's message (truncated). */
+static bool run_file(const char *path, int *pieces, int *ok, char *why, size_t why_len) {
+  size_t len = 0;
+  bool all = true;
+  why[0] = 0;
+  char *text = read_file(path, &len);
+  if (!text) { (*pieces)++; snprintf(why, why_len, "cannot read"); return false; }
+  split_piece *ps = NULL;
+  size_t np = 0;
+  hlo_status st = parse_split(text, len, &ps, &np);
+  if (st) { hlo_status_free(st); free(text); (*pieces)++; snprintf(why, why_len, "split failed"); return false; }
+  hlo_source src = {path, text, len, 1};
+  for (size_t i = 0; i < np; i++) {
+    (*pieces)++;
+    hlo_module_ir *m = NULL;
+    interp *it = NULL;
+    tensor **res = NULL;
+    const hlo_func *f = NULL;
+    st = parse_module(&src, ps[i].begin, ps[i].end, &m);
+    if (!st) st = pass_chlo_legalize(m);
+    if (!st && !(f = module_entry(m, NULL)))
+      st = status_new(HLO_NOT_FOUND, "no entry function");
+    if (!st) st = interp_create(m, NULL, &it);
+    if (!st) st = interp_call(it, f, NULL, 0, &res);
+    if (st) {
+      if (all) snprintf(why, why_len, "piece %zu: %s", i, hlo_status_message(st));
+      all = false;
+      hlo_status_free(st);
+    } else {
+      (*ok)++;
+      for (uint32_t r = 0; r < f->num_results; r++) tensor_release(res[r]);
+      free(res);
+    }
+    if (it) interp_destroy(it);
+    if (m) module_free(m);
+  }
+  free(ps);
+  free(text);
+  return all;
+}
+
+/* Conformance files expected to pass; a regression guard. */
+static const char *const must_pass[] = {
+    NULL,
+};
+
+TEST(conformance_chlo_files_run) {
+  static corpus_file files[256];
+  int n = corpus(files, 256);
+  if (n == 0) {
+    printf("conformance_chlo_files_run: skipped: no corpus under %s (set HLO_SHARED)\n",
+           shared_dir());
+    return;
+  }
+  int pieces = 0, ok = 0, files_ok = 0, files_run = 0;
+  char why[200];
+  for (int i = 0; i < n; i++) {
+    if (!strstr(files[i].path, "/conformance/")) continue; /* models need inputs */
+    files_run++;
+    bool good = run_file(files[i].path, &pieces, &ok, why, sizeof why);
+    const char *base = strrchr(files[i].path, '/');
+    base = base ? base + 1 : files[i].path;
+    if (good) files_ok++;
+    else printf("  FAIL %s: %.150s\n", base, why);
+    for (size_t k = 0; must_pass[k]; k++)
+      if (strcmp(base, must_pass[k]) == 0) CHECK(good);
+  }
+  printf("chlo conformance: passed %d of %d files (%d of %d pieces)\n", files_ok, files_run, ok,
+         pieces);
+  CHECK(files_run > 0);
 }
 
 TEST_MAIN()
