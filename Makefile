@@ -21,6 +21,7 @@ OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libhlo.a
 TOOL_SRCS := $(wildcard tools/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_DEPS := $(wildcard tests/unit/testlib.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -39,7 +40,9 @@ $(BUILD)/hlo: $(TOOL_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+TESTLIB := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/testlib.c))
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
@@ -52,11 +55,15 @@ $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 deps:
 	@sh tools/install-deps.sh
 
+RUN_MODEL = examples/models/mlp_block
+
 run: deps
-	@$(MAKE) --no-print-directory all
-	$(BUILD)/hlo run examples/models/mlp_block/mlp_block.mlir \
-	  $(addprefix --input ,$(sort $(wildcard examples/models/mlp_block/inputs/arg*.npy))) \
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/tools/npycmp
+	$(BUILD)/hlo run $(RUN_MODEL)/mlp_block.mlir \
+	  $(addprefix --input ,$(sort $(wildcard $(RUN_MODEL)/inputs/arg*.npy))) \
 	  --output-dir $(BUILD)/run
+	@printf 'compared with XLA:CPU (%s): ' $(RUN_MODEL)/expected/out0.npy
+	@$(BUILD)/tests/tools/npycmp $(BUILD)/run/out0.npy $(RUN_MODEL)/expected/out0.npy --rtol 1e-5
 
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -66,19 +73,26 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests
 
 unit: $(UNIT_BINS) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
 
+ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+
+# Everything that needs no GPU: the -O2 build's unit tests and suites, then the
+# unit tests and the conformance, model and CLI suites again under ASan+UBSan.
 test: deps
 	@$(MAKE) --no-print-directory unit
-	@sh tests/run_all.sh $(BUILD)
+	@$(MAKE) --no-print-directory $(ASAN_VARS) unit
+	@sh tests/run_all.sh $(BUILD) build/asan
 
+# Only the sanitizer half of `make test`.
 test-asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
-	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+	@$(MAKE) --no-print-directory $(ASAN_VARS) unit
+	@sh tests/run_all.sh "" build/asan
 
 clean:
 	rm -rf build
 
 .PHONY: all deps run unit test test-asan clean
--include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) \
+-include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) $(UNIT_DEPS:%.c=$(BUILD)/%.d) \
   $(wildcard $(BUILD)/tests/tools/*.d)
 
 # ---- fuzz: the parser/printer/interpreter fuzzer (tests/fuzz/run.sh builds

@@ -35,7 +35,8 @@ static const char *usage_main =
     "  check   parse and verify a program against the StableHLO spec\n"
     "  run     run a program on inputs from .npy files and write its results\n"
     "\n"
-    "`hlo COMMAND --help` explains a command's flags. FILE may be `-` for standard input.\n";
+    "`hlo COMMAND --help` explains a command's flags. The program FILE may be `-` for\n"
+    "standard input. Flags take their value as the next argument or after `=`.\n";
 
 static const char *usage_print =
     "usage: hlo print [--split-input-file] FILE\n"
@@ -57,16 +58,17 @@ static const char *usage_check =
     "  --split-input-file  check each `// -----`-separated module\n";
 
 static const char *usage_run =
-    "usage: hlo run FILE [--input A.npy]... [--output-dir DIR] [--entry NAME]\n"
-    "               [--backend interp] [--split-input-file] [--quiet]\n"
+    "usage: hlo run FILE [--input A.npy | --arg LITERAL]... [--output-dir DIR]\n"
+    "               [--entry NAME] [--backend interp] [--split-input-file] [--quiet]\n"
+    "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
     "\n"
     "Runs the entry function (@main, or the only function) of FILE.\n"
     "\n"
     "  --input A.npy       the next argument of the entry function, in order. float32\n"
     "                      .npy files are accepted for bf16/f16/f8 parameters when every\n"
     "                      value is exactly representable.\n"
-    "  --output-dir DIR    write result K to DIR/outK.npy (types numpy lacks, such as\n"
-    "                      bf16, are written as float32; a note says so)\n"
+    "  --output-dir DIR    write result K to DIR/outK.npy, creating DIR (types numpy\n"
+    "                      lacks, such as bf16, are written as float32; a note says so)\n"
     "  --entry NAME        run function @NAME instead of @main\n"
     "  --backend interp    the reference interpreter (the only backend so far)\n"
     "  --split-input-file  run each `// -----`-separated module of FILE\n"
@@ -274,6 +276,33 @@ static int cmd_check(int argc, char **argv) {
 
 #define MAX_INPUTS 4096
 
+static void type_text(char *buf, size_t n, hlo_dtype dt, uint32_t rank, const int64_t *dims) {
+  size_t k = (size_t)snprintf(buf, n, "tensor<");
+  for (uint32_t d = 0; d < rank && k < n; d++)
+    k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[d]);
+  if (k < n) snprintf(buf + k, n - k, "%s>", hlo_dtype_name(dt));
+}
+
+/* Checks that input file `path` (array `a`, element type `dt` after any
+ * conversion) fits parameter `i` of `f`; the error names the file, what it
+ * holds and what the parameter is, located at the parameter. */
+static hlo_status check_input(const hlo_func *f, uint32_t i, const char *path, const npy_array *a,
+                              hlo_dtype dt, bool narrow_float) {
+  const hlo_type *t = f->body.block.args[i].type;
+  bool ok = t->kind == TYPE_TENSOR && dt == t->dtype && (uint32_t)a->rank == t->rank;
+  for (uint32_t d = 0; ok && d < t->rank; d++) ok = t->dims[d] == HLO_DYN || t->dims[d] == a->dims[d];
+  if (ok) return NULL;
+  char want[160] = "a tuple or token", got[160];
+  if (t->kind == TYPE_TENSOR) type_text(want, sizeof want, t->dtype, t->rank, t->dims);
+  type_text(got, sizeof got, a->dtype, (uint32_t)a->rank, a->dims);
+  return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
+                   "input %u ('%s') holds %s (numpy '%s'), but argument %u of @%s is %s%s", i,
+                   path, got, a->descr, i, f->name, want,
+                   narrow_float && a->dtype == HLO_F32 && dt != t->dtype
+                       ? "; float32 data is accepted for it only when exactly representable"
+                       : "");
+}
+
 /* Converts a .npy array into a view of parameter `i` of `f`, converting
  * float32 data for narrower float parameters when every value is exact.
  * *out_owned is set to memory the caller frees (or NULL). */
@@ -285,7 +314,7 @@ static hlo_status view_from_npy(const hlo_func *f, uint32_t i, const char *path,
   v->rank = a->rank;
   v->dims = a->dims;
   v->data = a->data;
-  if (t->kind != TYPE_TENSOR || a->dtype == t->dtype) return NULL;
+  if (t->kind != TYPE_TENSOR || a->dtype == t->dtype) return check_input(f, i, path, a, a->dtype, false);
   bool narrow_float = dtype_is_float(t->dtype) && hlo_dtype_size(t->dtype) < 4;
   if (a->dtype == HLO_F32 && narrow_float) {
     int64_t n = (int64_t)(a->nbytes / 4);
@@ -308,7 +337,7 @@ static hlo_status view_from_npy(const hlo_func *f, uint32_t i, const char *path,
     v->data = buf;
     *out_owned = buf;
   }
-  return NULL; /* mismatches left are reported by hlo_executable_run */
+  return check_input(f, i, path, a, v->dtype, narrow_float);
 }
 
 /* Writes result `k` to DIR/outK.npy; types numpy lacks become float32 (floats)
@@ -358,6 +387,30 @@ static void print_value(FILE *o, hlo_dtype dt, const void *data, int64_t i) {
       break;
     }
   }
+}
+
+/* mkdir -p: creates `dir` and any missing parents. */
+static hlo_status make_dirs(const char *dir) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    return status_new(HLO_INVALID_ARGUMENT, "output directory path too long");
+  for (char *p = path + 1; ; p++) {
+    char c = *p;
+    if (c != '/' && c != 0) continue;
+    *p = 0;
+    struct stat sbuf;
+    if (stat(path, &sbuf) != 0) {
+      if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return status_new(HLO_NOT_FOUND, "cannot create output directory '%s': %s", path,
+                          strerror(errno));
+    } else if (!S_ISDIR(sbuf.st_mode)) {
+      return status_new(HLO_INVALID_ARGUMENT, "output directory '%s': '%s' is not a directory",
+                        dir, path);
+    }
+    *p = c;
+    if (!c) break;
+  }
+  return NULL;
 }
 
 /* One line per result: shape and type, the first values, min/max and NaNs. */
@@ -429,7 +482,6 @@ static hlo_status literal_to_buffer(const char *lit, hlo_buffer **out) {
 }
 
 static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
-  if (runtime_module_ir(m)->num_funcs == 0) return NULL; /* e.g. a header-only piece */
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
   HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
@@ -437,11 +489,13 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   hlo_status st = NULL;
   if ((uint32_t)ro->num_inputs != f->num_args) {
     st = status_at(HLO_INVALID_ARGUMENT, &f->loc,
-                   "@%s takes %u argument%s but %d --input file%s given", f->name, f->num_args,
-                   f->num_args == 1 ? "" : "s", ro->num_inputs, ro->num_inputs == 1 ? " was" : "s were");
+                   "@%s takes %u argument%s but %d input%s given (--input/--arg)", f->name,
+                   f->num_args, f->num_args == 1 ? "" : "s", ro->num_inputs,
+                   ro->num_inputs == 1 ? " was" : "s were");
     hlo_executable_destroy(e);
     return st;
   }
+  hlo_buffer **res = NULL;
   npy_array *arrs = calloc((size_t)ro->num_inputs + 1, sizeof *arrs);
   hlo_buffer_view *views = calloc((size_t)ro->num_inputs + 1, sizeof *views);
   void **owned = calloc((size_t)ro->num_inputs + 1, sizeof *owned);
@@ -461,17 +515,15 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
     if (st) { status_note(st, "while reading input %d of @%s", i, f->name); break; }
     loaded = i + 1;
     st = view_from_npy(f, (uint32_t)i, ro->inputs[i], &arrs[i], &views[i], &owned[i]);
+
   }
-  hlo_buffer **res = NULL;
   clock_t t0 = clock();
   if (!st) st = hlo_executable_run(e, views, ro->num_inputs, &res);
   double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
   int nres = hlo_executable_num_results(e);
   if (!st && ro->output_dir) {
     bool noted = false;
-    if (mkdir(ro->output_dir, 0777) != 0 && errno != EEXIST)
-      st = status_new(HLO_NOT_FOUND, "cannot create output directory '%s': %s", ro->output_dir,
-                      strerror(errno));
+    st = make_dirs(ro->output_dir);
     for (int k = 0; !st && k < nres; k++) st = write_result(ro->output_dir, k, res[k], &noted);
   }
   if (!st && ro->print_results) {
@@ -501,6 +553,31 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   free(owned);
   hlo_executable_destroy(e);
   return st;
+}
+
+/* Splits `--flag=value` arguments into two, so every verb accepts both
+ * spellings. Returns a malloc'd argv (yours; strings point into argv or are
+ * malloc'd copies listed in *owned) or NULL on out of memory. */
+static char **split_eq_flags(int argc, char **argv, int *out_argc, char ***owned) {
+  char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
+  char **own = calloc((size_t)argc + 1, sizeof *own);
+  if (!v || !own) { free(v); free(own); return NULL; }
+  int n = 0, no = 0;
+  for (int i = 0; i < argc; i++) {
+    char *eq = strchr(argv[i], '=');
+    if (argv[i][0] == '-' && argv[i][1] == '-' && eq) {
+      char *flag = strndup(argv[i], (size_t)(eq - argv[i]));
+      if (!flag) { for (int k = 0; k < no; k++) free(own[k]); free(own); free(v); return NULL; }
+      own[no++] = flag;
+      v[n++] = flag;
+      v[n++] = eq + 1;
+    } else {
+      v[n++] = argv[i];
+    }
+  }
+  *out_argc = n;
+  *owned = own;
+  return v;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -542,8 +619,13 @@ static int cmd_run(int argc, char **argv) {
   hlo_status st = load_pieces(file, split, true, &mp, &n);
   if (st) return report(st);
   int failed = 0;
+  size_t empty = 0;
   for (size_t i = 0; i < n; i++) {
     char label[64] = "";
+    if (split && mp[i].m && runtime_module_ir(mp[i].m)->num_funcs == 0) {
+      empty++; /* a piece of only comments, e.g. a file header: nothing to run */
+      continue;
+    }
     if (split) snprintf(label, sizeof label, "[module %zu, line %u] ", i + 1, mp[i].first_line);
     st = mp[i].st;
     mp[i].st = NULL;
@@ -569,12 +651,14 @@ static int cmd_run(int argc, char **argv) {
       hlo_status_free(st);
     }
   }
-  if (split && !ro.quiet) printf("%zu modules: %zu ran, %d failed\n", n, n - (size_t)failed, failed);
+  if (split && !ro.quiet)
+    printf("%zu modules: %zu ran, %zu without functions, %d failed\n", n,
+           n - (size_t)failed - empty, empty, failed);
   free_pieces(mp, n);
   return failed ? 1 : 0;
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (argc < 2) { fputs(usage_main, stderr); return 2; }
   const char *cmd = argv[1];
   if (is_flag(cmd, "--help") || is_flag(cmd, "-h") || is_flag(cmd, "help")) {
@@ -587,4 +671,16 @@ int main(int argc, char **argv) {
   if (is_flag(cmd, "run")) return cmd_run(argc - 2, argv + 2);
   fprintf(stderr, "hlo: unknown command '%s'\n\n%s", cmd, usage_main);
   return 2;
+}
+
+int main(int argc0, char **argv0) {
+  int argc;
+  char **owned = NULL;
+  char **argv = split_eq_flags(argc0, argv0, &argc, &owned);
+  if (!argv) { fprintf(stderr, "hlo: out of memory\n"); return 1; }
+  int rc = dispatch(argc, argv);
+  for (int i = 0; owned[i]; i++) free(owned[i]);
+  free(owned);
+  free(argv);
+  return rc;
 }

@@ -158,9 +158,12 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * parameter's element type and shape). On success *out_results is a
  * malloc'd array of num_results buffers, all yours (free each with
  * hlo_buffer_destroy, then the array with free()).
- * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument),
- * HLO_FAILED_CHECK, HLO_UNIMPLEMENTED, HLO_NOT_FOUND (custom-call target),
- * located at the op that failed. */
+ * Threads: runs of one executable may be started from several threads;
+ * they take turns (the interpreter keeps per-run state). For runs in
+ * parallel, create one executable per thread over the same module.
+ * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, NULL
+ * `args` with arguments expected), HLO_FAILED_CHECK, HLO_UNIMPLEMENTED,
+ * HLO_NOT_FOUND (custom-call target), located at the op that failed. */
 HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,

@@ -16,11 +16,24 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include "interp/interp.h"
 #include "support/arena.h"
 
 /* ------------------------------------------------------------- tensors */
+
+size_t interp_max_tensor_bytes(void) {
+  static size_t cap;  /* computed once; a benign race writes the same value */
+  if (!cap) {
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    /* half the physical memory: one tensor bigger than that leaves no room
+     * for the operands and results around it */
+    size_t phys = pages > 0 && psize > 0 ? (size_t)pages / 2 * (size_t)psize : HLO_MAX_TENSOR_BYTES;
+    cap = phys < HLO_MAX_TENSOR_BYTES ? phys : HLO_MAX_TENSOR_BYTES;
+  }
+  return cap;
+}
 
 tensor *tensor_new(const hlo_type *t) {
   if (!t) return NULL;
@@ -35,7 +48,7 @@ tensor *tensor_new(const hlo_type *t) {
   int64_t n = type_num_elements(t);
   if (n < 0) return NULL;
   size_t es = hlo_dtype_size(t->dtype);
-  if (es == 0 || (uint64_t)n > HLO_MAX_TENSOR_BYTES / es) return NULL;
+  if (es == 0 || (uint64_t)n > interp_max_tensor_bytes() / es) return NULL;
   size_t nbytes = (size_t)n * es;
   tensor *v = xcalloc(1, sizeof *v);
   if (!v) return NULL;
@@ -59,14 +72,22 @@ hlo_status tensor_create(const hlo_type *t, const hlo_loc *loc, tensor **out) {
   if (t->kind == TYPE_TENSOR && !type_is_static(t))
     return status_at(HLO_UNIMPLEMENTED, loc,
                      "the interpreter does not support dynamically shaped tensors");
-  tensor *v = tensor_new(t);
-  if (!v) {
-    int64_t n = type_num_elements(t);
+  int64_t n = type_num_elements(t);
+  size_t es = t->kind == TYPE_TENSOR ? hlo_dtype_size(t->dtype) : 0;
+  if (t->kind == TYPE_TENSOR && n < 0)
     return status_at(HLO_RESOURCE_EXHAUSTED, loc,
-                     "cannot allocate a tensor of %lld elements of %s (limit %llu bytes)",
-                     (long long)n, hlo_dtype_name(t->dtype),
-                     (unsigned long long)HLO_MAX_TENSOR_BYTES);
-  }
+                     "cannot allocate a tensor whose element count overflows 64 bits");
+  if (t->kind == TYPE_TENSOR && (uint64_t)n > interp_max_tensor_bytes() / es)
+    return status_at(HLO_RESOURCE_EXHAUSTED, loc,
+                     "cannot allocate a tensor of %lld elements of %s (%.3g GB): over the "
+                     "limit of %.3g GB (half this machine's memory)",
+                     (long long)n, hlo_dtype_name(t->dtype), (double)n * (double)es / 1e9,
+                     (double)interp_max_tensor_bytes() / 1e9);
+  tensor *v = tensor_new(t);
+  if (!v)
+    return status_at(HLO_RESOURCE_EXHAUSTED, loc,
+                     "out of memory allocating a tensor of %lld elements of %s (%.3g GB)",
+                     (long long)n, hlo_dtype_name(t->dtype), (double)n * (double)es / 1e9);
   *out = v;
   return NULL;
 }

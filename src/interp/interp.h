@@ -42,8 +42,11 @@ HLO_MUST_USE hlo_status tensor_create_tuple(const hlo_type *t, tensor *const *el
                                             const hlo_loc *loc, tensor **out);
 tensor *tensor_retain(tensor *v);
 void tensor_release(tensor *v);   /* NULL is fine */
-/* Largest tensor the interpreter will allocate (bytes). */
+/* Largest tensor the interpreter will allocate (bytes): the smaller of
+ * HLO_MAX_TENSOR_BYTES and half the machine's physical memory, so an absurd size
+ * fails at once instead of swapping. */
 #define HLO_MAX_TENSOR_BYTES ((size_t)1 << 36)
+size_t interp_max_tensor_bytes(void);
 
 /* Row-major index helpers: the linear index of `idx` in `dims` (rank r),
  * and the inverse. */

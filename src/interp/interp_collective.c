@@ -29,6 +29,7 @@
 #include <string.h>
 #include "interp/interp.h"
 #include "interp/interp_probe.h"
+#include "interp/interp_util.h"
 #include "ir/element.h"
 #include "support/arena.h"
 
@@ -515,11 +516,28 @@ static hlo_status k_token(interp *it, const hlo_op *op, tensor *const *in,
 }
 
 /* Releases out[0..n) on an error path. */
-static void drop_outs(tensor **out, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    tensor_release(out[i]);
-    out[i] = NULL;
-  }
+/* Joins op's process group (attribute replica_groups read in `mode`; an
+ * error when the process is in none) and exchanges in[0..nvals) with its
+ * members: *all gets (*n) * nvals tensors, member-major (release_all).
+ * With `idx`, sets this process's position in the group. */
+static hlo_status exchange(interp *it, const hlo_op *op, group_mode mode, tensor *const *in,
+                           uint32_t nvals, tensor ***all, uint32_t *n, uint32_t *idx) {
+  int32_t *g;
+  HLO_TRY(my_group(it, op, "replica_groups", mode, &g, n));
+  HLO_TRY(need_group(op, *n));
+  if (idx) *idx = index_in(g, *n, proc_flat(interp_current_process(it)));
+  hlo_status st = rendezvous(it, op, channel_id(op), g, *n, in, nvals, all);
+  free(g);
+  return st;
+}
+
+/* The end of a collective kernel: releases the exchanged tensors
+ * all[0..count) and, when `st` is an error, the results made so far. */
+static hlo_status exchange_end(hlo_status st, const hlo_op *op, tensor **all, size_t count,
+                               tensor **out) {
+  release_all(all, count);
+  if (st) iu_release_all(out, op->num_results);
+  return st;
 }
 
 static hlo_status k_all_gather(interp *it, const hlo_op *op, tensor *const *in,
@@ -531,14 +549,10 @@ static hlo_status k_all_gather(interp *it, const hlo_op *op, tensor *const *in,
       return interp_error(op, HLO_INVALID_ARGUMENT, "all_gather_dim %lld is out of range",
                           (long long)dim);
   }
-  int32_t *g;
   uint32_t n;
-  HLO_TRY(my_group(it, op, "replica_groups", global_ids_mode(op), &g, &n));
-  HLO_TRY(need_group(op, n));
   tensor **all;
-  hlo_status st = rendezvous(it, op, channel_id(op), g, n, in, op->num_operands, &all);
-  free(g);
-  if (st) return st;
+  HLO_TRY(exchange(it, op, global_ids_mode(op), in, op->num_operands, &all, &n, NULL));
+  hlo_status st = NULL;
   const uint8_t **parts = xcalloc(n, sizeof *parts);
   if (!parts) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   for (uint32_t k = 0; k < op->num_operands && !st; k++) {
@@ -563,32 +577,24 @@ static hlo_status k_all_gather(interp *it, const hlo_op *op, tensor *const *in,
     concat_raw(out[k]->data, parts, n, t->dims, t->rank, (uint32_t)dim, hlo_dtype_size(t->dtype));
   }
   free(parts);
-  release_all(all, (size_t)n * op->num_operands);
-  if (st) drop_outs(out, op->num_results);
-  return st;
+  return exchange_end(st, op, all, (size_t)n * op->num_operands, out);
 }
 
 static hlo_status k_all_reduce(interp *it, const hlo_op *op, tensor *const *in,
                                const hlo_type *const *rt, tensor **out) {
   for (uint32_t k = 0; k < op->num_operands; k++)
     HLO_TRY(check_tensor(op, in[k], "all_reduce's operand"));
-  int32_t *g;
   uint32_t n;
-  HLO_TRY(my_group(it, op, "replica_groups", global_ids_mode(op), &g, &n));
-  HLO_TRY(need_group(op, n));
   tensor **all;
-  hlo_status st = rendezvous(it, op, channel_id(op), g, n, in, op->num_operands, &all);
-  free(g);
-  if (st) return st;
+  HLO_TRY(exchange(it, op, global_ids_mode(op), in, op->num_operands, &all, &n, NULL));
+  hlo_status st = NULL;
   for (uint32_t k = 0; k < op->num_operands && !st; k++) {
     st = tensor_create(rt[k], &op->loc, &out[k]);
     if (!st)
       st = fold_tensors(it, op, all + k, op->num_operands, n, rt[k]->dtype, out[k]->data,
                         out[k]->num_elems);
   }
-  release_all(all, (size_t)n * op->num_operands);
-  if (st) drop_outs(out, op->num_results);
-  return st;
+  return exchange_end(st, op, all, (size_t)n * op->num_operands, out);
 }
 
 static hlo_status k_reduce_scatter(interp *it, const hlo_op *op, tensor *const *in,
@@ -599,15 +605,10 @@ static hlo_status k_reduce_scatter(interp *it, const hlo_op *op, tensor *const *
   if (dim < 0 || (uint64_t)dim >= t->rank)
     return interp_error(op, HLO_INVALID_ARGUMENT, "scatter_dimension %lld is out of range",
                         (long long)dim);
-  int32_t *g;
-  uint32_t n;
-  HLO_TRY(my_group(it, op, "replica_groups", global_ids_mode(op), &g, &n));
-  HLO_TRY(need_group(op, n));
-  uint32_t idx = index_in(g, n, proc_flat(interp_current_process(it)));
+  uint32_t n, idx;
   tensor **all;
-  hlo_status st = rendezvous(it, op, channel_id(op), g, n, in, 1, &all);
-  free(g);
-  if (st) return st;
+  HLO_TRY(exchange(it, op, global_ids_mode(op), in, 1, &all, &n, &idx));
+  hlo_status st = NULL;
   if (t->dims[dim] % n)
     st = interp_error(op, HLO_INVALID_ARGUMENT,
                       "dimension %lld (size %lld) does not split into %u equal parts",
@@ -626,9 +627,7 @@ static hlo_status k_reduce_scatter(interp *it, const hlo_op *op, tensor *const *
   if (!st) st = tensor_create(rt[0], &op->loc, &out[0]);
   if (!st) take_part(out[0]->data, reduced, t->dims, t->rank, (uint32_t)dim, n, idx, es);
   free(reduced);
-  release_all(all, n);
-  if (st) drop_outs(out, op->num_results);
-  return st;
+  return exchange_end(st, op, all, n, out);
 }
 
 static hlo_status k_all_to_all(interp *it, const hlo_op *op, tensor *const *in,
@@ -697,9 +696,7 @@ static hlo_status k_all_to_all(interp *it, const hlo_op *op, tensor *const *in,
     }
   }
   free(parts);
-  release_all(all, (size_t)n * op->num_operands);
-  if (st) drop_outs(out, op->num_results);
-  return st;
+  return exchange_end(st, op, all, (size_t)n * op->num_operands, out);
 }
 
 /* The position in the process group of the source / root of result k:
@@ -732,7 +729,7 @@ static hlo_status k_collective_broadcast(interp *it, const hlo_op *op, tensor *c
   if (!n) {  /* not in any group: zeros */
     for (uint32_t k = 0; k < op->num_results && !st; k++)
       st = tensor_create(rt[k], &op->loc, &out[k]);
-    if (st) drop_outs(out, op->num_results);
+    if (st) iu_release_all(out, op->num_results);
     return st;
   }
   tensor **all;
@@ -751,9 +748,7 @@ static hlo_status k_collective_broadcast(interp *it, const hlo_op *op, tensor *c
                         "shapes differ");
     if (!st) memcpy(out[k]->data, src->data, src->nbytes);
   }
-  release_all(all, (size_t)n * op->num_operands);
-  if (st) drop_outs(out, op->num_results);
-  return st;
+  return exchange_end(st, op, all, (size_t)n * op->num_operands, out);
 }
 
 static hlo_status k_collective_reduce(interp *it, const hlo_op *op, tensor *const *in,
@@ -766,7 +761,7 @@ static hlo_status k_collective_reduce(interp *it, const hlo_op *op, tensor *cons
     st = tensor_create(rt[k], &op->loc, &out[k]);
   if (st || !n) {
     free(g);
-    if (st) drop_outs(out, op->num_results);
+    if (st) iu_release_all(out, op->num_results);
     return st;
   }
   uint32_t me = index_in(g, n, proc_flat(interp_current_process(it)));
@@ -774,7 +769,7 @@ static hlo_status k_collective_reduce(interp *it, const hlo_op *op, tensor *cons
   st = rendezvous(it, op, channel_id(op), g, n, in, op->num_operands, &all);
   free(g);
   if (st) {
-    drop_outs(out, op->num_results);
+    iu_release_all(out, op->num_results);
     return st;
   }
   /* Only the root (process_group[0], or the dynamic root) keeps the
@@ -786,9 +781,7 @@ static hlo_status k_collective_reduce(interp *it, const hlo_op *op, tensor *cons
       st = fold_tensors(it, op, all + k, op->num_operands, n, rt[k]->dtype, out[k]->data,
                         out[k]->num_elems);
   }
-  release_all(all, (size_t)n * op->num_operands);
-  if (st) drop_outs(out, op->num_results);
-  return st;
+  return exchange_end(st, op, all, (size_t)n * op->num_operands, out);
 }
 
 static hlo_status k_collective_permute(interp *it, const hlo_op *op, tensor *const *in,
@@ -830,7 +823,7 @@ static hlo_status k_collective_permute(interp *it, const hlo_op *op, tensor *con
     release_all(all, from == to ? 1 : 2);
   }
   free(m);
-  if (st) drop_outs(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -935,7 +928,7 @@ static hlo_status k_recv(interp *it, const hlo_op *op, tensor *const *in,
   for (uint32_t i = 0; i < msg->n; i++) tensor_release(msg->vals[i]);
   free(msg->vals);
   free(msg);
-  if (st) drop_outs(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -968,7 +961,7 @@ static hlo_status k_infeed(interp *it, const hlo_op *op, tensor *const *in,
   }
   free(res);
   if (!st) st = tensor_create(rt[f->num_results], &op->loc, &out[f->num_results]);
-  if (st) drop_outs(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -1159,7 +1152,7 @@ static hlo_status k_run_parallel(interp *it, const hlo_op *op, tensor *const *in
     hlo_status_free(ctx[i].st);
     if (ctx[i].child) interp_destroy(ctx[i].child);
   }
-  if (st) drop_outs(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   free(ctx);
   free(threads);
   free(funcs);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp_linalg_internal.h"
+#include "interp/interp_util.h"
 
 /* Everything a convolution needs, decoded and checked. */
 typedef struct conv_params {
@@ -187,17 +188,9 @@ static hlo_status conv_run(const hlo_op *op, const tensor *lhs, const tensor *rh
   la_domain dom = la_domain_of(rt->dtype);
   bool fl = dom == LA_FLOAT || dom == LA_COMPLEX, cx = dom == LA_COMPLEX;
   bool single = la_single(rt->dtype);
-  double *lf = NULL, *rf = NULL;
-  uint64_t *lu = NULL, *ru = NULL;
-  if (fl) {
-    lf = la_load_f64(lhs, cx);
-    rf = la_load_f64(rhs, cx);
-  } else {
-    lu = la_load_u64(lhs);
-    ru = la_load_u64(rhs);
-  }
-  if ((fl && (!lf || !rf)) || (!fl && (!lu || !ru))) {
-    free(lf); free(rf); free(lu); free(ru);
+  double *lf, *rf;
+  uint64_t *lu, *ru;
+  if (!iu_load_operands(lhs, rhs, fl, cx, &lf, &rf, &lu, &ru)) {
     tensor_release(res);
     return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   }

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp.h"
+#include "interp/interp_util.h"
 #include "ir/element.h"
 #include "support/arena.h"
 #include "support/strbuf.h"
@@ -332,11 +333,19 @@ static hlo_status int_result(const hlo_op *op, uint32_t i, const hlo_type *rt, c
   return NULL;
 }
 
-static void drop(tensor **out, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    tensor_release(out[i]);
-    out[i] = NULL;
-  }
+/* The uplo option: 'uplo' (default 'L'), overridden by a boolean 'lower'. */
+static char config_uplo(const hlo_op *op) {
+  char uplo = config_char(op, "uplo", 'L');
+  int64_t lower;
+  if (config_int(op, "lower", &lower)) uplo = lower ? 'L' : 'U';
+  return uplo;
+}
+
+/* An HLO_INTERNAL error when a LAPACK call reported an invalid argument
+ * (info < 0); NULL otherwise. */
+static hlo_status lapack_info(const hlo_op *op, const cc_target *t, int info) {
+  if (info >= 0) return NULL;
+  return interp_error(op, HLO_INTERNAL, "%s: LAPACK argument %d invalid", t->name, -info);
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -348,9 +357,7 @@ static hlo_status cc_potrf(interp *it, const hlo_op *op, tensor *const *in,
   HLO_TRY(check_results(op, t, 2, 2));
   HLO_TRY(matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
   if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
-  char uplo = config_char(op, "uplo", 'L');
-  int64_t lower;
-  if (config_int(op, "lower", &lower)) uplo = lower ? 'L' : 'U';
+  char uplo = config_uplo(op);
   uint8_t *a;
   HLO_TRY(to_physical(op, 0, in[0], true, &a));
   int *info = xcalloc((size_t)batch + 1, sizeof *info);
@@ -365,7 +372,7 @@ static hlo_status cc_potrf(interp *it, const hlo_op *op, tensor *const *in,
   if (!st) st = int_result(op, 1, rt[1], info, batch, &out[1]);
   free(a);
   free(info);
-  if (st) drop(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -392,7 +399,7 @@ static hlo_status cc_getrf(interp *it, const hlo_op *op, tensor *const *in,
   free(a);
   free(info);
   free(ipiv);
-  if (st) drop(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -464,6 +471,17 @@ static hlo_status zero_results(const hlo_op *op, const hlo_type *const *rt, uint
   return NULL;
 }
 
+/* The workspace of ?geqrf / ?orgqr after a workspace query wrote `wq`:
+ * at least n (and 1) elements of size es; sets *lwork and *work (free). */
+static hlo_status alloc_work(const hlo_op *op, int prec, const double *wq, int n, size_t es,
+                             int *lwork, uint8_t **work) {
+  double w = workspace_size(prec, wq);
+  *lwork = w > n ? (int)w : (n > 1 ? n : 1);
+  *work = xcalloc((size_t)*lwork + 1, es);
+  if (!*work) return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  return NULL;
+}
+
 static hlo_status cc_geqrf(interp *it, const hlo_op *op, tensor *const *in,
                            const hlo_type *const *rt, tensor **out, const cc_target *t) {
   int prec, m, n;
@@ -481,16 +499,12 @@ static hlo_status cc_geqrf(interp *it, const hlo_op *op, tensor *const *in,
   if (!tau) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   if (!st && m > 0 && n > 0) {
     geqrf_fns[prec](&m, &n, a, &lda, tau, wq, &lwork, &info);
-    double w = workspace_size(prec, wq);
-    lwork = w > n ? (int)w : (n > 1 ? n : 1);
-    work = xcalloc((size_t)lwork + 1, es);
-    if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    st = alloc_work(op, prec, wq, n, es, &lwork, &work);
   }
   size_t step = (size_t)m * n * es;
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
     geqrf_fns[prec](&m, &n, a + b * step, &lda, tau + b * k * es, work, &lwork, &info);
-    if (info < 0) st = interp_error(op, HLO_INTERNAL, "%s: LAPACK argument %d invalid", t->name,
-                                    -info);
+    st = lapack_info(op, t, info);
   }
   if (!st) st = from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) {
@@ -503,7 +517,7 @@ static hlo_status cc_geqrf(interp *it, const hlo_op *op, tensor *const *in,
   free(a);
   free(tau);
   free(work);
-  if (st) drop(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -537,23 +551,19 @@ static hlo_status cc_orgqr(interp *it, const hlo_op *op, tensor *const *in,
   uint8_t *work = NULL;
   if (m > 0 && n > 0) {
     orgqr_fns[prec](&m, &n, &k, a, &lda, tp, wq, &lwork, &info);
-    double w = workspace_size(prec, wq);
-    lwork = w > n ? (int)w : (n > 1 ? n : 1);
-    work = xcalloc((size_t)lwork + 1, es);
-    if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    st = alloc_work(op, prec, wq, n, es, &lwork, &work);
   }
   size_t step = (size_t)m * n * es;
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
     orgqr_fns[prec](&m, &n, &k, a + b * step, &lda, tp + b * k * es, work, &lwork, &info);
-    if (info < 0) st = interp_error(op, HLO_INTERNAL, "%s: LAPACK argument %d invalid", t->name,
-                                    -info);
+    st = lapack_info(op, t, info);
   }
   if (!st) st = from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = zero_results(op, rt, 1, out);
   free(a);
   free(tp);
   free(work);
-  if (st) drop(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -568,9 +578,7 @@ static hlo_status cc_syevd(interp *it, const hlo_op *op, tensor *const *in,
   HLO_TRY(check_results(op, t, 3, 6));
   HLO_TRY(matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
   if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
-  char uplo = config_char(op, "uplo", 'L'), jobz = config_char(op, "mode", 'V');
-  int64_t lower;
-  if (config_int(op, "lower", &lower)) uplo = lower ? 'L' : 'U';
+  char uplo = config_uplo(op), jobz = config_char(op, "mode", 'V');
   hlo_dtype real = prec == 0 || prec == 2 ? HLO_F32 : HLO_F64;
   size_t es = hlo_dtype_size(in[0]->type->dtype), rs = hlo_dtype_size(real);
   if (rt[1]->dtype != real || type_num_elements(rt[1]) != batch * n)
@@ -616,8 +624,7 @@ static hlo_status cc_syevd(interp *it, const hlo_op *op, tensor *const *in,
     else
       zheevd_(&jobz, &uplo, &n, ab, &lda, wb, work, &lwork, rwork, &lrwork, iwork, &liwork,
               &info[b], 1, 1);
-    if (info[b] < 0)
-      st = interp_error(op, HLO_INTERNAL, "%s: LAPACK argument %d invalid", t->name, -info[b]);
+    st = lapack_info(op, t, info[b]);
   }
   if (!st) st = from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = from_physical(op, 1, rt[1], w, &out[1]);
@@ -629,7 +636,7 @@ static hlo_status cc_syevd(interp *it, const hlo_op *op, tensor *const *in,
   free(rwork);
   free(iwork);
   free(info);
-  if (st) drop(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -702,8 +709,7 @@ static hlo_status cc_gesdd(interp *it, const hlo_op *op, tensor *const *in,
     call_gesdd(prec, jobz, m, n, a + b * step, lda, sv + (size_t)b * k * rs,
                u + (size_t)(b * usz) * es, ldu, vt + (size_t)(b * vsz) * es, ldvt, work, lwork,
                rwork, iwork, &info[b]);
-    if (info[b] < 0)
-      st = interp_error(op, HLO_INTERNAL, "%s: LAPACK argument %d invalid", t->name, -info[b]);
+    st = lapack_info(op, t, info[b]);
   }
   if (!st) st = from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = from_physical(op, 1, rt[1], sv, &out[1]);
@@ -719,7 +725,7 @@ static hlo_status cc_gesdd(interp *it, const hlo_op *op, tensor *const *in,
   free(info);
   free(rwork);
   free(work);
-  if (st) drop(out, op->num_results);
+  if (st) iu_release_all(out, op->num_results);
   return st;
 }
 
@@ -760,7 +766,7 @@ static hlo_status cc_identity(interp *it, const hlo_op *op, tensor *const *in,
                         t->name);
   for (uint32_t i = 0; i < op->num_results; i++) {
     if (in[i]->type->kind == TYPE_TENSOR && !type_same_shape(in[i]->type, rt[i])) {
-      drop(out, i);
+      iu_release_all(out, i);
       return interp_error(op, HLO_UNIMPLEMENTED,
                           "%s changes the shape (sharded programs are not supported)", t->name);
     }

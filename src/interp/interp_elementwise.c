@@ -19,6 +19,9 @@
  * shift_right_logical by >= width give 0, shift_right_arithmetic gives the
  * sign fill; float-to-integer converts truncate and saturate, NaN gives 0. */
 #include <complex.h>
+#ifndef CMPLX /* glibc defines CMPLX for GCC only */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
 #include <math.h>
 #include <string.h>
 #include "interp/interp.h"

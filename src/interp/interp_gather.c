@@ -9,6 +9,7 @@
  * out of bounds. */
 #include <string.h>
 #include "interp/interp_shape_internal.h"
+#include "interp/interp_util.h"
 
 /* The dimension numbers of a gather or scatter, in gather's terms:
  * offset_dims ~ update_window_dims, collapsed_slice_dims ~
@@ -205,12 +206,7 @@ static hlo_status k_gather(interp *it, const hlo_op *op, tensor *const *in,
   if (!st) st = tensor_create(rt[0], &op->loc, &r);
   if (!st) st = gather(op, in[0], in[1], ss, nss, &g, r);
   arena_deinit(&a);
-  if (st) {
-    tensor_release(r);
-    return st;
-  }
-  *out = r;
-  return NULL;
+  return iu_finish(st, &r, 1, out);
 }
 
 /* scatter: results = inputs, then for each update_index in row-major order,
@@ -294,12 +290,7 @@ static hlo_status k_scatter(interp *it, const hlo_op *op, tensor *const *in,
   }
   if (!st) st = scatter(it, op, in, n, &g, res);
   arena_deinit(&a);
-  if (st) {
-    ish_release_all(res, n);
-    return st;
-  }
-  for (uint32_t k = 0; k < n; k++) out[k] = res[k];
-  return NULL;
+  return iu_finish(st, res, n, out);
 }
 
 /* Fills `table` with gather, dynamic_gather and scatter. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp_linalg_internal.h"
+#include "interp/interp_util.h"
 #include "support/float.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -227,18 +228,12 @@ static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const te
     K *= cdims[i];  /* <= num_elems of lhs, which is non-zero */
   }
   int64_t *coff = malloc(sizeof(int64_t) * 2 * (size_t)K);
-  double *lf = NULL, *rf = NULL;
-  uint64_t *lu = NULL, *ru = NULL;
+  double *lf, *rf;
+  uint64_t *lu, *ru;
   bool fl = dom == LA_FLOAT || dom == LA_COMPLEX, cx = dom == LA_COMPLEX;
   bool single = la_single(rt->dtype);
-  if (fl) {
-    lf = la_load_f64(lhs, cx);
-    rf = la_load_f64(rhs, cx);
-  } else {
-    lu = la_load_u64(lhs);
-    ru = la_load_u64(rhs);
-  }
-  if (!coff || (fl && (!lf || !rf)) || (!fl && (!lu || !ru))) {
+  bool loaded = iu_load_operands(lhs, rhs, fl, cx, &lf, &rf, &lu, &ru);
+  if (!coff || !loaded) {
     free(coff); free(lf); free(rf); free(lu); free(ru);
     tensor_release(res);
     return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");

@@ -4,11 +4,17 @@
  * from here.
  *
  * Bodies run through interp_run_region on 0-d tensors. The spec leaves the
- * reduction order to the implementation; ours is the plainest one:
- * acc = init, then acc = body(acc..., x...) for every element x in
- * ascending row-major order of the reduced index space. */
+ * reduction order to the implementation (any full binary tree over init and
+ * the elements in ascending row-major order). reduce uses the balanced
+ * pairwise tree over (init, x0, x1, ...) — the error of a float sum then
+ * grows with log(n) rather than n, as in XLA's vectorised reductions —
+ * whenever the body's accumulator and element types agree; otherwise, and
+ * for reduce_window's small windows, the plain left fold
+ * acc = body(acc..., x...). */
+#include <stdlib.h>
 #include <string.h>
 #include "interp/interp_shape_internal.h"
+#include "interp/interp_util.h"
 
 /* Folds one element into the accumulators: acc = body(acc..., x...) where
  * x[k] is element `xi[k]` of xs[k] (or of the init value when xs[k] is
@@ -79,6 +85,53 @@ static void store(tensor **res, tensor **acc, uint32_t n, int64_t i) {
 
 /* ------------------------------------------------------------- reduce */
 
+/* out[0..n) = body(a..., b...); releases a and b. */
+static hlo_status combine(interp *it, const hlo_op *op, const hlo_region *body, uint32_t n,
+                          tensor **a, tensor **b, tensor **out) {
+  tensor *args[2 * ISH_MAX_RANK] = {0}, *outs[ISH_MAX_RANK] = {0};
+  for (uint32_t k = 0; k < n; k++) {
+    args[k] = a[k];
+    args[n + k] = b[k];
+  }
+  hlo_status st = ish_run_body(it, op, body, args, 2 * n, outs, n);
+  ish_release_all(args, 2 * n);
+  if (st) return st;
+  for (uint32_t k = 0; k < n; k++) out[k] = outs[k];
+  return NULL;
+}
+
+/* The pairwise reduction of one result element: leaves init, then the
+ * `inner` elements at linear indices lin(w) of the inputs, combined as a
+ * binary counter does (merge the top two partial results while they cover
+ * equally many leaves), then the rest right to left. The result goes to
+ * acc[0..n). */
+typedef struct pw_stack {
+  tensor *v[65][ISH_MAX_RANK];
+  int level[65];
+  int sp;
+} pw_stack;
+
+static void pw_release(pw_stack *s, uint32_t n) {
+  for (int i = 0; i < s->sp; i++) ish_release_all(s->v[i], n);
+  s->sp = 0;
+}
+
+static hlo_status pw_push(interp *it, const hlo_op *op, const hlo_region *body, uint32_t n,
+                          pw_stack *s) {
+  while (s->sp >= 2 && s->level[s->sp - 1] == s->level[s->sp - 2]) {
+    tensor *r[ISH_MAX_RANK] = {0};
+    hlo_status st = combine(it, op, body, n, s->v[s->sp - 2], s->v[s->sp - 1], r);
+    if (st) {
+      s->sp -= 2; /* combine released both */
+      return st;
+    }
+    s->sp--;
+    memcpy(s->v[s->sp - 1], r, sizeof r);
+    s->level[s->sp - 1]++;
+  }
+  return NULL;
+}
+
 /* reduce: results...[j] = the fold over inputs...[j with the `dimensions`
  * axes walked] (spec "reduce"). */
 static hlo_status reduce(interp *it, const hlo_op *op, tensor *const *in, uint32_t n,
@@ -112,6 +165,51 @@ static hlo_status reduce(interp *it, const hlo_op *op, tensor *const *in, uint32
   int64_t inner = 1;
   for (uint32_t j = 0; j < nr; j++) inner *= rdims[j];
   const hlo_region *body = &op->regions[0];
+  bool pairwise = true;
+  for (uint32_t k = 0; k < n; k++)
+    if (acc_t[k]->dtype != x_t[k]->dtype) pairwise = false;
+  if (pairwise) {
+    pw_stack *s = xcalloc(1, sizeof *s);
+    if (!s) return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    int64_t ri[ISH_MAX_RANK] = {0}, wi[ISH_MAX_RANK], xi[ISH_MAX_RANK];
+    hlo_status st = NULL;
+    for (int64_t i = 0; i < res[0]->num_elems && !st; i++, index_next(t->dims, t->rank, ri)) {
+      memset(s->v[0], 0, sizeof s->v[0]);
+      s->sp = 1;
+      for (uint32_t k = 0; k < n && !st; k++)
+        st = ish_scalar_from(op, acc_t[k], in[n + k], 0, &s->v[0][k]);
+      s->level[0] = 0;
+      for (uint32_t j = 0; j < nk; j++) xi[kept[j]] = ri[j];
+      memset(wi, 0, sizeof wi);
+      for (int64_t w = 0; w < inner && !st; w++) {
+        for (uint32_t j = 0; j < nr; j++) xi[rax[j]] = wi[j];
+        int64_t lin = index_linear(xt->dims, xt->rank, xi);
+        memset(s->v[s->sp], 0, sizeof s->v[s->sp]);
+        s->level[s->sp++] = 0;
+        for (uint32_t k = 0; k < n && !st; k++)
+          st = ish_scalar_from(op, x_t[k], in[k], lin, &s->v[s->sp - 1][k]);
+        if (!st) st = pw_push(it, op, body, n, s);
+        index_next(rdims, nr, wi);
+      }
+      while (!st && s->sp > 1) {
+        tensor *r[ISH_MAX_RANK] = {0};
+        st = combine(it, op, body, n, s->v[s->sp - 2], s->v[s->sp - 1], r);
+        if (st) {
+          s->sp -= 2; /* combine released both */
+          break;
+        }
+        s->sp--;
+        memcpy(s->v[s->sp - 1], r, sizeof r);
+      }
+      if (!st) {
+        store(res, s->v[0], n, i);
+        s->sp = 0;
+      }
+    }
+    pw_release(s, n);
+    free(s);
+    return st;
+  }
   tensor *acc[ISH_MAX_RANK] = {0};
   int64_t ri[ISH_MAX_RANK] = {0}, wi[ISH_MAX_RANK], xi[ISH_MAX_RANK];
   for (int64_t i = 0; i < res[0]->num_elems; i++, index_next(t->dims, t->rank, ri)) {
@@ -148,12 +246,7 @@ static hlo_status k_reduce(interp *it, const hlo_op *op, tensor *const *in,
   if (!st) st = prepare(it, op, in, rt, n, res, acc_t, x_t);
   if (!st) st = reduce(it, op, in, n, dims, nd, res, acc_t, x_t);
   arena_deinit(&a);
-  if (st) {
-    ish_release_all(res, n);
-    return st;
-  }
-  for (uint32_t k = 0; k < n; k++) out[k] = res[k];
-  return NULL;
+  return iu_finish(st, res, n, out);
 }
 
 /* ------------------------------------------------------ reduce_window */
@@ -271,12 +364,7 @@ static hlo_status k_reduce_window(interp *it, const hlo_op *op, tensor *const *i
   if (!st) st = prepare(it, op, in, rt, n, res, acc_t, x_t);
   if (!st) st = reduce_window(it, op, in, n, &w, res, acc_t, x_t);
   arena_deinit(&a);
-  if (st) {
-    ish_release_all(res, n);
-    return st;
-  }
-  for (uint32_t k = 0; k < n; k++) out[k] = res[k];
-  return NULL;
+  return iu_finish(st, res, n, out);
 }
 
 /* ------------------------------------------------- select_and_scatter */
@@ -359,12 +447,7 @@ static hlo_status k_select_and_scatter(interp *it, const hlo_op *op, tensor *con
   if (!st) st = tensor_create(rt[0], &op->loc, &r);
   if (!st) st = select_and_scatter(it, op, in, &w, r);
   arena_deinit(&a);
-  if (st) {
-    tensor_release(r);
-    return st;
-  }
-  *out = r;
-  return NULL;
+  return iu_finish(st, &r, 1, out);
 }
 
 /* Fills `table` with reduce, reduce_window, select_and_scatter and (through

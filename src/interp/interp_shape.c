@@ -13,6 +13,7 @@
  * bounds-checked, and a bad one is a located error, never a crash. */
 #include <string.h>
 #include "interp/interp_shape_internal.h"
+#include "interp/interp_util.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -198,12 +199,7 @@ hlo_status ish_run_body(interp *it, const hlo_op *op, const hlo_region *r,
   return st;
 }
 
-void ish_release_all(tensor **v, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    tensor_release(v[i]);
-    v[i] = NULL;
-  }
-}
+void ish_release_all(tensor **v, uint32_t n) { iu_release_all(v, n); }
 
 /* Checks that `op` has at least `n` operands. */
 static hlo_status need_operands(const hlo_op *op, uint32_t n) {
@@ -574,6 +570,18 @@ static hlo_status strided_copy(const hlo_op *op, const tensor *x, const int64_t 
   return NULL;
 }
 
+/* strided_copy after checking that every stride (when given) is positive;
+ * like strided_copy, releases `r` on failure. */
+static hlo_status checked_strided_copy(const hlo_op *op, const tensor *x, const int64_t *start,
+                                       const int64_t *strides, tensor *r) {
+  for (uint32_t d = 0; strides && d < x->type->rank; d++)
+    if (strides[d] <= 0) {
+      tensor_release(r);
+      return interp_error(op, HLO_INVALID_ARGUMENT, "strides must be positive");
+    }
+  return strided_copy(op, x, start, strides, r);
+}
+
 static hlo_status k_slice(interp *it, const hlo_op *op, tensor *const *in,
                           const hlo_type *const *rt, tensor **out) {
   (void)it;
@@ -589,10 +597,8 @@ static hlo_status k_slice(interp *it, const hlo_op *op, tensor *const *in,
   if (!st) st = ish_attr_ints(op, &a, "strides", false, &strides, &nt);
   if (!st && (ns != rank || nl != rank || (strides && nt != rank)))
     st = interp_error(op, HLO_INVALID_ARGUMENT, "slice attributes must have %u entries", rank);
-  for (uint32_t d = 0; !st && strides && d < rank; d++)
-    if (strides[d] <= 0) st = interp_error(op, HLO_INVALID_ARGUMENT, "strides must be positive");
   if (st) tensor_release(r);
-  else st = strided_copy(op, in[0], start, strides, r);
+  else st = checked_strided_copy(op, in[0], start, strides, r);
   arena_deinit(&a);
   if (!st) *out = r;
   return st;
@@ -613,10 +619,8 @@ static hlo_status k_real_dynamic_slice(interp *it, const hlo_op *op, tensor *con
   hlo_status st = ish_read_int_vector(op, &a, in[1], "start_indices", rank, &start, &n);
   if (!st) st = ish_read_int_vector(op, &a, in[2], "limit_indices", rank, &limit, &n);
   if (!st) st = ish_read_int_vector(op, &a, in[3], "strides", rank, &strides, &n);
-  for (uint32_t d = 0; !st && d < rank; d++)
-    if (strides[d] <= 0) st = interp_error(op, HLO_INVALID_ARGUMENT, "strides must be positive");
   if (st) tensor_release(r);
-  else st = strided_copy(op, in[0], start, strides, r);
+  else st = checked_strided_copy(op, in[0], start, strides, r);
   arena_deinit(&a);
   if (!st) *out = r;
   return st;

@@ -150,6 +150,8 @@ static bool parse_float_bits(pstate *ps, hlo_dtype dt, uint64_t *bits) {
   }
   if (dt == HLO_F32) {
     float f = strtof(ps->s + t.start, NULL);
+    if (isinf(f))  /* a finite literal beyond the type's range, as MLIR rejects it */
+      return ps_err(ps, t.start, "floating point value too large for %s", hlo_dtype_name(dt));
     uint32_t u;
     memcpy(&u, &f, 4);
     *bits = u;
@@ -161,6 +163,8 @@ static bool parse_float_bits(pstate *ps, hlo_dtype dt, uint64_t *bits) {
     return true;
   }
   *bits = float_encode(dt, d);
+  if (isfinite(d) && dt != HLO_F8E8M0FNU && !isfinite(float_decode(dt, *bits)))
+    return ps_err(ps, t.start, "floating point value too large for %s", hlo_dtype_name(dt));
   return true;
 }
 
@@ -260,6 +264,8 @@ static bool dense_list(pstate *ps, dense_ctx *dc, uint32_t d) {
 static bool dense_body(pstate *ps, size_t cs, size_t ce, const hlo_type *t, size_t type_pos,
                        hlo_attr **out) {
   int64_t n = type_num_elements(t);
+  if (n < 0 && type_is_static(t))
+    return ps_err(ps, type_pos, "dense literal type has more elements than fit in 64 bits");
   if (n < 0) return ps_err(ps, type_pos, "dense literal needs a static shape");
   if (n > MAX_DENSE_ELEMS) return ps_err(ps, type_pos, "dense literal type too large (%lld elements)", (long long)n);
   size_t esz = hlo_dtype_size(t->dtype);
@@ -446,7 +452,8 @@ bool parse_int_list(pstate *ps, int64_t **out, uint32_t *n) {
 static bool is_int_list_next(pstate *ps) {
   if (ps_peek(ps) != '[') return false;
   size_t p = ps->pos + 1;
-  while (p < ps->end && (ps->s[p] == ' ' || ps->s[p] == '\n')) p++;
+  while (p < ps->end && (ps->s[p] == ' ' || ps->s[p] == '\n' || ps->s[p] == '\t' || ps->s[p] == '\r'))
+    p++;
   char c = p < ps->end ? ps->s[p] : 0;
   return (c >= '0' && c <= '9') || c == '-' || c == '?' || c == ']';
 }
@@ -551,7 +558,8 @@ static bool conv_side(pstate *ps, char r1, char r2, int64_t *d1, int64_t *d2, in
       if (c >= '0' && c <= '9') {
         int64_t k;
         TRY(ps_int(ps, &k, "convolution dimension numbers"));
-        if (k >= 64 || seen[k]) return ps_err(ps, p, "bad or repeated spatial dimension %lld", (long long)k);
+        if (k < 0 || k >= 64 || seen[k]) /* k < 0: ps_int wraps literals >= 2^63 */
+          return ps_err(ps, p, "bad or repeated spatial dimension %s", ps_tok(ps, p));
         seen[k] = 1;
         spatial[k] = pos;
         if ((uint32_t)k + 1 > ns) ns = (uint32_t)k + 1;

@@ -396,7 +396,7 @@ bool ps_use(pstate *ps, hlo_value **out) {
       return ps_err(ps, ip, "expected result number after '#'");
     int64_t v;
     TRY(ps_int(ps, &v, "value use"));
-    if (v > UINT32_MAX) return ps_err(ps, ip, "result number too large");
+    if (v < 0 || v > UINT32_MAX) return ps_err(ps, ip, "result number too large");
     idx = (uint32_t)v;
     has_idx = true;
   }
@@ -1035,11 +1035,18 @@ static bool parse_top(pstate *ps) {
       seen_module = true;
       ps_ws(ps);
       if (ps_accept(ps, '@')) {
-        size_t st = ps->pos;
-        while (ps->pos < ps->end && ps_is_ident_char(ps->s[ps->pos]) && ps->s[ps->pos] != '-') ps->pos++;
-        if (ps->pos == st) return ps_err(ps, st, "expected module name after '@'");
-        ps->m->name = ps_strndup(ps, ps->s + st, ps->pos - st);
-        if (!ps->m->name) return false;
+        if (ps_peek(ps) == '"') {  /* a quoted name, as for functions */
+          char *nm;
+          size_t nl;
+          TRY(ps_string(ps, &nm, &nl));
+          ps->m->name = nm;
+        } else {
+          size_t st = ps->pos;
+          while (ps->pos < ps->end && ps_is_ident_char(ps->s[ps->pos]) && ps->s[ps->pos] != '-') ps->pos++;
+          if (ps->pos == st) return ps_err(ps, st, "expected module name after '@'");
+          ps->m->name = ps_strndup(ps, ps->s + st, ps->pos - st);
+          if (!ps->m->name) return false;
+        }
       }
       if (ps_accept_kw(ps, "attributes")) {
         if (ps_peek(ps) != '{') return ps_err(ps, ps->pos, "expected '{' after 'attributes'");
@@ -1120,7 +1127,11 @@ hlo_status parse_module(const hlo_source *src, size_t begin, size_t end, hlo_mod
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
   memset(ps.buckets, 0xFF, SYM_BUCKETS * sizeof *ps.buckets);
-  bool ok = parse_top(&ps);
+  /* MLIR text never holds NUL bytes; reject them up front, since text kept
+   * verbatim (opaque attributes, #alias lines) is printed as C strings. */
+  const char *nul = memchr(text + (begin - ls), 0, n - (begin - ls));
+  bool ok = nul ? ps_err(&ps, (size_t)(nul - text), "NUL byte in the program text")
+                : parse_top(&ps);
   free(ps.buckets);
   free(ps.syms);
   if (!ok) {

@@ -275,7 +275,9 @@ static hlo_status legalize_block(hlo_module_ir *m, hlo_func *f, hlo_block *blk) 
     for (uint32_t r = 0; r < op->num_regions; r++)
       HLO_TRY(legalize_block(m, f, &op->regions[r].block));
     hlo_op *next = op->next;
-    if (op_flags(op->opcode) & OPF_CHLO) HLO_TRY(rewrite_op(m, f, op));
+    /* a cluster's yield goes away with its cluster */
+    if ((op_flags(op->opcode) & OPF_CHLO) && op->opcode != OP_CHLO_YIELD)
+      HLO_TRY(rewrite_op(m, f, op));
     op = next;
   }
   return NULL;

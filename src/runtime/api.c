@@ -1,7 +1,7 @@
 /* api.c — the public C API of include/hlo/hlo.h on top of the parser, the
  * verifier, the chlo pass and the reference interpreter. */
 #include <errno.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +35,7 @@ struct hlo_executable {
   hlo_backend_kind backend;
   interp_options opts;  /* kept here: the interpreter may refer to it */
   interp *it;
+  pthread_mutex_t lock; /* the interpreter's state is per run: runs take turns */
 };
 
 /* ---------------------------------------------------------------- modules */
@@ -77,12 +78,12 @@ hlo_status runtime_read_file(const char *path, char **out_text, size_t *out_len)
     len += n;
     if (n == 0) break;
   }
-  int err = ferror(f);
+  int err = ferror(f) ? (errno ? errno : EIO) : 0;
   if (f != stdin) fclose(f);
   if (!buf) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory reading '%s'", path);
   if (err) {
     free(buf);
-    return status_new(HLO_NOT_FOUND, "error reading '%s'", path);
+    return status_new(HLO_NOT_FOUND, "cannot read '%s': %s", path, strerror(err));
   }
   *out_text = buf;
   *out_len = len;
@@ -145,6 +146,10 @@ hlo_status runtime_executable_create(hlo_module *m, const char *entry, const int
   const hlo_func *f = module_entry(m->ir, entry);
   if (!f) {
     if (entry) return status_new(HLO_NOT_FOUND, "no function @%s in the module", entry);
+    if (m->ir->num_funcs == 0) {
+      hlo_loc start = {&m->ir->source, m->ir->source.first_line ? m->ir->source.first_line : 1, 1};
+      return status_at(HLO_NOT_FOUND, &start, "the module has no functions: nothing to run");
+    }
     return status_new(HLO_NOT_FOUND,
                       "no @main function, and the module has %u functions: name one "
                       "with --entry", m->ir->num_funcs);
@@ -161,6 +166,7 @@ hlo_status runtime_executable_create(hlo_module *m, const char *entry, const int
   e->opts = *opts;
   hlo_status st = interp_create(m->ir, &e->opts, &e->it);
   if (st) { free(e); return st; }
+  pthread_mutex_init(&e->lock, NULL);
   *out = e;
   return NULL;
 }
@@ -263,7 +269,10 @@ hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t 
   if (n != f->num_args)
     return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %u", f->name,
                      f->num_args, n);
-  return interp_call(e->it, f, args, n, out);
+  pthread_mutex_lock(&e->lock);
+  hlo_status st = interp_call(e->it, f, args, n, out);
+  pthread_mutex_unlock(&e->lock);
+  return st;
 }
 
 hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
@@ -273,12 +282,19 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
   if (num_args < 0 || (uint32_t)num_args != f->num_args)
     return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %d", f->name,
                      f->num_args, num_args);
+  if (!args && num_args > 0)
+    return status_new(HLO_INVALID_ARGUMENT, "@%s takes %u arguments, but the argument array is "
+                      "NULL", f->name, f->num_args);
   tensor **in = xcalloc(f->num_args ? f->num_args : 1, sizeof *in);
   if (!in) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   hlo_status st = NULL;
   for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(f, i, &args[i], &in[i]);
   tensor **res = NULL;
-  if (!st) st = interp_call(e->it, f, in, f->num_args, &res);
+  if (!st) {
+    pthread_mutex_lock(&e->lock);
+    st = interp_call(e->it, f, in, f->num_args, &res);
+    pthread_mutex_unlock(&e->lock);
+  }
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
   if (st) return st;
@@ -299,5 +315,6 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
 void hlo_executable_destroy(hlo_executable *e) {
   if (!e) return;
   interp_destroy(e->it);
+  pthread_mutex_destroy(&e->lock);
   free(e);
 }

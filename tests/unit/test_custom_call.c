@@ -4,6 +4,7 @@
  * targets (an error only when executed), and the real JAX programs
  * models/linalg_ops (CUDA and CPU variants) against their expected outputs. */
 #include "test.h"
+#include "testlib.h"
 
 #include <complex.h>
 #include <stdint.h>
@@ -11,50 +12,18 @@
 #include "parse/parse.h"
 #include "support/npy.h"
 
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
-
-/* Parses `text`, runs @main on args; results (main's count) go to *res
- * (malloc'd; release each). */
+/* Parses `text`, runs @main on args; on success the results are
+ * run->r.res[0..run->n) (release with tl_run_free); on failure nothing is
+ * left to release. */
 static hlo_status run_main(const char *name, const char *text, size_t len, tensor *const *args,
-                           uint32_t nargs, tensor ***res, uint32_t *nres) {
-  hlo_source src = {name, text, len, 1};
-  hlo_module_ir *m;
-  *res = NULL;
-  *nres = 0;
-  hlo_status st = parse_module(&src, 0, len, &m);
-  if (st) return st;
-  hlo_func *f = module_entry(m, NULL);
-  interp *it;
+                           uint32_t nargs, tl_run *run) {
+  static hlo_source src; /* the module's locations point here */
+  src = (hlo_source){name, text, len, 1};
   interp_options opts = {NULL, NULL};
-  st = interp_create(m, &opts, &it);
-  if (!st) {
-    st = interp_call(it, f, args, nargs, res);
-    if (!st) *nres = f->num_results;
-    interp_destroy(it);
-  }
-  /* Result types live in interpreter/module arenas; copy what the tests
-   * read (data, nbytes) before freeing the module: keep the module alive by
-   * leaking nothing — tests read results before calling free_results. */
-  if (st) module_free(m);
-  else {
-    /* Stash the module in the last slot so free_results can free it. */
-    tensor **r = realloc(*res, (f->num_results + 1) * sizeof *r);
-    if (r) {
-      r[f->num_results] = (tensor *)(void *)m;
-      *res = r;
-    }
-  }
+  hlo_status st = tl_prepare(&src, 0, len, 0, &opts, run);
+  if (!st) st = tl_call(run, args, nargs);
+  if (st) tl_run_free(run);
   return st;
-}
-
-static void free_results(tensor **res, uint32_t n) {
-  if (!res) return;
-  for (uint32_t i = 0; i < n; i++) tensor_release(res[i]);
-  module_free((hlo_module_ir *)(void *)res[n]);
-  free(res);
 }
 
 /* A tensor of type `t` (parsed from a tiny module) holding `data`. */
@@ -80,14 +49,13 @@ TEST(potrf_double_lower) {
   const double A[9] = {4, 2, 0.5, 2, 5, 1, 0.5, 1, 3};
   int64_t d[2] = {3, 3};
   tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const double *L = (const double *)res[0]->data;
-    CHECK_EQ_INT(*(int32_t *)res[1]->data, 0);
+    const double *L = (const double *)r.res[0]->data;
+    CHECK_EQ_INT(*(int32_t *)r.res[1]->data, 0);
     /* L L^T over the lower triangle reproduces A; the upper triangle is
      * untouched (JAX masks it). */
     for (int i = 0; i < 3; i++)
@@ -99,16 +67,16 @@ TEST(potrf_double_lower) {
     CHECK(L[0 * 3 + 2] == 0.5);
     CHECK(fabs(L[0] - 2.0) < 1e-15);
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   /* Not positive definite: info > 0. */
   const double B[9] = {1, 2, 0, 2, 1, 0, 0, 0, 1};
   x = make_tensor(&ar, HLO_F64, 2, d, B);
-  st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &res, &n);
+  st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &r);
   CHECK(st == NULL);
-  if (!st) CHECK(*(int32_t *)res[1]->data > 0);
-  free_results(res, n);
+  if (!st) CHECK(*(int32_t *)r.res[1]->data > 0);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -128,18 +96,17 @@ TEST(potrf_cusolver_batched_f32_and_complex) {
   const float A[8] = {4, 2, 2, 5, 9, 3, 3, 5};
   int64_t d[3] = {2, 2, 2};
   tensor *x = make_tensor(&ar, HLO_F32, 3, d, A);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("potrf.mlir", text, strlen(text), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("potrf.mlir", text, strlen(text), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const float *L = (const float *)res[0]->data;
+    const float *L = (const float *)r.res[0]->data;
     CHECK(fabsf(L[0] - 2) < 1e-6f && fabsf(L[2] - 1) < 1e-6f && fabsf(L[3] - 2) < 1e-6f);
     CHECK(fabsf(L[4] - 3) < 1e-6f && fabsf(L[6] - 1) < 1e-6f && fabsf(L[7] - 2) < 1e-6f);
-    CHECK(((int32_t *)res[1]->data)[0] == 0 && ((int32_t *)res[1]->data)[1] == 0);
+    CHECK(((int32_t *)r.res[1]->data)[0] == 0 && ((int32_t *)r.res[1]->data)[1] == 0);
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   /* complex<f64> Hermitian [[4, 2i], [-2i, 5]] = L L^H with L = [[2, 0], [-i, 2]]. */
@@ -153,16 +120,16 @@ TEST(potrf_cusolver_batched_f32_and_complex) {
   const double Z[8] = {4, 0, 0, 2, 0, -2, 5, 0};
   int64_t dz[2] = {2, 2};
   x = make_tensor(&ar, HLO_C128, 2, dz, Z);
-  st = run_main("zpotrf.mlir", ztext, strlen(ztext), &x, 1, &res, &n);
+  st = run_main("zpotrf.mlir", ztext, strlen(ztext), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const double *L = (const double *)res[0]->data;
+    const double *L = (const double *)r.res[0]->data;
     CHECK(fabs(L[0] - 2) < 1e-12 && fabs(L[1]) < 1e-12);        /* L00 = 2 */
     CHECK(fabs(L[4]) < 1e-12 && fabs(L[5] + 1) < 1e-12);        /* L10 = -i */
     CHECK(fabs(L[6] - 2) < 1e-12 && fabs(L[7]) < 1e-12);        /* L11 = 2 */
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -181,15 +148,14 @@ TEST(getrf_pivots_reconstruct) {
   const double A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
   int64_t d[2] = {3, 3};
   tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("getrf.mlir", text, strlen(text), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("getrf.mlir", text, strlen(text), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const double *LU = (const double *)res[0]->data;
-    const int32_t *ipiv = (const int32_t *)res[1]->data;
-    CHECK_EQ_INT(*(int32_t *)res[2]->data, 0);
+    const double *LU = (const double *)r.res[0]->data;
+    const int32_t *ipiv = (const int32_t *)r.res[1]->data;
+    CHECK_EQ_INT(*(int32_t *)r.res[2]->data, 0);
     CHECK_EQ_INT(ipiv[0], 3);  /* 1-based: row 3 (7, 8, 10) is the first pivot */
     double PA[9];
     memcpy(PA, A, sizeof PA);
@@ -212,7 +178,7 @@ TEST(getrf_pivots_reconstruct) {
         CHECK(fabs(s - PA[i * 3 + j]) < 1e-12);
       }
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -239,13 +205,12 @@ TEST(trsm_left_lower_and_upper) {
   const float B[6] = {2, 4, 7, 11, 19, 23};
   int64_t da[2] = {3, 3}, db[2] = {3, 2};
   tensor *args[2] = {make_tensor(&ar, HLO_F32, 2, da, A), make_tensor(&ar, HLO_F32, 2, db, B)};
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("trsm.mlir", text, strlen(text), args, 2, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("trsm.mlir", text, strlen(text), args, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const float *X = (const float *)res[0]->data, *Y = (const float *)res[1]->data;
+    const float *X = (const float *)r.res[0]->data, *Y = (const float *)r.res[1]->data;
     for (int i = 0; i < 3; i++)
       for (int c = 0; c < 2; c++) {
         /* lower(A) X = B, non-unit diagonal */
@@ -258,7 +223,7 @@ TEST(trsm_left_lower_and_upper) {
         CHECK(fabsf(t - B[i * 2 + c]) < 1e-3f);
       }
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(args[0]);
   tensor_release(args[1]);
@@ -280,13 +245,12 @@ TEST(geqrf_orgqr_reconstruct) {
   const double A[12] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 1, 0, 1};
   int64_t d[2] = {4, 3};
   tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("qr.mlir", text, strlen(text), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("qr.mlir", text, strlen(text), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const double *R = (const double *)res[0]->data, *Q = (const double *)res[1]->data;
+    const double *R = (const double *)r.res[0]->data, *Q = (const double *)r.res[1]->data;
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 3; j++) {
         double s = 0;
@@ -300,7 +264,7 @@ TEST(geqrf_orgqr_reconstruct) {
         CHECK(fabs(s - (a == b)) < 1e-12);
       }
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -319,14 +283,13 @@ TEST(syevd_eigendecomposition) {
   const double A[9] = {2, -1, 0, -1, 2, -1, 0, -1, 2};
   int64_t d[2] = {3, 3};
   tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("eigh.mlir", text, strlen(text), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("eigh.mlir", text, strlen(text), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const double *V = (const double *)res[0]->data, *w = (const double *)res[1]->data;
-    CHECK_EQ_INT(*(int32_t *)res[2]->data, 0);
+    const double *V = (const double *)r.res[0]->data, *w = (const double *)r.res[1]->data;
+    CHECK_EQ_INT(*(int32_t *)r.res[2]->data, 0);
     CHECK(fabs(w[0] - (2 - sqrt(2.0))) < 1e-12 && fabs(w[1] - 2) < 1e-12 &&
           fabs(w[2] - (2 + sqrt(2.0))) < 1e-12);
     for (int i = 0; i < 3; i++)  /* A v_j = w_j v_j, v_j the columns of V */
@@ -336,7 +299,7 @@ TEST(syevd_eigendecomposition) {
         CHECK(fabs(s - w[j] * V[i * 3 + j]) < 1e-12);
       }
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   /* complex<f32> Hermitian [[2, i], [-i, 2]]: eigenvalues 1 and 3 (f32). */
@@ -352,14 +315,14 @@ TEST(syevd_eigendecomposition) {
   const float C[8] = {2, 0, 0, 1, 0, -1, 2, 0};
   int64_t d2[2] = {2, 2};
   x = make_tensor(&ar, HLO_C64, 2, d2, C);
-  st = run_main("heevd.mlir", ctext, strlen(ctext), &x, 1, &res, &n);
+  st = run_main("heevd.mlir", ctext, strlen(ctext), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const float *w = (const float *)res[1]->data;
+    const float *w = (const float *)r.res[1]->data;
     CHECK(fabsf(w[0] - 1) < 1e-5f && fabsf(w[1] - 3) < 1e-5f);
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -381,15 +344,14 @@ TEST(gesdd_reconstruct) {
   const double A[6] = {3, 1, 1, 3, 2, -2};
   int64_t d[2] = {3, 2};
   tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("svd.mlir", text, strlen(text), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("svd.mlir", text, strlen(text), &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
-    const double *sv = (const double *)res[0]->data, *U = (const double *)res[1]->data;
-    const double *Vt = (const double *)res[2]->data;
-    CHECK_EQ_INT(*(int32_t *)res[3]->data, 0);
+    const double *sv = (const double *)r.res[0]->data, *U = (const double *)r.res[1]->data;
+    const double *Vt = (const double *)r.res[2]->data;
+    CHECK_EQ_INT(*(int32_t *)r.res[3]->data, 0);
     CHECK(sv[0] >= sv[1] && sv[1] > 0);
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 2; j++) {
@@ -398,7 +360,7 @@ TEST(gesdd_reconstruct) {
         CHECK(fabs(t - A[i * 2 + j]) < 1e-12);
       }
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -415,18 +377,17 @@ TEST(lu_pivots_to_permutation) {
   const int32_t P[6] = {2, 2, 2, 3, 1, 2};
   int64_t d[2] = {2, 3};
   tensor *x = make_tensor(&ar, HLO_I32, 2, d, P);
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("perm.mlir", text, strlen(text), &x, 1, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("perm.mlir", text, strlen(text), &x, 1, &r);
   CHECK(st == NULL);
   if (!st) {
-    const int32_t *r = (const int32_t *)res[0]->data;
+    const int32_t *p = (const int32_t *)r.res[0]->data;
     /* [0,1,2,3]: swap(0,2) -> [2,1,0,3]; swap(1,2) -> [2,0,1,3]; swap(2,2). */
-    CHECK(r[0] == 2 && r[1] == 0 && r[2] == 1 && r[3] == 3);
+    CHECK(p[0] == 2 && p[1] == 0 && p[2] == 1 && p[3] == 3);
     /* [0,1,2,3]: swap(0,3) -> [3,1,2,0]; swap(1,1); swap(2,2). */
-    CHECK(r[4] == 3 && r[5] == 1 && r[6] == 2 && r[7] == 0);
+    CHECK(p[4] == 3 && p[5] == 1 && p[6] == 2 && p[7] == 0);
   }
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(x);
   arena_deinit(&ar);
@@ -440,18 +401,17 @@ TEST(unknown_target_fails_only_when_run) {
       "func.func @main() -> tensor<i32> {\n"
       "  %0 = stablehlo.constant dense<7> : tensor<i32>\n"
       "  return %0 : tensor<i32>\n}\n";
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main("u.mlir", text, strlen(text), NULL, 0, &res, &n);
+  tl_run r;
+  hlo_status st = run_main("u.mlir", text, strlen(text), NULL, 0, &r);
   CHECK(st == NULL);
-  free_results(res, n);
+  tl_run_free(&r);
   hlo_status_free(st);
   const char *text2 =
       "func.func @main() -> tensor<2xf32> {\n"
       "  %c = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
       "  %0 = stablehlo.custom_call @foo(%c) : (tensor<2xf32>) -> tensor<2xf32>\n"
       "  return %0 : tensor<2xf32>\n}\n";
-  st = run_main("u.mlir", text2, strlen(text2), NULL, 0, &res, &n);
+  st = run_main("u.mlir", text2, strlen(text2), NULL, 0, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_NOT_FOUND);
   CHECK(st && strstr(hlo_status_message(st), "custom_call target 'foo' is not registered"));
   CHECK(st && strstr(hlo_status_message(st), "lapack_spotrf_ffi"));
@@ -465,7 +425,7 @@ TEST(unknown_target_fails_only_when_run) {
       "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%c) : (tensor<2x2xf64>) -> "
       "(tensor<2x2xf64>, tensor<i32>)\n"
       "  return %0#0, %0#1 : tensor<2x2xf64>, tensor<i32>\n}\n";
-  st = run_main("u.mlir", text3, strlen(text3), NULL, 0, &res, &n);
+  st = run_main("u.mlir", text3, strlen(text3), NULL, 0, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
 }
@@ -474,19 +434,14 @@ TEST(unknown_target_fails_only_when_run) {
  * within 1e-4 relative (norm of the difference over norm of the reference). */
 static void run_model(const char *file) {
   char dir[1024], path[1200];
-  snprintf(dir, sizeof dir, "%s/models/linalg_ops", shared_dir());
+  snprintf(dir, sizeof dir, "%s/models/linalg_ops", tl_shared_dir());
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  size_t len = 0;
+  char *text = tl_read_file(path, &len);
+  if (!text) {
     printf("linalg model %s: skipped, not found (set HLO_SHARED)\n", path);
     return;
   }
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *text = malloc((size_t)len + 1);
-  CHECK(text && fread(text, 1, (size_t)len, f) == (size_t)len);
-  fclose(f);
   arena ar;
   arena_init(&ar);
   tensor *args[2] = {NULL, NULL};
@@ -499,21 +454,20 @@ static void run_model(const char *file) {
     args[i] = make_tensor(&ar, a.dtype, (uint32_t)a.rank, a.dims, a.data);
     npy_free(&a);
   }
-  tensor **res;
-  uint32_t n;
-  hlo_status st = run_main(file, text, (size_t)len, args, 2, &res, &n);
+  tl_run r;
+  hlo_status st = run_main(file, text, len, args, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
-  for (uint32_t i = 0; !st && i < n; i++) {
+  for (uint32_t i = 0; !st && i < r.n; i++) {
     snprintf(path, sizeof path, "%s/expected/out%u.npy", dir, i);
     npy_array e;
     hlo_status est = npy_read(path, &e);
     CHECK(est == NULL);
     hlo_status_free(est);
-    CHECK(e.nbytes == res[i]->nbytes && e.dtype == HLO_F32);
-    if (e.nbytes == res[i]->nbytes && e.dtype == HLO_F32) {
+    CHECK(e.nbytes == r.res[i]->nbytes && e.dtype == HLO_F32);
+    if (e.nbytes == r.res[i]->nbytes && e.dtype == HLO_F32) {
       double num = 0, den = 0;
-      const float *got = (const float *)res[i]->data, *want = e.data;
+      const float *got = (const float *)r.res[i]->data, *want = e.data;
       for (size_t k = 0; k < e.nbytes / 4; k++) {
         num += ((double)got[k] - want[k]) * ((double)got[k] - want[k]);
         den += (double)want[k] * want[k];
@@ -524,7 +478,7 @@ static void run_model(const char *file) {
     }
     npy_free(&e);
   }
-  if (!st) free_results(res, n);
+  if (!st) tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(args[0]);
   tensor_release(args[1]);

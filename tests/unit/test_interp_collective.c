@@ -4,96 +4,62 @@
  * failure paths: a deadlock is reported instead of hanging, an error in one
  * process wakes and fails the others, send/recv outside run_parallel. */
 #include "test.h"
+#include "testlib.h"
 
 #include <stdint.h>
 #include <unistd.h>
 #include "interp/interp.h"
 #include "parse/parse.h"
 
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
+/* Parses src->text[b, e) and runs its entry function with no arguments; a
+ * piece with no entry function (an empty piece) passes. */
+static hlo_status run_piece(const hlo_source *src, size_t b, size_t e,
+                            const interp_options *opts) {
+  tl_run r;
+  hlo_status st = tl_run_entry(src, b, e, 0, opts, &r);
+  if (st && r.m && !r.f) {
+    hlo_status_free(st);
+    st = NULL;
   }
-  if (buf) buf[n] = 0;
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
-
-/* Parses text[b, e) and runs its entry function with no arguments. */
-static hlo_status run_text(const char *name, const char *text, size_t len, size_t b, size_t e,
-                           const interp_options *opts) {
-  hlo_source src = {name, text, len, 1};
-  hlo_module_ir *m;
-  hlo_status st = parse_module(&src, b, e, &m);
-  if (st) return st;
-  hlo_func *f = module_entry(m, NULL);
-  if (!f) {
-    module_free(m);
-    return NULL;  /* an empty piece */
-  }
-  interp *it;
-  st = interp_create(m, opts, &it);
-  if (!st) {
-    tensor **res = NULL;
-    st = interp_call(it, f, NULL, 0, &res);
-    if (!st) {
-      for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
-      free(res);
-    }
-    interp_destroy(it);
-  }
-  module_free(m);
+  tl_run_free(&r);
   return st;
 }
 
 static hlo_status run_string(const char *text, const interp_options *opts) {
-  return run_text("test.mlir", text, strlen(text), 0, strlen(text), opts);
+  hlo_source src = tl_source("test.mlir", text);
+  return run_piece(&src, 0, src.len, opts);
 }
 
 /* Runs every piece of conformance file interpret/<name>; returns the number
  * of failed pieces (printing each failure). */
 static int run_conformance(const char *name, const interp_options *opts, int *pieces) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/conformance/interpret/%s", shared_dir(), name);
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) {
+  snprintf(path, sizeof path, "%s/conformance/interpret/%s", tl_shared_dir(), name);
+  tl_file tf;
+  hlo_status st = tl_file_read(path, &tf);
+  if (st) {
     fprintf(stderr, "cannot read %s\n", path);
+    hlo_status_free(st);
+    tl_file_free(&tf);
     return 1;
   }
-  split_piece *pc;
-  size_t n;
   int failed = 0;
-  hlo_status st = parse_split(text, len, &pc, &n);
+  st = tl_file_split(&tf);
   if (st) {
     hlo_status_free(st);
-    free(text);
+    tl_file_free(&tf);
     return 1;
   }
-  for (size_t i = 0; i < n; i++) {
-    st = run_text(path, text, len, pc[i].begin, pc[i].end, opts);
+  for (size_t i = 0; i < tf.num_pieces; i++) {
+    st = run_piece(&tf.src, tf.pieces[i].begin, tf.pieces[i].end, opts);
     if (st) {
       hlo_status_print(st, stderr);
       hlo_status_free(st);
       failed++;
     }
   }
-  *pieces = (int)n;
-  free(pc);
-  free(text);
+  *pieces = (int)tf.num_pieces;
+  tl_file_free(&tf);
   return failed;
 }
 
@@ -125,7 +91,7 @@ TEST(conformance_probe) {
   char path[1100];
   snprintf(path, sizeof path, "%s/index.csv", dir);
   size_t len = 0;
-  char *idx = read_file(path, &len);
+  char *idx = tl_read_file(path, &len);
   CHECK(idx && strstr(idx, "probe_iterations,tensor<i64>,"));
   CHECK(idx && strstr(idx, "probe2.npy"));
   free(idx);

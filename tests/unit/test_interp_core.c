@@ -6,83 +6,29 @@
  * ($HLO_SHARED or ../shared: conformance/interpret and conformance/testdata)
  * whose ops all belong to these kernels (decided by scanning op names), and
  * prints "passed N of M" with the failures; handpicked files must pass. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "interp/interp.h"
 #include "parse/parse.h"
 #include "support/arena.h"
 #include "test.h"
-
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  if (n < 0) {
-    fclose(f);
-    return NULL;
-  }
-  char *buf = malloc((size_t)n + 1);
-  if (!buf) {
-    fclose(f);
-    return NULL;
-  }
-  size_t got = fread(buf, 1, (size_t)n, f);
-  fclose(f);
-  buf[got] = 0;
-  *len = got;
-  return buf;
-}
+#include "testlib.h"
 
 /* Parses `text` as one module and runs its entry function with no
- * arguments; returns the status (NULL on success). With `results`, hands
- * back the results (caller releases) and their count. */
-static hlo_status run_text_range(const char *name, const char *text, size_t len, size_t begin,
-                                 size_t end, tensor ***results, uint32_t *nres) {
-  hlo_source src = {name, text, len, 1};
-  hlo_module_ir *m = NULL;
-  hlo_status st = parse_module(&src, begin, end, &m);
-  if (st) return st;
-  hlo_func *f = module_entry(m, NULL);
-  if (!f) {
-    module_free(m);
-    return status_new(HLO_NOT_FOUND, "no entry function");
-  }
-  interp *it = NULL;
-  st = interp_create(m, NULL, &it);
-  tensor **res = NULL;
-  if (!st) st = interp_call(it, f, NULL, 0, &res);
-  if (!st) {
-    if (results) {
-      *results = res;
-      *nres = f->num_results;
-    } else {
-      for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
-      free(res);
-    }
-  }
-  interp_destroy(it);
-  module_free(m);
+ * arguments; returns the status (NULL on success). */
+static hlo_status run_text(const char *text) {
+  hlo_source src = tl_source("test.mlir", text);
+  tl_run r;
+  hlo_status st = tl_run_entry(&src, 0, src.len, 0, NULL, &r);
+  tl_run_free(&r);
   return st;
-}
-
-static hlo_status run_text(const char *text, tensor ***results, uint32_t *nres) {
-  return run_text_range("test.mlir", text, strlen(text), 0, strlen(text), results, nres);
 }
 
 /* Runs `text` expecting success; prints the error otherwise. */
 static bool runs_ok(const char *text) {
-  hlo_status st = run_text(text, NULL, NULL);
+  hlo_status st = run_text(text);
   if (st) {
     hlo_status_print(st, stderr);
     hlo_status_free(st);
@@ -93,7 +39,7 @@ static bool runs_ok(const char *text) {
 
 /* Runs `text` expecting failure with `code`; true when it fails that way. */
 static bool fails_with(const char *text, hlo_status_code code, const char *substr) {
-  hlo_status st = run_text(text, NULL, NULL);
+  hlo_status st = run_text(text);
   bool ok = st && hlo_status_code_of(st) == code &&
             (!substr || strstr(hlo_status_message(st), substr));
   if (!ok && st) hlo_status_print(st, stderr);
@@ -410,7 +356,7 @@ TEST(out_of_memory_is_reported) {
   int bad = 0, ok_runs = 0;
   for (long n = 1; n < 400; n++) {
     hlo_fail_alloc_after = n;
-    hlo_status st = run_text(text, NULL, NULL);
+    hlo_status st = run_text(text);
     hlo_fail_alloc_after = 0;
     hlo_status_code c = hlo_status_code_of(st);
     if (c == HLO_OK) ok_runs++;
@@ -487,92 +433,34 @@ static bool file_is_mine(const char *text) {
   return true;
 }
 
-typedef struct paths {
-  char **v;
-  size_t n, cap;
-} paths;
-
-static void collect(const char *dir, paths *out, bool recurse) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    size_t n = strlen(dir) + strlen(e->d_name) + 2;
-    char *p = malloc(n);
-    if (!p) continue;
-    snprintf(p, n, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-      if (recurse) collect(p, out, recurse);
-      free(p);
-      continue;
-    }
-    size_t l = strlen(p);
-    if (l < 5 || strcmp(p + l - 5, ".mlir") != 0) {
-      free(p);
-      continue;
-    }
-    if (out->n == out->cap) {
-      out->cap = out->cap ? out->cap * 2 : 256;
-      out->v = realloc(out->v, out->cap * sizeof *out->v);
-    }
-    out->v[out->n++] = p;
-  }
-  closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Runs every piece of `path`; NULL when all pass, else the first error. */
 static hlo_status run_file(const char *path) {
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) return status_new(HLO_NOT_FOUND, "cannot read %s", path);
-  split_piece *pieces = NULL;
-  size_t np = 0;
-  hlo_status st = NULL;
-  if (strstr(text, "split-input-file")) {
-    st = parse_split(text, len, &pieces, &np);
-  } else {
-    pieces = malloc(sizeof *pieces);
-    pieces[0].begin = 0;
-    pieces[0].end = len;
-    pieces[0].first_line = 1;
-    np = 1;
-  }
-  for (size_t i = 0; i < np && !st; i++) {
+  tl_file tf;
+  hlo_status st = tl_file_read(path, &tf);
+  if (!st && strstr(tf.text, "split-input-file")) st = tl_file_split(&tf);
+  for (size_t i = 0; i < tf.num_pieces && !st; i++) {
     /* Skip pieces without a function (a trailing comment). */
-    const char *b = text + pieces[i].begin;
-    size_t n = pieces[i].end - pieces[i].begin;
-    bool has_func = false;
-    for (size_t k = 0; k + 4 < n; k++)
-      if (!memcmp(b + k, "func", 4)) {
-        has_func = true;
-        break;
-      }
-    if (!has_func) continue;
-    st = run_text_range(path, text, len, pieces[i].begin, pieces[i].end, NULL, NULL);
+    if (!tl_piece_has(tf.text, tf.pieces[i].begin, tf.pieces[i].end, "func")) continue;
+    tl_run r;
+    st = tl_run_entry(&tf.src, tf.pieces[i].begin, tf.pieces[i].end, 0, NULL, &r);
+    tl_run_free(&r);
   }
-  free(pieces);
-  free(text);
+  tl_file_free(&tf);
   return st;
 }
 
 static int corpus_run, corpus_passed;
-static paths corpus_fail;
+static tl_paths corpus_fail;
 
 static void run_corpus(const char *sub, bool recurse) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/%s", shared_dir(), sub);
-  paths ps = {0};
-  collect(dir, &ps, recurse);
-  qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
+  snprintf(dir, sizeof dir, "%s/%s", tl_shared_dir(), sub);
+  tl_paths ps = {0};
+  CHECK(tl_list_mlir(dir, recurse, NULL, NULL, &ps));
+  tl_paths_sort(&ps);
   for (size_t i = 0; i < ps.n; i++) {
     size_t len;
-    char *text = read_file(ps.v[i], &len);
+    char *text = tl_read_file(ps.v[i], &len);
     bool mine = text && file_is_mine(text);
     free(text);
     if (!mine) {
@@ -607,10 +495,10 @@ static bool failed_in_corpus(const char *suffix) {
 
 TEST(corpus) {
   char probe[4096];
-  snprintf(probe, sizeof probe, "%s/conformance/interpret/add.mlir", shared_dir());
+  snprintf(probe, sizeof probe, "%s/conformance/interpret/add.mlir", tl_shared_dir());
   FILE *f = fopen(probe, "r");
   if (!f) {
-    printf("corpus: skipped, no corpus under %s (set HLO_SHARED)\n", shared_dir());
+    printf("corpus: skipped, no corpus under %s (set HLO_SHARED)\n", tl_shared_dir());
     return;
   }
   fclose(f);
@@ -633,8 +521,7 @@ TEST(corpus) {
       CHECK(!failed_in_corpus(must_pass[i]));
     }
   }
-  for (size_t i = 0; i < corpus_fail.n; i++) free(corpus_fail.v[i]);
-  free(corpus_fail.v);
+  tl_paths_free(&corpus_fail);
 }
 
 TEST_MAIN()

@@ -23,44 +23,19 @@
 #include "parse/parse.h"
 #include "support/float.h"
 #include "test.h"
+#include "testlib.h"
 
 /* ------------------------------------------------------ running text */
 
-typedef struct run {
-  hlo_module_ir *m;
-  interp *it;
-  tensor **res;
-  uint32_t n;
-} run;
-
-static void run_free(run *r) {
-  if (r->res)
-    for (uint32_t i = 0; i < r->n; i++) tensor_release(r->res[i]);
-  free(r->res);
-  if (r->it) interp_destroy(r->it);
-  if (r->m) module_free(r->m);
-  memset(r, 0, sizeof *r);
-}
-
 /* Parses `text` and runs its entry function with no arguments. */
-static hlo_status run_text(const char *text, run *r) {
-  memset(r, 0, sizeof *r);
-  static hlo_source src;
-  src.name = "<test>";
-  src.text = text;
-  src.len = strlen(text);
-  src.first_line = 1;
-  HLO_TRY(parse_module(&src, 0, src.len, &r->m));
-  hlo_func *f = module_entry(r->m, NULL);
-  if (!f) return status_new(HLO_NOT_FOUND, "no entry function");
-  HLO_TRY(interp_create(r->m, NULL, &r->it));
-  hlo_status st = interp_call(r->it, f, NULL, 0, &r->res);
-  if (!st) r->n = f->num_results;
-  return st;
+static hlo_status run_text(const char *text, tl_run *r) {
+  static hlo_source src; /* the module's locations point here */
+  src = tl_source("<test>", text);
+  return tl_run_entry(&src, 0, src.len, 0, NULL, r);
 }
 
 /* Runs `text`, expecting success and `n` results. */
-static bool run_ok(const char *text, run *r, uint32_t n) {
+static bool run_ok(const char *text, tl_run *r, uint32_t n) {
   hlo_status st = run_text(text, r);
   if (st) {
     hlo_status_print(st, stderr);
@@ -113,13 +88,13 @@ TEST(dot_general_batched_spec_example) {
       "lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>}> : "
       "(tensor<2x2x2xi64>, tensor<2x2x2xi64>) -> tensor<2x2x2xi64>\n"
       "  \"func.return\"(%0) : (tensor<2x2x2xi64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     int64_t want[] = {1, 2, 3, 4, 5, 6, 7, 8};
     CHECK(ints_all(r.res[0], want, 8));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(dot_general_f32_matmul_and_free_dims) {
@@ -132,13 +107,13 @@ TEST(dot_general_f32_matmul_and_free_dims) {
       "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1]>}> : "
       "(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>\n"
       "  \"func.return\"(%0) : (tensor<2x2xf32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     double want[] = {1 + 1 - 3, 2 + 3, 4 + 2.5 - 6, 8 + 6};
     CHECK(near_all(r.res[0], want, 4, 0));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(dot_general_i8_wraps_and_complex) {
@@ -154,7 +129,7 @@ TEST(dot_general_i8_wraps_and_complex) {
       "  %1 = \"stablehlo.dot\"(%c, %d) : "
       "(tensor<2xcomplex<f64>>, tensor<2xcomplex<f64>>) -> tensor<complex<f64>>\n"
       "  \"func.return\"(%0, %1) : (tensor<i8>, tensor<complex<f64>>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 2));
   if (r.n == 2) {
     /* 10000 + 3 = 10003 = 39*256 + 19 */
@@ -164,7 +139,7 @@ TEST(dot_general_i8_wraps_and_complex) {
     /* (1+2i)(3-i) + i*i = 5+5i - 1 */
     CHECK(re == 4.0 && im == 5.0);
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(dot_general_bad_dimension_is_an_error) {
@@ -175,12 +150,12 @@ TEST(dot_general_bad_dimension_is_an_error) {
       "lhs_contracting_dimensions = [7], rhs_contracting_dimensions = [1]>}> : "
       "(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>\n"
       "  \"func.return\"(%0) : (tensor<2x2xf32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   hlo_status st = run_text(text, &r);
   CHECK(st != NULL);
   CHECK(hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 /* ---------------------------------------------------------- convolution */
@@ -199,13 +174,13 @@ TEST(convolution_spec_example) {
       "batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : "
       "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x2x2x1xi64>\n"
       "  \"func.return\"(%0) : (tensor<1x2x2x1xi64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     int64_t want[] = {10, 26, 46, 62};
     CHECK(ints_all(r.res[0], want, 4));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(dynamic_conv_padding_operand) {
@@ -221,13 +196,13 @@ TEST(dynamic_conv_padding_operand) {
       "batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : "
       "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>, tensor<2x2xi64>) -> tensor<1x2x2x1xi64>\n"
       "  \"func.return\"(%0) : (tensor<1x2x2x1xi64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     int64_t want[] = {1, 5, 10, 14};
     CHECK(ints_all(r.res[0], want, 4));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(convolution_feature_groups_and_reversal) {
@@ -242,7 +217,7 @@ TEST(convolution_feature_groups_and_reversal) {
       "batch_group_count = 1 : i64, feature_group_count = 2 : i64}> : "
       "(tensor<1x3x2xf32>, tensor<2x1x2xf32>) -> tensor<1x2x2xf32>\n"
       "  \"func.return\"(%0) : (tensor<1x2x2xf32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     /* x=0: f0: in[1]*w0[0] + in[0]*w0[1] = 2*1 + 1*2 = 4;
@@ -250,7 +225,7 @@ TEST(convolution_feature_groups_and_reversal) {
     double want[] = {4, 100, 7, 170};
     CHECK(near_all(r.res[0], want, 4, 0));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(convolution_bad_result_shape_is_an_error) {
@@ -264,11 +239,11 @@ TEST(convolution_bad_result_shape_is_an_error) {
       "batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : "
       "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x3x3x1xi64>\n"
       "  \"func.return\"(%0) : (tensor<1x3x3x1xi64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   hlo_status st = run_text(text, &r);
   CHECK(st != NULL && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 /* ------------------------------------------------------------------ fft */
@@ -292,7 +267,7 @@ TEST(fft_rfft_irfft_round_trip_odd_and_even) {
              (long long)h, (long long)n, lit, (long long)n, (long long)n, (long long)n,
              (long long)n, (long long)h, (long long)n, (long long)h, (long long)n, (long long)h,
              (long long)n);
-    run r;
+    tl_run r;
     CHECK(run_ok(text, &r, 2));
     if (r.n == 2) {
       for (int64_t k = 0; k < h; k++) {
@@ -306,7 +281,7 @@ TEST(fft_rfft_irfft_round_trip_odd_and_even) {
       }
       for (int64_t k = 0; k < n; k++) CHECK(fabs(f64_at(r.res[1], k) - (double)k) < 1e-9);
     }
-    run_free(&r);
+    tl_run_free(&r);
   }
 }
 
@@ -318,7 +293,7 @@ TEST(fft_2d_complex_spec_values) {
       "  %0 = \"stablehlo.fft\"(%x) <{fft_type = #stablehlo<fft_type FFT>, "
       "fft_length = array<i64: 2, 2>}> : (tensor<2x2xcomplex<f64>>) -> tensor<2x2xcomplex<f64>>\n"
       "  \"func.return\"(%0) : (tensor<2x2xcomplex<f64>>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     double want[] = {-8, -4, 0, 20, 16, 0, -4, -8};
@@ -328,7 +303,7 @@ TEST(fft_2d_complex_spec_values) {
       CHECK(fabs(re - want[2 * i]) < 1e-12 && fabs(im - want[2 * i + 1]) < 1e-12);
     }
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 /* -------------------------------------------- triangular_solve, cholesky */
@@ -350,7 +325,7 @@ TEST(triangular_solve_spec_example_and_variants) {
              "(tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>\n"
              "  \"func.return\"(%%0) : (tensor<3x3xf32>) -> ()\n}\n",
              variants[v]);
-    run r;
+    tl_run r;
     CHECK(run_ok(text, &r, 1));
     if (r.n == 1) {
       if (v == 0) {
@@ -368,7 +343,7 @@ TEST(triangular_solve_spec_example_and_variants) {
           }
       }
     }
-    run_free(&r);
+    tl_run_free(&r);
   }
 }
 
@@ -400,10 +375,10 @@ TEST(triangular_solve_all_variants_complex_residual) {
              "tensor<2x3x3xcomplex<f64>>) -> ()\n}\n",
              alit, blit, left ? "true" : "false", lower ? "true" : "false", unit ? "true" : "false",
              tnames[trans]);
-    run r;
+    tl_run r;
     CHECK(run_ok(text, &r, 3));
     if (r.n != 3) {
-      run_free(&r);
+      tl_run_free(&r);
       continue;
     }
     double maxerr = 0;
@@ -440,7 +415,7 @@ TEST(triangular_solve_all_variants_complex_residual) {
     }
     if (!(maxerr < 1e-9)) fprintf(stderr, "  variant %d: residual %g\n", v, maxerr);
     CHECK(maxerr < 1e-9);
-    run_free(&r);
+    tl_run_free(&r);
   }
 }
 
@@ -453,7 +428,7 @@ TEST(cholesky_spec_example_and_not_positive_definite) {
       "  %1 = \"stablehlo.cholesky\"(%a) <{lower = false}> : (tensor<3x3xf64>) -> tensor<3x3xf64>\n"
       "  %2 = \"stablehlo.cholesky\"(%n) <{lower = true}> : (tensor<2x2xf32>) -> tensor<2x2xf32>\n"
       "  \"func.return\"(%0, %1, %2) : (tensor<3x3xf64>, tensor<3x3xf64>, tensor<2x2xf32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 3));
   if (r.n == 3) {
     double lo[] = {1, 0, 0, 2, 4, 0, 3, 5, 6};
@@ -462,7 +437,7 @@ TEST(cholesky_spec_example_and_not_positive_definite) {
     CHECK(near_all(r.res[1], up, 9, 1e-12));
     CHECK(isnan(f64_at(r.res[2], 3)));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(cholesky_complex_batch_reads_one_triangle) {
@@ -475,7 +450,7 @@ TEST(cholesky_complex_batch_reads_one_triangle) {
       "  %0 = \"stablehlo.cholesky\"(%lo) <{lower = true}> : (tensor<2x2x2xcomplex<f64>>) -> tensor<2x2x2xcomplex<f64>>\n"
       "  %1 = \"stablehlo.cholesky\"(%up) : (tensor<2x2x2xcomplex<f64>>) -> tensor<2x2x2xcomplex<f64>>\n"
       "  \"func.return\"(%0, %1) : (tensor<2x2x2xcomplex<f64>>, tensor<2x2x2xcomplex<f64>>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 2));
   if (r.n == 2) {
     /* lower: [[2, 0], [1+i, 2]], [[1, 0], [0, 3]]; upper: the conjugate transposes */
@@ -489,7 +464,7 @@ TEST(cholesky_complex_batch_reads_one_triangle) {
       CHECK(fabs(re - up[2 * i]) < 1e-12 && fabs(im - up[2 * i + 1]) < 1e-12);
     }
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(convolution_batch_group_count) {
@@ -502,13 +477,13 @@ TEST(convolution_batch_group_count) {
       "batch_group_count = 2 : i64, feature_group_count = 1 : i64}> : "
       "(tensor<2x2x1xf32>, tensor<1x1x2xf32>) -> tensor<1x2x2xf32>\n"
       "  \"func.return\"(%0) : (tensor<1x2x2xf32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 1));
   if (r.n == 1) {
     double want[] = {10, 300, 20, 400};
     CHECK(near_all(r.res[0], want, 4, 0));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 /* ---------------------------------------------------------- batch_norm */
@@ -533,7 +508,7 @@ TEST(batch_norm_spec_examples) {
       "  \"func.return\"(%0, %1#0, %1#1, %1#2, %2#0, %2#1, %2#2) : (tensor<2x2x2xf64>, "
       "tensor<2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2x2x2xf64>, tensor<2xf64>, "
       "tensor<2xf64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 7));
   if (r.n == 7) {
     double norm[] = {0, 0, 2, 2, 2, 2, 0, 0};
@@ -546,7 +521,7 @@ TEST(batch_norm_spec_examples) {
     CHECK(near_all(r.res[5], zeros, 2, 1e-12));
     CHECK(near_all(r.res[6], off, 2, 1e-12));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 /* ------------------------------------------------------------------ rng */
@@ -558,7 +533,7 @@ TEST(rng_bit_generator_three_fry_spec_example) {
       "  %0:2 = \"stablehlo.rng_bit_generator\"(%s) <{rng_algorithm = "
       "#stablehlo<rng_algorithm THREE_FRY>}> : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x2xui64>)\n"
       "  \"func.return\"(%0#0, %0#1) : (tensor<2xui64>, tensor<2x2xui64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 2));
   if (r.n == 2) {
     static const uint64_t want[] = {9236835810183407956ull, 16087790271692313299ull,
@@ -567,7 +542,7 @@ TEST(rng_bit_generator_three_fry_spec_example) {
     CHECK(elem_get_u64(HLO_UI64, r.res[0]->data, 1) == 6);
     for (int i = 0; i < 4; i++) CHECK(elem_get_u64(HLO_UI64, r.res[1]->data, i) == want[i]);
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(rng_bit_generator_philox_state_and_32_bit_split) {
@@ -584,7 +559,7 @@ TEST(rng_bit_generator_philox_state_and_32_bit_split) {
       "#stablehlo<rng_algorithm THREE_FRY>}> : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3x5xui32>)\n"
       "  \"func.return\"(%0#0, %0#1, %1#0, %1#1) : (tensor<3xui64>, tensor<10xui32>, "
       "tensor<2xui64>, tensor<3x5xui32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 4));
   if (r.n == 4) {
     /* 10 words = 3 blocks: counter 2^64-2 + 3 wraps the low word to 1 */
@@ -595,7 +570,7 @@ TEST(rng_bit_generator_philox_state_and_32_bit_split) {
     /* different words, not all equal */
     CHECK(elem_get_u64(HLO_UI32, r.res[1]->data, 0) != elem_get_u64(HLO_UI32, r.res[1]->data, 1));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(rng_bit_generator_philox_known_answers) {
@@ -612,7 +587,7 @@ TEST(rng_bit_generator_philox_known_answers) {
       "  %2:2 = \"stablehlo.rng_bit_generator\"(%z) <{rng_algorithm = "
       "#stablehlo<rng_algorithm PHILOX>}> : (tensor<3xui64>) -> (tensor<3xui64>, tensor<2xui64>)\n"
       "  \"func.return\"(%0#1, %1#1, %2#1) : (tensor<4xui32>, tensor<4xui32>, tensor<2xui64>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 3));
   if (r.n == 3) {
     static const uint64_t z[] = {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8};
@@ -624,7 +599,7 @@ TEST(rng_bit_generator_philox_known_answers) {
     CHECK(elem_get_u64(HLO_UI64, r.res[2]->data, 0) == (z[0] | z[1] << 32));
     CHECK(elem_get_u64(HLO_UI64, r.res[2]->data, 1) == (z[2] | z[3] << 32));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(rng_uniform_is_deterministic_and_in_range) {
@@ -642,7 +617,7 @@ TEST(rng_uniform_is_deterministic_and_in_range) {
       "  %2 = \"stablehlo.rng\"(%a, %b, %sh) <{rng_distribution = #stablehlo<rng_distribution UNIFORM>}>"
       " : (tensor<i32>, tensor<i32>, tensor<1xi64>) -> tensor<50xi32>\n"
       "  \"func.return\"(%0, %1, %2) : (tensor<50xi32>, tensor<50xf32>, tensor<50xi32>) -> ()\n}\n";
-  run r;
+  tl_run r;
   CHECK(run_ok(text, &r, 3));
   if (r.n == 3) {
     bool distinct = false;
@@ -656,7 +631,7 @@ TEST(rng_uniform_is_deterministic_and_in_range) {
     }
     CHECK(distinct);
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 /* Hostile attributes and shapes give located errors, never crashes. */
@@ -711,13 +686,13 @@ TEST(bad_attributes_are_errors) {
              "  %s\n"
              "  \"func.return\"() : () -> ()\n}\n",
              bodies[i]);
-    run r;
+    tl_run r;
     hlo_status st = run_text(text, &r);
     if (!st) fprintf(stderr, "  bad program #%zu ran without error\n", i);
     else if (getenv("HLO_TEST_VERBOSE")) hlo_status_print(st, stderr);
     CHECK(st != NULL);
     hlo_status_free(st);
-    run_free(&r);
+    tl_run_free(&r);
   }
 #undef F32X4
 }
@@ -917,70 +892,39 @@ static bool checks_pass(const taken_check *cs, int n, tensor **res, const char *
   return true;
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  fclose(f);
-  if (s) {
-    s[n] = 0;
-    *len = (size_t)n;
-  }
-  return s;
-}
-
-static const char *shared_dir(void) {
-  const char *e = getenv("HLO_SHARED");
-  return e && *e ? e : "../shared";
-}
-
 /* Runs every piece of file `path`; returns pieces passed, sets *total. */
 static int run_corpus_file(const char *path, int *total, bool verbose) {
-  size_t len;
-  char *text = read_file(path, &len);
   *total = 0;
-  if (!text) return 0;
-  split_piece *pieces = NULL;
-  size_t np = 0;
-  int passed = 0;
-  hlo_status st = parse_split(text, len, &pieces, &np);
+  tl_file tf;
+  hlo_status st = tl_file_load(path, &tf);
   if (st) {
     hlo_status_free(st);
-    free(text);
+    tl_file_free(&tf);
     return 0;
   }
-  hlo_source src = {path, text, len, 1};
-  for (size_t p = 0; p < np; p++) {
+  const split_piece *pieces = tf.pieces;
+  int passed = 0;
+  for (size_t p = 0; p < tf.num_pieces; p++) {
     char where[512];
     snprintf(where, sizeof where, "%s:%u", path, pieces[p].first_line);
-    hlo_module_ir *m = NULL;
-    interp *it = NULL;
-    tensor **res = NULL;
-    hlo_func *f = NULL;
+    tl_run r = {0};
     taken_check cs[MAX_CHECKS];
     int nc = -1;
     bool ok = false;
     (*total)++;
-    st = parse_module(&src, pieces[p].begin, pieces[p].end, &m);
+    r.m = tl_parse_piece(&tf.src, pieces[p].begin, pieces[p].end, &st);
     if (!st) {
-      f = module_entry(m, NULL);
-      if (!f || f->num_args) st = status_new(HLO_NOT_FOUND, "no argument-less entry function");
+      r.f = module_entry(r.m, NULL);
+      if (!r.f || r.f->num_args) st = status_new(HLO_NOT_FOUND, "no argument-less entry function");
     }
     if (!st) {
-      nc = take_checks(m, f, cs);
+      nc = take_checks(r.m, r.f, cs);
       if (nc < 0) st = status_new(HLO_UNIMPLEMENTED, "unsupported check op");
     }
-    if (!st) st = interp_create(m, NULL, &it);
-    if (!st) st = fold_calls(m, it, f);
-    if (!st) st = interp_call(it, f, NULL, 0, &res);
-    if (!st) ok = checks_pass(cs, nc, res, where);
+    if (!st) st = interp_create(r.m, NULL, &r.it);
+    if (!st) st = fold_calls(r.m, r.it, r.f);
+    if (!st) st = tl_call(&r, NULL, 0);
+    if (!st) ok = checks_pass(cs, nc, r.res, where);
     if (st) {
       if (verbose) {
         fprintf(stderr, "  %s: ", where);
@@ -990,26 +934,11 @@ static int run_corpus_file(const char *path, int *total, bool verbose) {
     } else if (!ok && verbose) {
       fprintf(stderr, "  %s: values differ\n", where);
     }
-    if (res)
-      for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
-    free(res);
-    if (it) interp_destroy(it);
-    if (m) module_free(m);
+    tl_run_free(&r);
     passed += ok;
   }
-  free(pieces);
-  free(text);
+  tl_file_free(&tf);
   return passed;
-}
-
-static bool has_prefix(const char *s, const char *const *prefixes) {
-  for (; *prefixes; prefixes++)
-    if (!strncmp(s, *prefixes, strlen(*prefixes))) return true;
-  return false;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* The whole corpus of these ops: prints "passed N of M" (pieces). */
@@ -1023,41 +952,31 @@ TEST(corpus_linalg_files) {
   char path[1024];
   int passed = 0, total = 0;
   for (int i = 0; interp_files[i]; i++) {
-    snprintf(path, sizeof path, "%s/conformance/interpret/%s", shared_dir(), interp_files[i]);
+    snprintf(path, sizeof path, "%s/conformance/interpret/%s", tl_shared_dir(), interp_files[i]);
     int t;
     passed += run_corpus_file(path, &t, true);
     total += t;
   }
-  snprintf(path, sizeof path, "%s/conformance/testdata", shared_dir());
+  snprintf(path, sizeof path, "%s/conformance/testdata", tl_shared_dir());
   DIR *d = opendir(path);
   if (!d) {
     printf("corpus: %s not found, skipping the corpus run\n", path);
     return;
   }
-  char *names[512];
-  int nn = 0;
-  for (struct dirent *e; (e = readdir(d)) && nn < 512;)
-    if (has_prefix(e->d_name, td_prefixes) && strstr(e->d_name, ".mlir")) names[nn++] = strdup(e->d_name);
   closedir(d);
+  tl_paths ps = {0};
+  CHECK(tl_list_mlir(path, false, tl_name_has_prefix, td_prefixes, &ps));
   /* quantized variants (the core dequantizes around these kernels) */
-  snprintf(path, sizeof path, "%s/conformance/testdata/quantized", shared_dir());
+  snprintf(path, sizeof path, "%s/conformance/testdata/quantized", tl_shared_dir());
   static const char *const q_prefixes[] = {"dot_general_", "conv_general_dilated_", "convolution_", NULL};
-  d = opendir(path);
-  for (struct dirent *e; d && (e = readdir(d)) && nn < 512;)
-    if (has_prefix(e->d_name, q_prefixes) && strstr(e->d_name, ".mlir")) {
-      char q[600];
-      snprintf(q, sizeof q, "quantized/%s", e->d_name);
-      names[nn++] = strdup(q);
-    }
-  if (d) closedir(d);
-  qsort(names, (size_t)nn, sizeof *names, cmp_str);
-  for (int i = 0; i < nn; i++) {
-    snprintf(path, sizeof path, "%s/conformance/testdata/%s", shared_dir(), names[i]);
+  CHECK(tl_list_mlir(path, false, tl_name_has_prefix, q_prefixes, &ps));
+  tl_paths_sort(&ps);
+  for (size_t i = 0; i < ps.n; i++) {
     int t;
-    passed += run_corpus_file(path, &t, true);
+    passed += run_corpus_file(ps.v[i], &t, true);
     total += t;
-    free(names[i]);
   }
+  tl_paths_free(&ps);
   printf("corpus (linalg/conv/fft/rng): passed %d of %d\n", passed, total);
   CHECK(total > 0);
 }
@@ -1079,7 +998,7 @@ TEST(corpus_handpicked) {
   };
   for (int i = 0; files[i]; i++) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/conformance/%s", shared_dir(), files[i]);
+    snprintf(path, sizeof path, "%s/conformance/%s", tl_shared_dir(), files[i]);
     int t;
     int p = run_corpus_file(path, &t, false);
     if (t == 0) {

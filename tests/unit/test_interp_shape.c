@@ -17,75 +17,17 @@
 #include "interp/interp.h"
 #include "parse/parse.h"
 #include "test.h"
-
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  if (n < 0) {
-    fclose(f);
-    return NULL;
-  }
-  char *buf = malloc((size_t)n + 1);
-  if (!buf) {
-    fclose(f);
-    return NULL;
-  }
-  size_t got = fread(buf, 1, (size_t)n, f);
-  fclose(f);
-  buf[got] = 0;
-  *len = got;
-  return buf;
-}
-
-/* One program run: the module, the interpreter and the results. */
-typedef struct run {
-  hlo_module_ir *m;
-  interp *it;
-  tensor **res;
-  uint32_t n;
-} run;
-
-static void run_free(run *r) {
-  for (uint32_t i = 0; r->res && i < r->n; i++) tensor_release(r->res[i]);
-  free(r->res);
-  interp_destroy(r->it);
-  module_free(r->m);
-  memset(r, 0, sizeof *r);
-}
-
-/* Parses text[begin, end) and runs its entry function with no arguments. */
-static hlo_status run_range(const hlo_source *src, size_t begin, size_t end, run *r) {
-  memset(r, 0, sizeof *r);
-  HLO_TRY(parse_module(src, begin, end, &r->m));
-  hlo_func *f = module_entry(r->m, NULL);
-  if (!f) return status_new(HLO_NOT_FOUND, "no entry function");
-  HLO_TRY(interp_create(r->m, NULL, &r->it));
-  HLO_TRY(interp_call(r->it, f, NULL, 0, &r->res));
-  r->n = f->num_results;
-  return NULL;
-}
+#include "testlib.h"
 
 /* Runs a one-piece program given as a string; prints any error. */
-static hlo_status run_src(const char *text, run *r) {
-  static hlo_source src;
-  src.name = "inline.mlir";
-  src.text = text;
-  src.len = strlen(text);
-  src.first_line = 1;
-  hlo_status st = run_range(&src, 0, src.len, r);
-  return st;
+static hlo_status run_src(const char *text, tl_run *r) {
+  static hlo_source src; /* the module's locations point here */
+  src = tl_source("inline.mlir", text);
+  return tl_run_entry(&src, 0, src.len, 0, NULL, r);
 }
 
 /* Checks result `k` of `r` holds the integers want[0..n). */
-static int result_is(const run *r, uint32_t k, const int64_t *want, int64_t n) {
+static int result_is(const tl_run *r, uint32_t k, const int64_t *want, int64_t n) {
   if (k >= r->n || !r->res[k] || r->res[k]->num_elems != n) return 0;
   const tensor *t = r->res[k];
   for (int64_t i = 0; i < n; i++) {
@@ -103,7 +45,7 @@ static int result_is(const run *r, uint32_t k, const int64_t *want, int64_t n) {
 
 /* Runs `text`, expecting success and result 0 equal to want[0..n). */
 static int expect_ints(const char *text, const int64_t *want, int64_t n) {
-  run r;
+  tl_run r;
   hlo_status st = run_src(text, &r);
   int ok = 0;
   if (st) {
@@ -112,19 +54,19 @@ static int expect_ints(const char *text, const int64_t *want, int64_t n) {
   } else {
     ok = result_is(&r, 0, want, n);
   }
-  run_free(&r);
+  tl_run_free(&r);
   return ok;
 }
 
 /* Runs `text`, expecting a located error (not a crash) of code `code`. */
 static int expect_error(const char *text, hlo_status_code code) {
-  run r;
+  tl_run r;
   hlo_status st = run_src(text, &r);
   int ok = st && hlo_status_code_of(st) == code && status_loc(st) && status_loc(st)->line > 0;
   if (!ok && st) hlo_status_print(st, stderr);
   if (!st) fprintf(stderr, "  expected an error, got none\n");
   hlo_status_free(st);
-  run_free(&r);
+  tl_run_free(&r);
   return ok;
 }
 
@@ -178,7 +120,7 @@ TEST(sort_is_stable_with_two_operands) {
   /* Keys compare only on the first operand; equal keys keep their order. */
   static const int64_t want_keys[] = {1, 1, 2, 2, 3};
   static const int64_t want_vals[] = {1, 3, 0, 4, 2};
-  run r;
+  tl_run r;
   hlo_status st = run_src(
       "func.func @main() -> (tensor<5xi32>, tensor<5xi32>) {\n"
       "  %k = stablehlo.constant dense<[2, 1, 3, 1, 2]> : tensor<5xi32>\n"
@@ -200,7 +142,7 @@ TEST(sort_is_stable_with_two_operands) {
     CHECK(result_is(&r, 0, want_keys, N(want_keys)));
     CHECK(result_is(&r, 1, want_vals, N(want_vals)));
   }
-  run_free(&r);
+  tl_run_free(&r);
 }
 
 TEST(scatter_skips_out_of_bounds_updates) {
@@ -366,32 +308,31 @@ typedef enum { FILE_PASS, FILE_FAIL, FILE_SKIP } outcome;
 
 /* Runs every piece of `path`; on failure writes the first error to `why`. */
 static outcome run_file(const char *path, char *why, size_t whylen) {
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) {
+  tl_file tf;
+  hlo_status st = tl_file_read(path, &tf);
+  if (st) {
+    hlo_status_free(st);
+    tl_file_free(&tf);
     snprintf(why, whylen, "cannot read");
     return FILE_FAIL;
   }
-  if (strstr(text, "RUN-DISABLED")) {
-    free(text);
+  if (strstr(tf.text, "RUN-DISABLED")) {
+    tl_file_free(&tf);
     snprintf(why, whylen, "RUN-DISABLED");
     return FILE_SKIP;
   }
-  split_piece *pcs;
-  size_t np;
   outcome res = FILE_PASS;
-  hlo_status st = parse_split(text, len, &pcs, &np);
+  st = tl_file_split(&tf);
   if (st) {
     snprintf(why, whylen, "%s", hlo_status_message(st));
     hlo_status_free(st);
-    free(text);
+    tl_file_free(&tf);
     return FILE_FAIL;
   }
-  hlo_source src = {path, text, len, 1};
-  for (size_t i = 0; i < np && res == FILE_PASS; i++) {
-    src.first_line = 1; /* pieces are parsed against the whole text */
-    run r;
-    st = run_range(&src, pcs[i].begin, pcs[i].end, &r);
+  /* pieces are parsed against the whole text (tf.src.first_line is 1) */
+  for (size_t i = 0; i < tf.num_pieces && res == FILE_PASS; i++) {
+    tl_run r;
+    st = tl_run_entry(&tf.src, tf.pieces[i].begin, tf.pieces[i].end, 0, NULL, &r);
     if (st) {
       const hlo_loc *loc = status_loc(st);
       snprintf(why, whylen, "piece %zu: line %u: %s: %s", i + 1, loc ? loc->line : 0,
@@ -399,10 +340,9 @@ static outcome run_file(const char *path, char *why, size_t whylen) {
       res = hlo_status_code_of(st) == HLO_UNIMPLEMENTED ? FILE_SKIP : FILE_FAIL;
       hlo_status_free(st);
     }
-    run_free(&r);
+    tl_run_free(&r);
   }
-  free(pcs);
-  free(text);
+  tl_file_free(&tf);
   return res;
 }
 
@@ -419,7 +359,7 @@ TEST(conformance_interpret_files) {
   char path[1024], why[512];
   int passed = 0, total = 0;
   for (size_t i = 0; i < sizeof interpret_files / sizeof *interpret_files; i++) {
-    snprintf(path, sizeof path, "%s/conformance/interpret/%s.mlir", shared_dir(),
+    snprintf(path, sizeof path, "%s/conformance/interpret/%s.mlir", tl_shared_dir(),
              interpret_files[i]);
     total++;
     outcome o = run_file(path, why, sizeof why);
@@ -435,58 +375,36 @@ static const char *const testdata_prefixes[] = {
     "scatter", "select_and_scatter", "dynamic_slice_", "slice_", "dynamic_update_slice_",
     "argmin_", "argmax_", "squeeze_", "sort_", "reduce_window_", "broadcast_in_dim_",
     "transpose_", "rev_", "reshape_", "reduce_", "gather_", "concatenate_", "pad_", "cumsum_",
-    "cumprod_", "cummax_", "cummin_", "select_and_gather_add_",
+    "cumprod_", "cummax_", "cummin_", "select_and_gather_add_", NULL,
 };
 
-static int has_prefix(const char *name) {
-  for (size_t i = 0; i < sizeof testdata_prefixes / sizeof *testdata_prefixes; i++)
-    if (!strncmp(name, testdata_prefixes[i], strlen(testdata_prefixes[i]))) return 1;
-  return 0;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 TEST(conformance_testdata_files) {
-  char dir[1024], path[2048], why[512];
-  snprintf(dir, sizeof dir, "%s/conformance/testdata", shared_dir());
+  char dir[1024], why[512];
+  snprintf(dir, sizeof dir, "%s/conformance/testdata", tl_shared_dir());
   DIR *d = opendir(dir);
   if (!d) {
     printf("testdata/: skipped (cannot open %s)\n", dir);
     return;
   }
-  char **names = NULL;
-  size_t n = 0, cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    size_t l = strlen(e->d_name);
-    if (l < 5 || strcmp(e->d_name + l - 5, ".mlir") || !has_prefix(e->d_name)) continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 256;
-      char **nn = realloc(names, cap * sizeof *names);
-      if (!nn) break;
-      names = nn;
-    }
-    names[n++] = strdup(e->d_name);
-  }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  tl_paths ps = {0};
+  CHECK(tl_list_mlir(dir, false, tl_name_has_prefix, testdata_prefixes, &ps));
+  tl_paths_sort(&ps);
+  size_t n = ps.n;
   int passed = 0, failed = 0, skipped = 0;
   clock_t t0 = clock();
   for (size_t i = 0; i < n; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    outcome o = run_file(path, why, sizeof why);
+    const char *name = ps.v[i] + strlen(dir) + 1;
+    outcome o = run_file(ps.v[i], why, sizeof why);
     if (o == FILE_PASS) {
       passed++;
     } else if (o == FILE_SKIP) {
-      if (skipped++ < 15) fprintf(stderr, "  SKIP %s: %s\n", names[i], why);
+      if (skipped++ < 15) fprintf(stderr, "  SKIP %s: %s\n", name, why);
     } else {
-      if (failed++ < 40) fprintf(stderr, "  FAIL %s: %s\n", names[i], why);
+      if (failed++ < 40) fprintf(stderr, "  FAIL %s: %s\n", name, why);
     }
-    free(names[i]);
   }
-  free(names);
+  tl_paths_free(&ps);
   printf("testdata/ files of shape/reduce ops: passed %d of %zu (%d failed, %d skipped: "
          "unimplemented op or RUN-DISABLED) in %.1f s\n",
          passed, n, failed, skipped, (double)(clock() - t0) / CLOCKS_PER_SEC);

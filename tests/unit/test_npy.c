@@ -3,17 +3,13 @@
  * ('<V2'), and corrupted files (truncated, garbled headers) that must fail
  * cleanly. */
 #include "test.h"
+#include "testlib.h"
 
 #include <dirent.h>
 #include <stdint.h>
 #include <unistd.h>
 #include "support/npy.h"
 #include "support/status.h"
-
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
 
 /* Builds a v1 .npy image from a header dict and data; returns its length. */
 static size_t make_npy(uint8_t *buf, const char *dict, const void *data, size_t nbytes) {
@@ -254,7 +250,7 @@ TEST(version_2_header) {
  * (numpy's own writer produced them; ours must match it exactly). */
 TEST(real_model_files) {
   char dirpath[1024];
-  snprintf(dirpath, sizeof dirpath, "%s/models", shared_dir());
+  snprintf(dirpath, sizeof dirpath, "%s/models", tl_shared_dir());
   DIR *models = opendir(dirpath);
   if (!models) {
     printf("real_model_files: skipped, %s not found (set HLO_SHARED)\n", dirpath);

@@ -3,87 +3,23 @@
  * dynamic/ and quantized/, models/), split at `// -----`; prints how many
  * pieces parsed and the failures; times tiny_llama_train_step; and checks
  * that truncated prefixes of sample files fail with a located error. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include "parse/parse.h"
 #include "test.h"
-
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  if (n < 0) { fclose(f); return NULL; }
-  char *buf = malloc((size_t)n + 1);
-  if (!buf) { fclose(f); return NULL; }
-  size_t got = fread(buf, 1, (size_t)n, f);
-  fclose(f);
-  buf[got] = 0;
-  *len = got;
-  return buf;
-}
-
-typedef struct paths {
-  char **v;
-  size_t n, cap;
-} paths;
-
-static void collect(const char *dir, paths *out) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    size_t n = strlen(dir) + strlen(e->d_name) + 2;
-    char *p = malloc(n);
-    if (!p) continue;
-    snprintf(p, n, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-      collect(p, out);
-      free(p);
-      continue;
-    }
-    size_t l = strlen(p);
-    if (l < 5 || strcmp(p + l - 5, ".mlir") != 0) { free(p); continue; }
-    if (out->n == out->cap) {
-      out->cap = out->cap ? out->cap * 2 : 256;
-      out->v = realloc(out->v, out->cap * sizeof *out->v);
-    }
-    out->v[out->n++] = p;
-  }
-  closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+#include "testlib.h"
 
 /* Parses every piece of one file; returns the number of failed pieces. */
 static int parse_file(const char *path, size_t *pieces, int *printed) {
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) return 1;
-  split_piece *p;
-  size_t n;
-  hlo_status st = parse_split(text, len, &p, &n);
-  if (st) { hlo_status_free(st); free(text); return 1; }
-  hlo_source src = {path, text, len, 1};
+  tl_file tf;
+  hlo_status st = tl_file_load(path, &tf);
+  if (st) { hlo_status_free(st); tl_file_free(&tf); return 1; }
   int fails = 0;
-  for (size_t i = 0; i < n; i++) {
-    hlo_module_ir *m;
-    st = parse_module(&src, p[i].begin, p[i].end, &m);
+  for (size_t i = 0; i < tf.num_pieces; i++) {
+    hlo_module_ir *m = tl_parse_piece(&tf.src, tf.pieces[i].begin, tf.pieces[i].end, &st);
     (*pieces)++;
     if (st) {
       fails++;
@@ -96,25 +32,24 @@ static int parse_file(const char *path, size_t *pieces, int *printed) {
       module_free(m);
     }
   }
-  free(p);
-  free(text);
+  tl_file_free(&tf);
   return fails;
 }
 
 TEST(corpus_parses) {
-  paths ps = {0};
+  tl_paths ps = {0};
   char dir[1024];
   const char *subs[] = {"conformance/interpret", "conformance/testdata", "models"};
   for (int i = 0; i < 3; i++) {
-    snprintf(dir, sizeof dir, "%s/%s", shared_dir(), subs[i]);
-    collect(dir, &ps);
+    snprintf(dir, sizeof dir, "%s/%s", tl_shared_dir(), subs[i]);
+    CHECK(tl_list_mlir(dir, true, NULL, NULL, &ps));
   }
   if (ps.n == 0) {
-    printf("corpus_parses: no corpus found under %s (set HLO_SHARED)\n", shared_dir());
+    printf("corpus_parses: no corpus found under %s (set HLO_SHARED)\n", tl_shared_dir());
     CHECK(ps.n > 0);
     return;
   }
-  qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
+  tl_paths_sort(&ps);
   size_t pieces = 0, failed_files = 0, failed_pieces = 0;
   int printed = 0;
   for (size_t i = 0; i < ps.n; i++) {
@@ -124,8 +59,7 @@ TEST(corpus_parses) {
   printf("corpus: %zu files, %zu pieces parsed, %zu pieces failed (%zu files)\n", ps.n,
          pieces - failed_pieces, failed_pieces, failed_files);
   CHECK_EQ_INT(failed_pieces, 0);
-  for (size_t i = 0; i < ps.n; i++) free(ps.v[i]);
-  free(ps.v);
+  tl_paths_free(&ps);
 }
 
 static double now_ms(void) {
@@ -136,9 +70,9 @@ static double now_ms(void) {
 
 TEST(tiny_llama_speed) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/models/tiny_llama_train_step/tiny_llama_train_step.mlir", shared_dir());
+  snprintf(path, sizeof path, "%s/models/tiny_llama_train_step/tiny_llama_train_step.mlir", tl_shared_dir());
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = tl_read_file(path, &len);
   CHECK(text != NULL);
   if (!text) return;
   hlo_source src = {path, text, len, 1};
@@ -183,9 +117,9 @@ TEST(truncation) {
   int tried = 0, located = 0, bad = 0;
   for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", shared_dir(), files[fi]);
+    snprintf(path, sizeof path, "%s/%s", tl_shared_dir(), files[fi]);
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = tl_read_file(path, &len);
     if (!text) continue;
     split_piece *p;
     size_t n;

@@ -6,65 +6,14 @@
  * (structurally, up to value names). Pieces the parser
  * rejects in the original are counted and reported, not failed here (they
  * are the parser's tests' business). */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "ir/ir.h"
 #include "ir/print.h"
 #include "parse/parse.h"
 #include "test.h"
-
-typedef struct paths {
-  char **v;
-  size_t n, cap;
-} paths;
-
-static void add_path(paths *ps, const char *p) {
-  if (ps->n == ps->cap) {
-    ps->cap = ps->cap ? ps->cap * 2 : 256;
-    ps->v = realloc(ps->v, ps->cap * sizeof *ps->v);
-    if (!ps->v) { fprintf(stderr, "out of memory\n"); exit(2); }
-  }
-  ps->v[ps->n++] = strdup(p);
-}
-
-static void walk(paths *ps, const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(buf, &st)) continue;
-    if (S_ISDIR(st.st_mode)) walk(ps, buf);
-    else {
-      size_t l = strlen(buf);
-      if (l > 5 && !strcmp(buf + l - 5, ".mlir")) add_path(ps, buf);
-    }
-  }
-  closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-  fclose(f);
-  if (s) { s[n] = 0; *len = (size_t)n; }
-  return s;
-}
+#include "testlib.h"
 
 /* ------------------------------------------------ structural equality */
 
@@ -188,9 +137,7 @@ static bool modules_same(hlo_module_ir *a, hlo_module_ir *b) {
 static hlo_module_ir *parse_text(const char *name, const char *text, size_t len, size_t begin,
                                  size_t end, hlo_status *err) {
   hlo_source src = {name, text, len, 1};
-  hlo_module_ir *m = NULL;
-  *err = parse_module(&src, begin, end, &m);
-  return *err ? NULL : m;
+  return tl_parse_piece(&src, begin, end, err);
 }
 
 /* Line number and text of the first line where a and b differ. */
@@ -274,35 +221,34 @@ TEST(edge_cases) {
 }
 
 TEST(corpus_roundtrip) {
-  const char *root = getenv("HLO_SHARED");
-  if (!root) root = "../shared";
-  paths ps = {0};
+  const char *root = tl_shared_dir();
+  tl_paths ps = {0};
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/conformance", root);
-  walk(&ps, dir);
+  CHECK(tl_list_mlir(dir, true, NULL, NULL, &ps));
   snprintf(dir, sizeof dir, "%s/models", root);
-  walk(&ps, dir);
+  CHECK(tl_list_mlir(dir, true, NULL, NULL, &ps));
   if (!ps.n) {
     printf("SKIPPED corpus_roundtrip: no .mlir files under %s (set HLO_SHARED)\n", root);
     return;
   }
-  qsort(ps.v, ps.n, sizeof *ps.v, cmp_str);
+  tl_paths_sort(&ps);
   size_t files_ok = 0, files_tested = 0, orig_fail = 0, reparse_fail = 0, mismatch = 0;
   size_t differ = 0;
   size_t pieces = 0, shown = 0;
   for (size_t i = 0; i < ps.n; i++) {
-    size_t len = 0;
-    char *text = read_file(ps.v[i], &len);
-    if (!text) { free(ps.v[i]); continue; }
-    split_piece *pc = NULL;
-    size_t np = 0;
-    hlo_status st = parse_split(text, len, &pc, &np);
+    tl_file tf;
+    hlo_status st = tl_file_read(ps.v[i], &tf);
+    if (st) { hlo_status_free(st); continue; }
+    st = tl_file_split(&tf);
     CHECK(st == NULL);
-    if (st) { hlo_status_free(st); free(text); free(ps.v[i]); continue; }
+    if (st) { hlo_status_free(st); tl_file_free(&tf); continue; }
+    split_piece *pc = tf.pieces;
+    size_t np = tf.num_pieces;
     bool file_ok = true, file_tested = false;
     for (size_t k = 0; k < np; k++) {
       hlo_status err = NULL;
-      hlo_module_ir *m1 = parse_text(ps.v[i], text, len, pc[k].begin, pc[k].end, &err);
+      hlo_module_ir *m1 = tl_parse_piece(&tf.src, pc[k].begin, pc[k].end, &err);
       if (err) { orig_fail++; hlo_status_free(err); file_ok = false; continue; }
       file_tested = true;
       pieces++;
@@ -342,11 +288,8 @@ TEST(corpus_roundtrip) {
     }
     if (file_tested) files_tested++;
     if (file_ok) files_ok++;
-    free(pc);
-    free(text);
-    free(ps.v[i]);
+    tl_file_free(&tf);
   }
-  free(ps.v);
   printf("round-tripped %zu of %zu files (%zu pieces); original text not parsed: %zu pieces; "
          "printed text not parsed: %zu; not idempotent: %zu; printed module differs: %zu\n",
          files_ok, ps.n, pieces, orig_fail, reparse_fail, mismatch, differ);
@@ -354,6 +297,7 @@ TEST(corpus_roundtrip) {
   CHECK_EQ_INT(reparse_fail, 0);
   CHECK_EQ_INT(mismatch, 0);
   CHECK_EQ_INT(differ, 0);
+  tl_paths_free(&ps);
 }
 
 TEST_MAIN()

@@ -10,34 +10,14 @@
  *  - hostile attributes built by hand (out-of-range indices) must give a
  *    verify error, not an out-of-bounds read. */
 #include "test.h"
+#include "testlib.h"
 
 #include <dirent.h>
 #include <stdint.h>
-#include <sys/stat.h>
 #include "ir/ir.h"
 #include "parse/parse.h"
 #include "support/arena.h"
 #include "support/status.h"
-
-static const char *shared_dir(void) {
-  const char *s = getenv("HLO_SHARED");
-  return s && *s ? s : "../shared";
-}
-
-/* Whole file as a malloc'd NUL-terminated string; NULL when unreadable. */
-static char *read_text(const char *path, size_t *out_len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  if (n < 0) { fclose(f); return NULL; }
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-  fclose(f);
-  if (buf) { buf[n] = 0; *out_len = (size_t)n; }
-  return buf;
-}
 
 /* ------------------------------------------------------------- corpus */
 
@@ -45,25 +25,20 @@ typedef struct corpus_stats {
   int pieces, parsed, verified, parse_fail, verify_fail, files;
 } corpus_stats;
 
-static void corpus_file(const char *path, corpus_stats *cs) {
-  size_t len;
-  char *text = read_text(path, &len);
-  if (!text) return;
+static void corpus_file(const char *path, void *ctx) {
+  corpus_stats *cs = ctx;
+  tl_file tf;
+  hlo_status st = tl_file_read(path, &tf);
+  if (st) { hlo_status_free(st); tl_file_free(&tf); return; }
   cs->files++;
-  split_piece *pieces;
-  size_t np;
-  hlo_status st = parse_split(text, len, &pieces, &np);
-  if (st) { hlo_status_free(st); free(text); return; }
-  hlo_source src = {path, text, len, 1};
-  for (size_t i = 0; i < np; i++) {
+  st = tl_file_split(&tf);
+  if (st) { hlo_status_free(st); tl_file_free(&tf); return; }
+  const split_piece *pieces = tf.pieces;
+  for (size_t i = 0; i < tf.num_pieces; i++) {
     /* skip pieces with no function (trailing comments) */
-    int has_func = 0;
-    for (size_t p = pieces[i].begin; p + 9 <= pieces[i].end; p++)
-      if (text[p] == 'f' && memcmp(text + p, "func.func", 9) == 0) { has_func = 1; break; }
-    if (!has_func) continue;
+    if (!tl_piece_has(tf.text, pieces[i].begin, pieces[i].end, "func.func")) continue;
     cs->pieces++;
-    hlo_module_ir *m = NULL;
-    st = parse_module(&src, pieces[i].begin, pieces[i].end, &m);
+    hlo_module_ir *m = tl_parse_piece(&tf.src, pieces[i].begin, pieces[i].end, &st);
     if (st) {
       if (cs->parse_fail < 5) {
         fprintf(stderr, "  (parse failure, parser's) ");
@@ -87,38 +62,18 @@ static void corpus_file(const char *path, corpus_stats *cs) {
     }
     module_free(m);
   }
-  free(pieces);
-  free(text);
-}
-
-static void corpus_dir(const char *dir, corpus_stats *cs) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    struct stat sb;
-    if (stat(path, &sb)) continue;
-    if (S_ISDIR(sb.st_mode)) corpus_dir(path, cs);
-    else {
-      size_t n = strlen(e->d_name);
-      if (n > 5 && strcmp(e->d_name + n - 5, ".mlir") == 0) corpus_file(path, cs);
-    }
-  }
-  closedir(d);
+  tl_file_free(&tf);
 }
 
 TEST(corpus_verifies_clean) {
   char dir[1024];
   corpus_stats cs = {0};
-  snprintf(dir, sizeof dir, "%s/conformance", shared_dir());
-  corpus_dir(dir, &cs);
-  snprintf(dir, sizeof dir, "%s/models", shared_dir());
-  corpus_dir(dir, &cs);
+  snprintf(dir, sizeof dir, "%s/conformance", tl_shared_dir());
+  tl_for_each_mlir(dir, true, corpus_file, &cs);
+  snprintf(dir, sizeof dir, "%s/models", tl_shared_dir());
+  tl_for_each_mlir(dir, true, corpus_file, &cs);
   if (cs.files == 0) {
-    printf("corpus: skipped (no files under %s; set HLO_SHARED)\n", shared_dir());
+    printf("corpus: skipped (no files under %s; set HLO_SHARED)\n", tl_shared_dir());
     return;
   }
   printf("corpus: %d files, %d pieces; parsed %d (parse failures: %d, the parser's); "
@@ -162,26 +117,24 @@ static int find_expectation(const char *text, size_t b, size_t e, uint32_t first
 }
 
 static int check_error_file(const char *path) {
-  size_t len;
-  char *text = read_text(path, &len);
-  CHECK(text != NULL);
-  if (!text) return 0;
-  split_piece *pieces;
-  size_t np;
-  hlo_status st = parse_split(text, len, &pieces, &np);
+  tl_file tf;
+  hlo_status st = tl_file_read(path, &tf);
   CHECK(st == NULL);
-  if (st) { hlo_status_free(st); free(text); return 0; }
-  hlo_source src = {path, text, len, 1};
+  if (st) { hlo_status_free(st); tl_file_free(&tf); return 0; }
+  st = tl_file_split(&tf);
+  CHECK(st == NULL);
+  if (st) { hlo_status_free(st); tl_file_free(&tf); return 0; }
+  const char *text = tf.text;
+  const split_piece *pieces = tf.pieces;
   int cases = 0;
-  for (size_t i = 0; i < np; i++) {
+  for (size_t i = 0; i < tf.num_pieces; i++) {
     uint32_t want_line;
     char *want;
     if (!find_expectation(text, pieces[i].begin, pieces[i].end, pieces[i].first_line, &want_line,
                           &want))
       continue;
     cases++;
-    hlo_module_ir *m = NULL;
-    st = parse_module(&src, pieces[i].begin, pieces[i].end, &m);
+    hlo_module_ir *m = tl_parse_piece(&tf.src, pieces[i].begin, pieces[i].end, &st);
     if (st) {
       fprintf(stderr, "%s: piece at line %u does not parse (expected '%s'): ", path,
               pieces[i].first_line, want);
@@ -206,8 +159,7 @@ static int check_error_file(const char *path) {
     module_free(m);
     free(want);
   }
-  free(pieces);
-  free(text);
+  tl_file_free(&tf);
   return cases;
 }
 

@@ -1,0 +1,172 @@
+#!/bin/sh
+# suite_cli.sh — bad input to the `hlo` program: every case must exit with
+# the documented status (1 error, 2 usage; never >= 128, a crash) and print a
+# FILE:LINE:COL diagnostic or a clear message. Prints "cli: N passed, N failed".
+# Usage: tests/suite_cli.sh [BUILD_DIR]   (default build; uses BUILD_DIR/hlo)
+cd "$(dirname "$0")/.." || exit 1
+B=${1:-build}
+HLO=$B/hlo
+pass=0; fail=0
+if [ ! -x "$HLO" ]; then
+  echo "cli: $HLO not built"; echo "cli: 0 passed, 1 failed"; exit 1
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/hlo_cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+
+# expect NAME WANT_RC REGEX CMD...: runs CMD (stdout+stderr captured); passes
+# when the exit status is WANT_RC and the output matches the extended REGEX
+# and shows no sanitizer report (ASan exits 1, which would look like an error).
+expect() {
+  name=$1; want=$2; re=$3; shift 3
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc -ge 128 ] || printf '%s\n' "$out" | grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:'; then
+    fail=$((fail + 1)); echo "FAIL $name: CRASH (exit $rc): $*"; printf '%s\n' "$out" | tail -n 8
+  elif [ "$rc" != "$want" ]; then
+    fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want: $*"; printf '%s\n' "$out" | tail -n 8
+  elif ! printf '%s\n' "$out" | grep -Eq -- "$re"; then
+    fail=$((fail + 1)); echo "FAIL $name: output does not match /$re/: $*"
+    printf '%s\n' "$out" | tail -n 8
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+# ----------------------------------------------------------- test inputs
+cat > "$T/add.mlir" <<'X'
+func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.add %a, %a : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+X
+cat > "$T/ok.mlir" <<'X'
+func.func @main() -> tensor<2xi32> {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+X
+: > "$T/empty.mlir"
+printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\003\000>\000\001\000\000\000\377\376\375\n\000\000' \
+  > "$T/garbage.mlir"
+printf 'func.func @main() -> tensor<2xf32> {\n  %%0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n  return %%0 : tensor<2xi32>\n}\n' \
+  > "$T/badtype.mlir"
+printf 'func.func @main() {\n  %%0 = stablehlo.constant dense<[1.0, 2.0> : tensor<2xf32>\n' > "$T/trunc.mlir"
+# Integer division by zero: the spec defines no trap, and XLA (which the
+# reference follows) gives x / 0 = -1 (all ones) for signed and unsigned,
+# INT_MIN / -1 = INT_MIN, x % 0 = x, INT_MIN % -1 = 0. In C these are UB or
+# SIGFPE, so hlo must special-case them.
+cat > "$T/div0.mlir" <<'X'
+func.func @main() -> (tensor<4xi32>, tensor<4xi32>, tensor<2xui32>, tensor<2xi8>) {
+  %a = stablehlo.constant dense<[7, -7, 0, -2147483648]> : tensor<4xi32>
+  %b = stablehlo.constant dense<[0, 0, 0, -1]> : tensor<4xi32>
+  %q = stablehlo.divide %a, %b : tensor<4xi32>
+  %r = stablehlo.remainder %a, %b : tensor<4xi32>
+  %c = stablehlo.constant dense<[7, 0]> : tensor<2xui32>
+  %z = stablehlo.constant dense<0> : tensor<2xui32>
+  %u = stablehlo.divide %c, %z : tensor<2xui32>
+  %s = stablehlo.constant dense<[-128, 5]> : tensor<2xi8>
+  %m = stablehlo.constant dense<[-1, 0]> : tensor<2xi8>
+  %v = stablehlo.divide %s, %m : tensor<2xi8>
+  return %q, %r, %u, %v : tensor<4xi32>, tensor<4xi32>, tensor<2xui32>, tensor<2xi8>
+}
+X
+cat > "$T/cc.mlir" <<'X'
+func.func @main() -> tensor<2xi64> {
+  %pred = stablehlo.constant dense<PRED> : tensor<i1>
+  %r = "stablehlo.if"(%pred) ({
+    %0 = stablehlo.custom_call @no_such_target_xyz() : () -> tensor<2xi64>
+    stablehlo.return %0 : tensor<2xi64>
+  }, {
+    %1 = stablehlo.constant dense<1> : tensor<2xi64>
+    stablehlo.return %1 : tensor<2xi64>
+  }) : (tensor<i1>) -> tensor<2xi64>
+  return %r : tensor<2xi64>
+}
+X
+{ cat "$T/ok.mlir"; echo '// -----'; echo 'func.func @main() {'; echo '  %0 = stablehlo.bogus_op'; } \
+  > "$T/split.mlir"
+sed 's/PRED/false/' "$T/cc.mlir" > "$T/cc_untaken.mlir"
+sed 's/PRED/true/' "$T/cc.mlir" > "$T/cc_taken.mlir"
+
+have_py=0
+if command -v python3 >/dev/null 2>&1; then
+  have_py=1
+  # .npy files written by hand (no numpy needed): NPY 1.0 header, padded to 64.
+  python3 - "$T" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def npy(path, descr, shape, data, header_extra=b''):
+    shp = '(' + ', '.join(str(s) for s in shape) + (',)' if len(shape) == 1 else ')')
+    h = ("{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shp)).encode()
+    h += b' ' * (63 - (10 + len(h)) % 64) + b'\n'
+    open(path, 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + header_extra + data)
+npy(d + '/good.npy', '<f4', (2, 3), struct.pack('<6f', *range(6)))
+npy(d + '/shape.npy', '<f4', (3, 2), struct.pack('<6f', *range(6)))
+npy(d + '/dtype.npy', '<i4', (2, 3), struct.pack('<6i', *range(6)))
+npy(d + '/short.npy', '<f4', (2, 3), struct.pack('<3f', 1, 2, 3))            # data cut short
+npy(d + '/huge.npy', '<f4', (1 << 40, 1 << 30), b'')                           # absurd shape
+npy(d + '/fortran.npy', '<f4', (2, 3), struct.pack('<6f', *range(6)))
+open(d + '/fortran.npy', 'r+b').write(open(d + '/fortran.npy', 'rb').read().replace(b'False', b'True '))
+open(d + '/magic.npy', 'wb').write(b'\x93NUMPX\x01\x00\x10\x00' + b'x' * 40)
+open(d + '/hdr.npy', 'wb').write(b'\x93NUMPY\x01\x00\xff\xff{"descr":')      # header length past EOF
+open(d + '/text.npy', 'wb').write(b'hello, this is not an npy file\n')
+PY
+fi
+
+# ------------------------------------------------------------- usage: 2
+expect no-args            2 'usage'              "$HLO"
+expect unknown-command    2 "unknown command"    "$HLO" frobnicate x.mlir
+expect unknown-flag       2 "unknown flag"       "$HLO" run --bogus "$T/ok.mlir"
+expect flag-missing-value 2 "missing value|usage" "$HLO" run "$T/ok.mlir" --input
+expect two-files          2 "more than one"      "$HLO" check "$T/ok.mlir" "$T/ok.mlir"
+expect missing-file-arg   2 "missing FILE"       "$HLO" run
+expect bad-backend        2 "unknown backend"    "$HLO" run "$T/ok.mlir" --backend tpu
+
+# ------------------------------------------------------- bad programs: 1
+expect missing-file       1 "no_such_file\.mlir" "$HLO" check "$T/no_such_file.mlir"
+expect missing-file-run   1 "no_such_file\.mlir" "$HLO" run "$T/no_such_file.mlir"
+expect directory          1 "$T"                 "$HLO" check "$T"
+expect empty-check        0 "ok"                 "$HLO" check "$T/empty.mlir"
+# Without --split-input-file there is nothing to run: that must be an error.
+expect empty-run          1 "empty\.mlir.*(function|main)|(function|main).*empty\.mlir" \
+                                                 "$HLO" run "$T/empty.mlir"
+expect garbage            1 "garbage\.mlir:[0-9]+:[0-9]+" "$HLO" check "$T/garbage.mlir"
+expect garbage-stdin      1 ":[0-9]+:[0-9]+: error" sh -c "\"$HLO\" print - < \"$T/garbage.mlir\""
+expect truncated          1 "trunc\.mlir:[0-9]+:[0-9]+" "$HLO" run "$T/trunc.mlir"
+expect split-bad-piece    1 "split\.mlir:7:[0-9]+" "$HLO" run --split-input-file "$T/split.mlir"
+expect type-mismatch      1 "badtype\.mlir:3:[0-9]+" "$HLO" check "$T/badtype.mlir"
+expect no-such-entry      1 "nope"                "$HLO" run "$T/ok.mlir" --entry nope
+expect too-few-inputs     1 "takes 1 argument"   "$HLO" run "$T/add.mlir"
+expect ok-runs            0 "@main"              "$HLO" run "$T/ok.mlir"
+if [ $have_py = 1 ]; then
+  expect good-npy          0 "@main"             "$HLO" run "$T/add.mlir" --input "$T/good.npy"
+  expect too-many-inputs   1 "takes 1 argument"  "$HLO" run "$T/add.mlir" --input "$T/good.npy" \
+                                                 --input "$T/good.npy"
+  expect npy-wrong-shape   1 "shape|2x3|3x2"     "$HLO" run "$T/add.mlir" --input "$T/shape.npy"
+  expect npy-wrong-dtype   1 "i32|int32|<i4|f32|dtype|type" \
+                                                 "$HLO" run "$T/add.mlir" --input "$T/dtype.npy"
+  expect npy-short-data    1 "short\.npy"        "$HLO" run "$T/add.mlir" --input "$T/short.npy"
+  expect npy-absurd-shape  1 "huge\.npy"         "$HLO" run "$T/add.mlir" --input "$T/huge.npy"
+  expect npy-bad-magic     1 "magic\.npy"        "$HLO" run "$T/add.mlir" --input "$T/magic.npy"
+  expect npy-bad-header    1 "hdr\.npy"          "$HLO" run "$T/add.mlir" --input "$T/hdr.npy"
+  expect npy-text          1 "text\.npy"         "$HLO" run "$T/add.mlir" --input "$T/text.npy"
+  # fortran_order True is legal .npy: the data is column-major (a+a of 0..5)
+  expect npy-fortran       0 "\[0, 4, 8, 2, 6, 10\]" "$HLO" run "$T/add.mlir" --input "$T/fortran.npy"
+  expect npy-missing       1 "nothere\.npy"      "$HLO" run "$T/add.mlir" --input "$T/nothere.npy"
+  expect npy-is-directory  1 "$T"                "$HLO" run "$T/add.mlir" --input "$T"
+else
+  echo "cli: .npy cases skipped: python3 not found"
+fi
+expect output-dir-unwritable 1 "/dev/null/sub"   "$HLO" run "$T/ok.mlir" --output-dir /dev/null/sub
+expect output-dir-is-file 1 "ok\.mlir"           "$HLO" run "$T/ok.mlir" --output-dir "$T/ok.mlir"
+
+# ------------------------------------------------------------ semantics
+expect int-div-by-zero    0 "\[-1, -1, -1, -2147483648\]" "$HLO" run "$T/div0.mlir" --print-results
+expect int-rem-by-zero    0 "\[7, -7, 0, 0\]"     "$HLO" run "$T/div0.mlir" --print-results
+expect uint-div-by-zero   0 "\[4294967295, 4294967295\]" "$HLO" run "$T/div0.mlir" --print-results
+expect i8-min-div-neg1    0 "\[-128, -1\]"        "$HLO" run "$T/div0.mlir" --print-results
+expect custom-call-untaken 0 "@main"             "$HLO" run "$T/cc_untaken.mlir"
+expect custom-call-taken  1 "cc_taken\.mlir:4:[0-9]+: error.*no_such_target_xyz" \
+                                                 "$HLO" run "$T/cc_taken.mlir"
+
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,186 @@
+/* testlib.c — corpus plumbing shared by the unit tests (see testlib.h). */
+#include "testlib.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "passes/passes.h"
+
+const char *tl_shared_dir(void) {
+  const char *s = getenv("HLO_SHARED");
+  return s && *s ? s : "../shared";
+}
+
+char *tl_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  long n = -1;
+  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+  if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return NULL;
+  }
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) {
+    buf[n] = 0;
+    *len = (size_t)n;
+  }
+  return buf;
+}
+
+static bool paths_add(tl_paths *ps, const char *p) {
+  if (ps->n == ps->cap) {
+    size_t cap = ps->cap ? ps->cap * 2 : 256;
+    char **v = realloc(ps->v, cap * sizeof *v);
+    if (!v) return false;
+    ps->v = v;
+    ps->cap = cap;
+  }
+  char *s = strdup(p);
+  if (!s) return false;
+  ps->v[ps->n++] = s;
+  return true;
+}
+
+bool tl_list_mlir(const char *dir, bool recurse, tl_name_filter keep, const void *ctx,
+                  tl_paths *out) {
+  DIR *d = opendir(dir);
+  if (!d) return true;
+  bool ok = true;
+  struct dirent *e;
+  while (ok && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      if (recurse) ok = tl_list_mlir(path, recurse, keep, ctx, out);
+      continue;
+    }
+    size_t l = strlen(e->d_name);
+    if (l <= 5 || strcmp(e->d_name + l - 5, ".mlir") != 0) continue;
+    if (keep && !keep(e->d_name, ctx)) continue;
+    ok = paths_add(out, path);
+  }
+  closedir(d);
+  return ok;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tl_paths_sort(tl_paths *ps) {
+  if (ps->n) qsort(ps->v, ps->n, sizeof *ps->v, cmp_str);
+}
+
+void tl_paths_free(tl_paths *ps) {
+  for (size_t i = 0; i < ps->n; i++) free(ps->v[i]);
+  free(ps->v);
+  memset(ps, 0, sizeof *ps);
+}
+
+bool tl_name_has_prefix(const char *name, const void *ctx) {
+  for (const char *const *p = ctx; *p; p++)
+    if (!strncmp(name, *p, strlen(*p))) return true;
+  return false;
+}
+
+size_t tl_for_each_mlir(const char *dir, bool recurse, void (*fn)(const char *path, void *ctx),
+                        void *ctx) {
+  tl_paths ps = {0};
+  if (!tl_list_mlir(dir, recurse, NULL, NULL, &ps))
+    fprintf(stderr, "tl_for_each_mlir: out of memory listing %s\n", dir);
+  tl_paths_sort(&ps);
+  for (size_t i = 0; i < ps.n; i++) fn(ps.v[i], ctx);
+  size_t n = ps.n;
+  tl_paths_free(&ps);
+  return n;
+}
+
+hlo_status tl_file_read(const char *path, tl_file *f) {
+  memset(f, 0, sizeof *f);
+  f->text = tl_read_file(path, &f->len);
+  if (!f->text) return status_new(HLO_NOT_FOUND, "cannot read %s", path);
+  f->pieces = malloc(sizeof *f->pieces);
+  if (!f->pieces) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  f->pieces[0].begin = 0;
+  f->pieces[0].end = f->len;
+  f->pieces[0].first_line = 1;
+  f->num_pieces = 1;
+  f->src = (hlo_source){path, f->text, f->len, 1};
+  return NULL;
+}
+
+hlo_status tl_file_split(tl_file *f) {
+  free(f->pieces);
+  f->pieces = NULL;
+  f->num_pieces = 0;
+  return parse_split(f->text, f->len, &f->pieces, &f->num_pieces);
+}
+
+hlo_status tl_file_load(const char *path, tl_file *f) {
+  HLO_TRY(tl_file_read(path, f));
+  return tl_file_split(f);
+}
+
+void tl_file_free(tl_file *f) {
+  free(f->pieces);
+  free(f->text);
+  memset(f, 0, sizeof *f);
+}
+
+hlo_source tl_source(const char *name, const char *text) {
+  return (hlo_source){name, text, strlen(text), 1};
+}
+
+hlo_module_ir *tl_parse_piece(const hlo_source *src, size_t begin, size_t end, hlo_status *err) {
+  hlo_module_ir *m = NULL;
+  *err = parse_module(src, begin, end, &m);
+  return *err ? NULL : m;
+}
+
+hlo_status tl_prepare(const hlo_source *src, size_t begin, size_t end, unsigned flags,
+                      const interp_options *opts, tl_run *r) {
+  memset(r, 0, sizeof *r);
+  HLO_TRY(parse_module(src, begin, end, &r->m));
+  if (flags & TL_LEGALIZE_CHLO) HLO_TRY(pass_chlo_legalize(r->m));
+  r->f = module_entry(r->m, NULL);
+  if (!r->f) return status_new(HLO_NOT_FOUND, "no entry function");
+  return interp_create(r->m, opts, &r->it);
+}
+
+hlo_status tl_call(tl_run *r, tensor *const *args, uint32_t nargs) {
+  HLO_TRY(interp_call(r->it, r->f, args, nargs, &r->res));
+  r->n = r->f->num_results;
+  return NULL;
+}
+
+hlo_status tl_run_entry(const hlo_source *src, size_t begin, size_t end, unsigned flags,
+                        const interp_options *opts, tl_run *r) {
+  HLO_TRY(tl_prepare(src, begin, end, flags, opts, r));
+  return tl_call(r, NULL, 0);
+}
+
+void tl_run_free(tl_run *r) {
+  for (uint32_t i = 0; r->res && i < r->n; i++) tensor_release(r->res[i]);
+  free(r->res);
+  if (r->it) interp_destroy(r->it);
+  if (r->m) module_free(r->m);
+  memset(r, 0, sizeof *r);
+}
+
+bool tl_piece_has(const char *text, size_t begin, size_t end, const char *word) {
+  size_t w = strlen(word);
+  for (size_t p = begin; p + w <= end; p++)
+    if (text[p] == word[0] && !memcmp(text + p, word, w)) return true;
+  return false;
+}

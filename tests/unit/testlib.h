@@ -1,0 +1,125 @@
+/* testlib.h — corpus plumbing shared by the unit tests (tests/unit/test_*.c):
+ * where the shared data lies, reading files, listing the corpus's .mlir
+ * files, splitting a file into `// -----` pieces, and parsing + running a
+ * piece's entry function on the interpreter. Linked into every unit test
+ * binary (the Makefile builds tests/unit/testlib.c once).
+ *
+ * Ownership: every tl_* object that holds memory has a matching *_free;
+ * free functions accept zeroed objects and leave them zeroed. */
+#ifndef HLO_TESTLIB_H
+#define HLO_TESTLIB_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "interp/interp.h"
+#include "parse/parse.h"
+
+/* The shared data folder: $HLO_SHARED when set and non-empty, else
+ * "../shared" (relative to the repo root, where CI places it). */
+const char *tl_shared_dir(void);
+
+/* The whole file at `path` as a malloc'd NUL-terminated string (caller
+ * frees) and its length in *len; NULL (and *len untouched) when it cannot be
+ * opened, sized, allocated or read in full. */
+char *tl_read_file(const char *path, size_t *len);
+
+/* A growable list of malloc'd paths. */
+typedef struct tl_paths {
+  char **v;
+  size_t n, cap;
+} tl_paths;
+
+/* Decides from a file's name (no folder) whether tl_list_mlir keeps it. */
+typedef bool (*tl_name_filter)(const char *name, const void *ctx);
+
+/* Appends to `out` the path "dir/NAME" of every file of `dir` whose name
+ * ends in ".mlir" and passes `keep` (NULL: every one), in readdir order;
+ * names starting with '.' are skipped. With `recurse`, subfolders are
+ * walked too (depth first). A folder that cannot be opened adds nothing.
+ * Returns false when memory ran out (what was added stays). */
+bool tl_list_mlir(const char *dir, bool recurse, tl_name_filter keep, const void *ctx,
+                  tl_paths *out);
+
+/* Sorts the paths by strcmp. */
+void tl_paths_sort(tl_paths *ps);
+
+/* Frees every path and the list; leaves `ps` empty. */
+void tl_paths_free(tl_paths *ps);
+
+/* tl_name_filter keeping names that start with one of the NULL-terminated
+ * prefixes `ctx` (a const char *const *). */
+bool tl_name_has_prefix(const char *name, const void *ctx);
+
+/* Calls fn(path, ctx) for every .mlir file under `dir` (see tl_list_mlir,
+ * `recurse`), in strcmp order of the paths. Returns the number of files. */
+size_t tl_for_each_mlir(const char *dir, bool recurse, void (*fn)(const char *path, void *ctx),
+                        void *ctx);
+
+/* One source file and its pieces. `src` names the file by its path and
+ * holds the whole text (pieces are parsed against it, first_line 1). */
+typedef struct tl_file {
+  char *text;
+  size_t len;
+  split_piece *pieces;
+  size_t num_pieces;
+  hlo_source src;
+} tl_file;
+
+/* Reads `path` into `f` as ONE piece covering the whole text. Errors:
+ * HLO_NOT_FOUND "cannot read PATH" (f left zeroed), HLO_RESOURCE_EXHAUSTED. */
+hlo_status tl_file_read(const char *path, tl_file *f);
+
+/* Replaces f's pieces by the `// -----` split of its text (parse_split's
+ * errors; the text stays on error). */
+hlo_status tl_file_split(tl_file *f);
+
+/* tl_file_read then tl_file_split. On error `f` still needs tl_file_free. */
+hlo_status tl_file_load(const char *path, tl_file *f);
+
+/* Frees the text and the pieces; leaves `f` zeroed. */
+void tl_file_free(tl_file *f);
+
+/* An hlo_source named `name` over the NUL-terminated `text` (first line 1). */
+hlo_source tl_source(const char *name, const char *text);
+
+/* Parses src->text[begin, end) as one module: the module (caller frees with
+ * module_free), or NULL with the parser's status in *err. */
+hlo_module_ir *tl_parse_piece(const hlo_source *src, size_t begin, size_t end, hlo_status *err);
+
+/* One program run: the module, its entry function, the interpreter and,
+ * after a successful call, the results (n of them). */
+typedef struct tl_run {
+  hlo_module_ir *m;
+  hlo_func *f; /* NULL when the module has no entry function */
+  interp *it;
+  tensor **res;
+  uint32_t n;
+} tl_run;
+
+/* tl_prepare flags. */
+enum { TL_LEGALIZE_CHLO = 1 /* run pass_chlo_legalize after parsing */ };
+
+/* Parses src->text[begin, end) into r->m, optionally legalizes chlo,
+ * finds the entry function (module_entry(m, NULL)) and creates an
+ * interpreter with `opts` (may be NULL). Errors: the parser's, the pass's,
+ * HLO_NOT_FOUND "no entry function" (r->m set, r->f NULL), interp_create's.
+ * Whatever was made is in `r` either way: release it with tl_run_free. */
+hlo_status tl_prepare(const hlo_source *src, size_t begin, size_t end, unsigned flags,
+                      const interp_options *opts, tl_run *r);
+
+/* Calls r's entry function on args[0..nargs) (borrowed); on success the
+ * results are r->res[0..r->n). */
+hlo_status tl_call(tl_run *r, tensor *const *args, uint32_t nargs);
+
+/* tl_prepare, then tl_call with no arguments. */
+hlo_status tl_run_entry(const hlo_source *src, size_t begin, size_t end, unsigned flags,
+                        const interp_options *opts, tl_run *r);
+
+/* Releases the results, the interpreter and the module; zeroes `r`. */
+void tl_run_free(tl_run *r);
+
+/* True when the piece text[begin, end) contains `word` (e.g. "func"):
+ * pieces holding only comments are skipped by the corpus drivers. */
+bool tl_piece_has(const char *text, size_t begin, size_t end, const char *word);
+
+#endif
