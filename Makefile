@@ -76,12 +76,18 @@ unit: $(UNIT_BINS) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
 ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
   SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
+TSAN_VARS = BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread"
+# The tests that run threads (the C API from several threads, run_parallel).
+TSAN_TESTS = build/tsan/tests/test_api build/tsan/tests/test_interp_collective
+
 # Everything that needs no GPU: the -O2 build's unit tests and suites, then the
-# unit tests and the conformance, model and CLI suites again under ASan+UBSan.
+# unit tests and the conformance, model and CLI suites again under ASan+UBSan,
+# then the threaded tests under ThreadSanitizer.
 test: deps
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory $(ASAN_VARS) unit
-	@sh tests/run_all.sh $(BUILD) build/asan
+	@$(MAKE) --no-print-directory $(TSAN_VARS) $(TSAN_TESTS)
+	@sh tests/run_all.sh $(BUILD) build/asan build/tsan
 
 # Only the sanitizer half of `make test`.
 test-asan:

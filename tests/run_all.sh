@@ -1,13 +1,15 @@
 #!/bin/sh
 # Runs every test suite that needs no GPU and prints the total as the last
 # line: "N passed, N failed". Each suite prints its own "N passed, N failed".
-# usage: tests/run_all.sh BUILD_DIR [SANITIZER_BUILD_DIR]
+# usage: tests/run_all.sh BUILD_DIR [SANITIZER_BUILD_DIR [TSAN_BUILD_DIR]]
 #   BUILD_DIR: the -O2 build (may be ""): every unit test and every
 #     tests/suite_*.sh
 #   SANITIZER_BUILD_DIR: the ASan+UBSan build: every unit test and the suites
 #     that exercise the C code on the whole corpus (conformance, models, cli)
+#   TSAN_BUILD_DIR: the ThreadSanitizer build: the unit tests built there
 B=$1
 SB=${2:-}
+TB=${3:-}
 total_p=0; total_f=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
@@ -35,5 +37,7 @@ run_build() {  # BUILD_DIR LABEL SUITES...
 [ -n "$B" ] && run_build "$B" "-O2 build" tests/suite_*.sh
 [ -n "$SB" ] && run_build "$SB" "ASan+UBSan build" tests/suite_conformance.sh \
   tests/suite_models.sh tests/suite_cli.sh
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
+[ -n "$TB" ] && run_build "$TB" "ThreadSanitizer build"
 echo "$total_p passed, $total_f failed"
 [ $total_f -eq 0 ]

@@ -122,12 +122,15 @@ typedef struct hlo_buffer_view {
 /* An owned result array. */
 typedef struct hlo_buffer hlo_buffer;
 
-/* Element type, rank, dims and bytes of a result. Lent. */
+/* Element type, rank, dims (rank entries) and data (row-major, storage
+ * layout of dtypes.def, nbytes = product(dims) * hlo_dtype_size bytes) of a
+ * result. Pointers are lent, valid until hlo_buffer_destroy. */
 hlo_dtype hlo_buffer_dtype(const hlo_buffer *b);
 int hlo_buffer_rank(const hlo_buffer *b);
 const int64_t *hlo_buffer_dims(const hlo_buffer *b);
 const void *hlo_buffer_data(const hlo_buffer *b);
 size_t hlo_buffer_nbytes(const hlo_buffer *b);
+/* Frees a result buffer (NULL is fine). */
 void hlo_buffer_destroy(hlo_buffer *b);
 
 /* ------------------------------------------------------------ executing */
@@ -139,13 +142,16 @@ typedef enum hlo_backend_kind {
 typedef struct hlo_executable hlo_executable;
 
 /* Prepares function `entry` of `m` (NULL: "main", or the only function) to
- * run on `backend`: legalizes chlo ops and checks the function exists.
+ * run on `backend`: checks the function exists and legalizes chlo ops (this
+ * rewrites `m` in place, once; not safe to call concurrently on one module).
  * The module must outlive the executable. *out_exe is yours.
- * Errors: HLO_NOT_FOUND (no such function), HLO_UNIMPLEMENTED. */
+ * Errors: HLO_NOT_FOUND (no such function, no functions, or no @main among
+ * several), HLO_UNIMPLEMENTED (backend not available, a chlo op that cannot
+ * be legalized), HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
                                               hlo_backend_kind backend,
                                               hlo_executable **out_exe);
-/* Number of arguments and results of the entry function. */
+/* Number of arguments / results of the entry function. */
 int hlo_executable_num_args(const hlo_executable *e);
 int hlo_executable_num_results(const hlo_executable *e);
 /* Element type and shape of argument `i` of the entry function (dims lent,
@@ -162,12 +168,16 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * they take turns (the interpreter keeps per-run state). For runs in
  * parallel, create one executable per thread over the same module.
  * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, NULL
- * `args` with arguments expected), HLO_FAILED_CHECK, HLO_UNIMPLEMENTED,
- * HLO_NOT_FOUND (custom-call target), located at the op that failed. */
+ * `args` with arguments expected, NULL data); HLO_UNIMPLEMENTED (tuple,
+ * token or dynamic-shaped arguments; tuple/token results or results of rank
+ * over 32; an op the interpreter lacks); HLO_RESOURCE_EXHAUSTED; and the
+ * interpreter's errors, located at the op that failed (HLO_FAILED_CHECK,
+ * HLO_NOT_FOUND for a custom-call target, HLO_INVALID_ARGUMENT, ...). */
 HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,
                                            hlo_buffer ***out_results);
+/* Frees the executable (NULL is fine); the module is not touched. */
 void hlo_executable_destroy(hlo_executable *e);
 
 #ifdef __cplusplus

@@ -23,16 +23,20 @@
 
 /* ------------------------------------------------------------- tensors */
 
+static size_t max_tensor_bytes;   /* written once, under pthread_once */
+static pthread_once_t max_tensor_once = PTHREAD_ONCE_INIT;
+
+static void init_max_tensor_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  /* half the physical memory: one tensor bigger than that leaves no room
+   * for the operands and results around it */
+  size_t phys = pages > 0 && psize > 0 ? (size_t)pages / 2 * (size_t)psize : HLO_MAX_TENSOR_BYTES;
+  max_tensor_bytes = phys < HLO_MAX_TENSOR_BYTES ? phys : HLO_MAX_TENSOR_BYTES;
+}
+
 size_t interp_max_tensor_bytes(void) {
-  static size_t cap;  /* computed once; a benign race writes the same value */
-  if (!cap) {
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    /* half the physical memory: one tensor bigger than that leaves no room
-     * for the operands and results around it */
-    size_t phys = pages > 0 && psize > 0 ? (size_t)pages / 2 * (size_t)psize : HLO_MAX_TENSOR_BYTES;
-    cap = phys < HLO_MAX_TENSOR_BYTES ? phys : HLO_MAX_TENSOR_BYTES;
-  }
-  return cap;
+  pthread_once(&max_tensor_once, init_max_tensor_bytes);
+  return max_tensor_bytes;
 }
 
 tensor *tensor_new(const hlo_type *t) {
@@ -221,6 +225,8 @@ static void fill_kernel_table(void) {
   }
 }
 
+/* An interpreter over `m` joined to the shared family state `sh` (the
+ * caller holds a reference for it). */
 static hlo_status interp_new(const hlo_module_ir *m, const interp_options *opts,
                              interp_shared *sh, interp **out) {
   *out = NULL;
@@ -236,6 +242,11 @@ static hlo_status interp_new(const hlo_module_ir *m, const interp_options *opts,
   return NULL;
 }
 
+/* `f` has values but func_number_values has not run on it. */
+static bool func_needs_numbering(const hlo_func *f) {
+  return f->num_values == 0 && (f->body.block.num_args || f->body.block.first);
+}
+
 hlo_status interp_create(const hlo_module_ir *m, const interp_options *opts, interp **out) {
   *out = NULL;
   pthread_once(&kernel_once, fill_kernel_table);
@@ -246,8 +257,11 @@ hlo_status interp_create(const hlo_module_ir *m, const interp_options *opts, int
     return status_new(HLO_RESOURCE_EXHAUSTED, "cannot create a mutex");
   }
   sh->refs = 1;
-  /* Number the values of every function once, before any thread runs. */
-  for (hlo_func *f = m ? m->funcs : NULL; f; f = f->next) func_number_values(f);
+  /* Number the values of every function once, before any thread runs; a
+   * second interpreter over the same module finds them numbered and writes
+   * nothing (another may be running on them). */
+  for (hlo_func *f = m ? m->funcs : NULL; f; f = f->next)
+    if (func_needs_numbering(f)) func_number_values(f);
   hlo_status st = interp_new(m, opts, sh, out);
   if (st) {
     pthread_mutex_destroy(&sh->mu);
@@ -478,6 +492,8 @@ static hlo_status lookup(const frame *fr, const hlo_op *op, const hlo_value *v, 
   return NULL;
 }
 
+/* Runs one op: gathers its operand values from the frame, calls its kernel
+ * (through call_kernel for quantized types) and stores the results. */
 static hlo_status exec_op(interp *it, frame *fr, const hlo_op *op) {
   interp_kernel k = (unsigned)op->opcode < OP_COUNT ? kernel_table[op->opcode] : NULL;
   if (!k)
@@ -524,6 +540,8 @@ typedef struct block_plan {
   uint32_t *ids;
 } block_plan;
 
+/* Records op index `j` (of the enclosing block) as the last use of every
+ * value that `op` or its nested regions read. */
 static void mark_uses(const hlo_op *op, uint32_t j, int64_t *last, uint32_t n) {
   for (uint32_t i = 0; i < op->num_operands; i++) {
     uint32_t id = op->operands[i]->id;
@@ -533,6 +551,8 @@ static void mark_uses(const hlo_op *op, uint32_t j, int64_t *last, uint32_t n) {
     for (const hlo_op *o = op->regions[r].block.first; o; o = o->next) mark_uses(o, j, last, n);
 }
 
+/* The plan of block `b`: for each op, the values of `b` whose last use it
+ * is, so run_block can release them early. NULL on out of memory. */
 static block_plan *make_plan(interp *it, const hlo_block *b, uint32_t n) {
   uint32_t nops = 0;
   for (const hlo_op *op = b->first; op; op = op->next) nops++;
@@ -706,6 +726,7 @@ static void frame_deinit(frame *fr) {
   fr->vals = NULL;
 }
 
+/* Raises *mx above every value id in `b` and its nested regions. */
 static void max_id_block(const hlo_block *b, uint32_t *mx) {
   for (uint32_t i = 0; i < b->num_args; i++)
     if (b->args[i].id + 1 > *mx) *mx = b->args[i].id + 1;
@@ -716,9 +737,6 @@ static void max_id_block(const hlo_block *b, uint32_t *mx) {
   }
 }
 
-static bool func_needs_numbering(const hlo_func *f) {
-  return f->num_values == 0 && (f->body.block.num_args || f->body.block.first);
-}
 
 hlo_status interp_call(interp *it, const hlo_func *f, tensor *const *args, uint32_t nargs,
                        tensor ***out_results) {

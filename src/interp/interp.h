@@ -30,26 +30,35 @@ struct tensor {
 };
 
 /* A new zeroed tensor of static tensor type `t` (or a token for a token
- * type), refcount 1. Returns NULL when `t` is dynamic, its byte size
- * overflows or exceeds HLO_MAX_TENSOR_BYTES, or memory runs out; use
- * tensor_create to get a status instead. */
+ * type), refcount 1; release with tensor_release. Returns NULL when `t` is
+ * NULL, a tuple or dynamic, its byte size overflows or exceeds
+ * interp_max_tensor_bytes(), or memory runs out; use tensor_create to get a
+ * status instead. */
 tensor *tensor_new(const hlo_type *t);
-/* tensor_new with a located status: HLO_RESOURCE_EXHAUSTED naming the type,
- * HLO_UNIMPLEMENTED for a dynamic shape. */
+/* tensor_new with a located status: HLO_RESOURCE_EXHAUSTED naming the type
+ * (too large, or out of memory), HLO_UNIMPLEMENTED for a dynamic shape,
+ * HLO_INTERNAL for a NULL or tuple type. *out is a new reference. */
 HLO_MUST_USE hlo_status tensor_create(const hlo_type *t, const hlo_loc *loc, tensor **out);
-/* A tuple value holding new references to elems[0..n). */
+/* A tuple value of type `t` holding new references to elems[0..n); *out is a
+ * new reference. Errors: HLO_RESOURCE_EXHAUSTED (located at `loc`). */
 HLO_MUST_USE hlo_status tensor_create_tuple(const hlo_type *t, tensor *const *elems, uint32_t n,
                                             const hlo_loc *loc, tensor **out);
+/* Adds a reference (atomically) and returns `v`. */
 tensor *tensor_retain(tensor *v);
-void tensor_release(tensor *v);   /* NULL is fine */
-/* Largest tensor the interpreter will allocate (bytes): the smaller of
- * HLO_MAX_TENSOR_BYTES and half the machine's physical memory, so an absurd size
- * fails at once instead of swapping. */
+/* Drops a reference; the last one frees the data and releases tuple
+ * elements. NULL is fine. */
+void tensor_release(tensor *v);
+/* Upper bound on one tensor's size in bytes (64 GiB). */
 #define HLO_MAX_TENSOR_BYTES ((size_t)1 << 36)
+/* Largest tensor the interpreter will allocate (bytes): the smaller of
+ * HLO_MAX_TENSOR_BYTES and half the machine's physical memory
+ * (sysconf(_SC_PHYS_PAGES)), so an absurd size fails at once instead of
+ * swapping. Computed on first call. */
 size_t interp_max_tensor_bytes(void);
 
-/* Row-major index helpers: the linear index of `idx` in `dims` (rank r),
- * and the inverse. */
+/* Row-major index helpers: the linear index of `idx` in `dims` (`rank`
+ * entries), and the inverse (writes `rank` entries to idx). No bounds
+ * checks: indices must be in range. */
 int64_t index_linear(const int64_t *dims, uint32_t rank, const int64_t *idx);
 void index_unlinear(const int64_t *dims, uint32_t rank, int64_t lin, int64_t *idx);
 /* Advances `idx` to the next index in row-major order; false when it wraps
@@ -102,32 +111,46 @@ HLO_MUST_USE hlo_status interp_check_custom_call(interp *it, const hlo_op *op, t
  * `hlo check` warns about those that do not. */
 bool interp_custom_call_known(const char *name);
 
-/* A new interpreter over module `m` (borrowed; must outlive it). */
+/* A new interpreter over module `m` (borrowed; must outlive it); numbers the
+ * values of m's functions. *out is yours (interp_destroy). Errors:
+ * HLO_RESOURCE_EXHAUSTED (out of memory, or no mutex). */
 HLO_MUST_USE hlo_status interp_create(const hlo_module_ir *m, const interp_options *opts,
                                       interp **out);
+/* Frees `it` (NULL is fine). State shared with forks (arenas holding types of
+ * values that may outlive a fork, the probe state) is freed with the last
+ * interpreter of the family. */
 void interp_destroy(interp *it);
+/* The module and options `it` was created with (lent). */
 const hlo_module_ir *interp_module(const interp *it);
 const interp_options *interp_opts(const interp *it);
 
 /* Runs function `f` on `args` (f->num_args borrowed values). On success
- * *out_results is a malloc'd array of f->num_results new references. */
+ * *out_results is a malloc'd array (yours to free) of f->num_results new
+ * references; on error it is NULL. Errors: HLO_INVALID_ARGUMENT at f when
+ * nargs is wrong or an argument is missing or not of the parameter's
+ * kind/element type/shape; any op's error (located at the op);
+ * HLO_RESOURCE_EXHAUSTED (out of memory, nesting over the depth limit);
+ * HLO_INTERNAL for malformed IR the verifier should have rejected. */
 HLO_MUST_USE hlo_status interp_call(interp *it, const hlo_func *f, tensor *const *args,
                                     uint32_t nargs, tensor ***out_results);
 /* Runs the single block of region `r` with block arguments `args`; the
  * values its terminator (stablehlo.return / func.return) returns are written
  * to out[0..*out_n) as new references (out must have room for the
  * terminator's operand count, at most `cap`). Used by reduce bodies, sort
- * comparators, while/if/case branches, map. */
+ * comparators, while/if/case branches, map. Errors as interp_call (a wrong
+ * argument count is HLO_INTERNAL at the region's op). */
 HLO_MUST_USE hlo_status interp_run_region(interp *it, const hlo_region *r, tensor *const *args,
                                           uint32_t nargs, tensor **out, uint32_t cap,
                                           uint32_t *out_n);
 /* Arena for types a kernel must make at run time (e.g. 0-d element types
  * for region arguments); lives as long as the interpreter. */
 arena *interp_arena(interp *it);
-/* The 0-d tensor type of element type `t` (cached per interpreter). */
+/* The 0-d tensor type of element type `t` (cached per interpreter; lent);
+ * NULL for an invalid `t` or on out of memory. */
 const hlo_type *interp_scalar_type(interp *it, hlo_dtype t);
 
-/* A located error at `op` ("stablehlo.dot_general: ..."). */
+/* A located error of `code` at `op` ("stablehlo.dot_general: MESSAGE"); `op`
+ * may be NULL (no location). Never NULL. */
 hlo_status interp_error(const hlo_op *op, hlo_status_code code, const char *fmt, ...)
     HLO_PRINTF(3, 4);
 
@@ -138,16 +161,21 @@ typedef struct interp_process {
   int64_t num_replicas, num_partitions;
   void *grid;              /* interp_collective.c's shared state, or NULL */
 } interp_process;
+/* The process identity of `it` (lent; kernels may read it, run_parallel
+ * sets it on forks). */
 interp_process *interp_current_process(interp *it);
 /* A new interpreter sharing `parent`'s module, options, kernel table and
- * probe state, with its own process identity `p`: one per thread of
- * interpreter.run_parallel. Destroy it with interp_destroy. */
+ * probe state, with its own process identity `p` (NULL: (0, 0) of 1x1): one
+ * per thread of interpreter.run_parallel. Destroy it with interp_destroy.
+ * Errors: HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status interp_fork(interp *parent, const interp_process *p, interp **out);
 
 /* Opaque per-run state slot for interp_check.c (probe counters); shared by
  * forks, initially NULL, freed by nobody but its owner through the cleanup
  * function it registers with interp_set_probe_state. */
 void *interp_probe_state(interp *it);
+/* Sets the shared slot (under the family's mutex); `cleanup(state)` runs when
+ * the last interpreter of the family is destroyed. */
 void interp_set_probe_state(interp *it, void *state, void (*cleanup)(void *));
 /* Quantization (interp_quant.c; the spec's "Quantization computations").
  * interp_expressed_type: the tensor type of quantized type `qt` with its
@@ -157,8 +185,11 @@ void interp_set_probe_state(interp *it, void *state, void (*cleanup)(void *));
  * computed in the expressed type, per axis when the type has an axis. `q`
  * must have a quantized tensor type.
  * interp_quantize: the spec's quantize of float tensor `x` to quantized type
- * `qt`: x / scale + zero_point, clamped to [storage_min, storage_max],
- * rounded to nearest even. Errors located at `op`. */
+ * `qt`: x / scale + zero_point, clamped to [storage_min, storage_max], then
+ * rounded to nearest even (NaN gives 0); each step rounded to the expressed
+ * type as the spec's convert does. *out is a new reference.
+ * Errors (located at `op`): HLO_RESOURCE_EXHAUSTED; HLO_INTERNAL when `q` /
+ * `qt` is not quantized or the shapes differ. */
 const hlo_type *interp_expressed_type(interp *it, const hlo_type *qt);
 HLO_MUST_USE hlo_status interp_dequantize(interp *it, const hlo_op *op, const tensor *q,
                                           tensor **out);

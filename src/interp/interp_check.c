@@ -51,6 +51,8 @@ static int64_t ulp_key(hlo_dtype t, uint64_t bits) {
   return (bits & sign) ? -(int64_t)mag : (int64_t)mag;
 }
 
+/* check.expect_close on one float element: both non-finite and equal (or
+ * both NaN), or an ULP distance within [min_ulp, max_ulp]. */
 static bool close_f(hlo_dtype t, uint64_t ab, uint64_t eb, const check_rule *r) {
   double a = float_decode(t, ab), e = float_decode(t, eb);
   if (t == HLO_F64) {
@@ -87,6 +89,8 @@ static uint64_t complex_part_bits(hlo_dtype t, const uint8_t *data, int64_t i, i
   return v;
 }
 
+/* Element ia of the actual values matches element ie of the expected ones
+ * under rule `r` (exact, within tolerance, or within ULPs). */
 static bool elem_matches(const vals *a, int64_t ia, const vals *e, int64_t ie,
                          const check_rule *r) {
   hlo_dtype t = a->dtype;
@@ -126,6 +130,7 @@ static bool elem_matches(const vals *a, int64_t ia, const vals *e, int64_t ie,
   return false;
 }
 
+/* Element i of `v` as text for a mismatch message. */
 static void format_elem(char *buf, size_t n, const vals *v, int64_t i) {
   hlo_dtype t = v->dtype;
   switch (dtype_class(t)) {
@@ -150,6 +155,7 @@ static void format_elem(char *buf, size_t n, const vals *v, int64_t i) {
   }
 }
 
+/* The multi-index `[i, j, ...]` of linear index `lin` in type `t`. */
 static void format_index(char *buf, size_t n, const hlo_type *t, int64_t lin) {
   int64_t idx[16] = {0};
   uint32_t rank = t->rank <= 16 ? t->rank : 0;
@@ -227,6 +233,7 @@ static hlo_status literal_vals(const hlo_op *op, vals *out) {
   return NULL;
 }
 
+/* A float or integer attribute as a double, or `dflt`. */
 static double attr_double(const hlo_op *op, const char *name, double dflt) {
   const hlo_attr *a = op_attr(op, name);
   if (!a) return dflt;
@@ -235,6 +242,8 @@ static double attr_double(const hlo_op *op, const char *name, double dflt) {
   return dflt;
 }
 
+/* Kernel of the check.expect_* ops: compares operand 0 with operand 1 or
+ * the `value` literal; HLO_FAILED_CHECK names the first mismatch. */
 static hlo_status k_expect(interp *it, const hlo_op *op, tensor *const *in,
                            const hlo_type *const *rt, tensor **out) {
   (void)rt;

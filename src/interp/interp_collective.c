@@ -78,6 +78,7 @@ typedef struct grid {
 
 typedef bool (*ready_fn)(const grid *g, const void *arg);
 
+/* The process index in the grid: replica_id * num_partitions + partition_id. */
 static int proc_flat(const interp_process *p) {
   return (int)(p->replica_id * p->num_partitions + p->partition_id);
 }
@@ -384,6 +385,7 @@ static hlo_status need_group(const hlo_op *op, uint32_t n) {
                       "the process is in no process group of replica_groups");
 }
 
+/* The position of process `me` in group g[0..n); 0 when absent. */
 static uint32_t index_in(const int32_t *g, uint32_t n, int me) {
   for (uint32_t i = 0; i < n; i++)
     if (g[i] == me) return i;
@@ -986,6 +988,8 @@ typedef struct proc_ctx {
   bool started;
 } proc_ctx;
 
+/* Thread body of one run_parallel process: runs its function, then marks
+ * the grid failed (waking waiters) if it failed. */
 static void *proc_main(void *arg) {
   proc_ctx *c = arg;
   c->st = interp_call(c->child, c->f, c->args, c->nargs, &c->results);
@@ -999,6 +1003,7 @@ static void *proc_main(void *arg) {
   return NULL;
 }
 
+/* The function a symbol attribute names; NULL with *st set otherwise. */
 static const hlo_func *lookup_symbol(interp *it, const hlo_op *op, const hlo_attr *a,
                                      hlo_status *st) {
   if (!a || a->kind != ATTR_SYMBOL) {

@@ -33,6 +33,7 @@ typedef double complex cplx;
 
 static bool is_f64(hlo_dtype t) { return t == HLO_F64; }
 
+/* A mask of the low dtype_bits(t) bits. */
 static uint64_t width_mask(hlo_dtype t) {
   int bits = dtype_bits(t);
   return bits >= 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
@@ -116,6 +117,7 @@ static double min_f(double a, double b) {
   return a < b ? a : b;
 }
 
+/* Lexicographic (real, imag) order of complex numbers. */
 static bool c_less(cplx a, cplx b) {
   return creal(a) < creal(b) || (creal(a) == creal(b) && cimag(a) < cimag(b));
 }
@@ -177,6 +179,7 @@ static bool unary_float(hlo_opcode c, hlo_dtype t, double x, double *r) {
 
 static cplx c_logistic(cplx z) { return 1.0 / (1.0 + cexp(-z)); }
 
+/* The unary ops on complex values; false when `c` has none. */
 static bool unary_complex(hlo_opcode c, cplx z, cplx *r) {
   switch (c) {
   case OP_CBRT: *r = cpow(z, 1.0 / 3.0); return true;
@@ -214,6 +217,8 @@ static bool unary_complex(hlo_opcode c, cplx z, cplx *r) {
   }
 }
 
+/* The unary ops on integer and bool values (wrapping); false when `c` has
+ * none. */
 static bool unary_int(hlo_opcode c, hlo_dtype t, int64_t x, int64_t *r) {
   bool is_bool = dtype_class(t) == HLO_CLASS_BOOL;
   switch (c) {
@@ -351,6 +356,7 @@ static bool binary_int(hlo_opcode c, hlo_dtype t, int64_t a, int64_t b, int64_t 
   }
 }
 
+/* The binary ops on float values in double; false when `c` has none. */
 static bool binary_float(hlo_opcode c, hlo_dtype t, double a, double b, double *r) {
   switch (c) {
   case OP_ADD: *r = a + b; return true;
@@ -366,6 +372,7 @@ static bool binary_float(hlo_opcode c, hlo_dtype t, double a, double b, double *
   }
 }
 
+/* The binary ops on complex values; false when `c` has none. */
 static bool binary_complex(hlo_opcode c, cplx a, cplx b, cplx *r) {
   switch (c) {
   case OP_ADD: *r = a + b; return true;
@@ -446,6 +453,8 @@ typedef enum { CT_FLOAT, CT_TOTALORDER, CT_SIGNED, CT_UNSIGNED } cmp_type;
 
 static int three_way_d(double a, double b) { return a < b ? -1 : a > b ? 1 : 0; }
 
+/* comparison_direction `d` on a three-way result; unordered (NaN) operands
+ * satisfy only NE. */
 static bool apply_dir(cmp_dir d, int cmp, bool unordered) {
   if (unordered) return d == CMP_NE;
   switch (d) {

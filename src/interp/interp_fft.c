@@ -24,6 +24,9 @@ typedef struct fft_plan {
   double *buf;  /* 2n scratch */
 } fft_plan;
 
+/* Allocates the twiddle factors (cos, sin of 2*pi*k/n) and scratch for
+ * length-n transforms, noting whether n is a power of two; false on out of
+ * memory (the caller still calls plan_free). */
 static bool plan_init(fft_plan *p, int64_t n) {
   p->n = n;
   p->pow2 = n > 0 && (n & (n - 1)) == 0;

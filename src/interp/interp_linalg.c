@@ -573,6 +573,8 @@ typedef struct bn_shape {
   double eps;
 } bn_shape;
 
+/* Checks the operands of a batch_norm op (`n_vectors` feature vectors after
+ * the operand) and fills `s` with the feature dimension and sizes. */
 static hlo_status bn_setup(const hlo_op *op, tensor *const *in, uint32_t n_vectors,
                            const hlo_type *const *result_types, bn_shape *s) {
   const hlo_type *t = in[0]->type;

@@ -22,6 +22,7 @@ void interp_register_rng(interp_kernel *table);   /* rng, rng_bit_generator */
  * wrapping integers (signed or unsigned, carried in uint64), floats (in
  * double) or complex numbers (two doubles). */
 typedef enum la_domain { LA_BOOL, LA_SINT, LA_UINT, LA_FLOAT, LA_COMPLEX } la_domain;
+/* The domain of element type `t` (every float type, f8 to f64: LA_FLOAT). */
 la_domain la_domain_of(hlo_dtype t);
 
 /* The integer list of attribute `at` (ATTR_DENSE_ARRAY, ATTR_ARRAY of

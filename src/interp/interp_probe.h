@@ -15,7 +15,8 @@ void interp_register_probe(interp_kernel *table);
  * lock) so that forked interpreters share it; creating it truncates
  * probe_dir/index.csv, so each run starts a fresh index. Does nothing when
  * the options name no probe directory.
- * Errors: HLO_RESOURCE_EXHAUSTED (out of memory), HLO_NOT_FOUND (the index
- * file cannot be created). */
+ * Errors (located at `op`): HLO_RESOURCE_EXHAUSTED (out of memory),
+ * HLO_NOT_FOUND (the index file cannot be created), HLO_INTERNAL (the probe
+ * state slot already holds another owner's state). */
 HLO_MUST_USE hlo_status interp_probe_prepare(interp *it, const hlo_op *op);
 #endif

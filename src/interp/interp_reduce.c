@@ -116,6 +116,8 @@ static void pw_release(pw_stack *s, uint32_t n) {
   s->sp = 0;
 }
 
+/* Merges the top two partial results of `s` while they cover equally many
+ * leaves (a binary counter step). */
 static hlo_status pw_push(interp *it, const hlo_op *op, const hlo_region *body, uint32_t n,
                           pw_stack *s) {
   while (s->sp >= 2 && s->level[s->sp - 1] == s->level[s->sp - 2]) {

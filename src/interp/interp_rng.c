@@ -75,6 +75,8 @@ static void put_bits(tensor *t, int64_t i, uint64_t bits) {
   else elem_set_bits(dt, t->data, i, bits);
 }
 
+/* Fills `o` with Threefry-2x32 output, advancing *counter (layout in the
+ * file comment). */
 static void threefry_fill(tensor *o, uint64_t key, uint64_t *counter) {
   const hlo_type *t = o->type;
   uint32_t k[2] = {(uint32_t)key, (uint32_t)(key >> 32)};
@@ -131,6 +133,8 @@ static void add128(uint64_t *lo, uint64_t *hi, uint64_t v) {
   *lo = n;
 }
 
+/* Fills `o` with Philox-4x32 output, advancing the 128-bit counter
+ * (*chi:*clo) (layout in the file comment). */
 static void philox_fill(tensor *o, uint64_t key, uint64_t *clo, uint64_t *chi) {
   uint32_t k[2] = {(uint32_t)key, (uint32_t)(key >> 32)};
   bool wide = dtype_bits(o->type->dtype) == 64;

@@ -3,7 +3,9 @@
  * interp_reduce.c, interp_sort.c). Not a public interface.
  *
  * Conventions: every helper that can fail returns a status located at the
- * op (interp_error). Integer lists read from attributes live in a
+ * op (interp_error): HLO_INVALID_ARGUMENT for a malformed operand, result
+ * type or attribute, HLO_UNIMPLEMENTED for a dynamic shape or a rank over
+ * ISH_MAX_RANK, HLO_RESOURCE_EXHAUSTED on out of memory. Integer lists read from attributes live in a
  * caller-owned arena (one per kernel call, freed when the kernel returns),
  * so nothing grows across loop iterations. */
 #ifndef HLO_INTERP_INTERP_SHAPE_INTERNAL_H
@@ -18,7 +20,8 @@
 /* The integer list attribute `name` of `op` (ATTR_DENSE_ARRAY, ATTR_ARRAY of
  * ints, or an integer ATTR_DENSE), read into `a`. When absent: *out_n = 0
  * and *out = NULL, unless `required`, which is an HLO_INVALID_ARGUMENT
- * error. A present attribute of another kind is an error too. */
+ * error. A present attribute of another kind is an error too (so is out of
+ * memory while decoding it, reported as the same HLO_INVALID_ARGUMENT). */
 HLO_MUST_USE hlo_status ish_attr_ints(const hlo_op *op, arena *a, const char *name,
                                       bool required, int64_t **out, uint32_t *out_n);
 /* The same for field `name` of struct attribute `st` (absent: empty). */
@@ -46,7 +49,8 @@ bool ish_in_bounds(const int64_t *dims, uint32_t rank, const int64_t *idx);
  * unsigned types above INT64_MAX saturate to INT64_MAX (so a clamp or a
  * bounds check treats them as huge, as their true value is). */
 int64_t ish_read_index(const tensor *v, int64_t i);
-/* Checks that `v` is a tensor of integer element type (for index operands). */
+/* Checks that `v` is a tensor of integer (or i1) element type (for index
+ * operands). */
 HLO_MUST_USE hlo_status ish_check_int_tensor(const hlo_op *op, const tensor *v,
                                              const char *what);
 /* Reads the 1-d integer tensor `v` (operand `what`) into `a`; its element
@@ -71,7 +75,8 @@ const hlo_type *ish_region_arg_type(interp *it, const hlo_region *r, uint32_t i,
 HLO_MUST_USE hlo_status ish_scalar_from(const hlo_op *op, const hlo_type *t, const tensor *src,
                                         int64_t i, tensor **out);
 /* Runs region `r` of `op` on `args` and checks that it returned exactly
- * `nout` 0-d tensors; they are written to out[0..nout) as new references. */
+ * `nout` 0-d tensors; they are written to out[0..nout) as new references.
+ * Errors: the body's own, or HLO_INVALID_ARGUMENT for a wrong return. */
 HLO_MUST_USE hlo_status ish_run_body(interp *it, const hlo_op *op, const hlo_region *r,
                                      tensor *const *args, uint32_t nargs, tensor **out,
                                      uint32_t nout);
@@ -82,5 +87,6 @@ void ish_release_all(tensor **v, uint32_t n);
  * interp_reduce.c: gather/dynamic_gather/scatter (interp_gather.c), sort
  * (interp_sort.c). */
 void interp_register_gather(interp_kernel *table);
+/* sort (interp_sort.c): a stable merge sort driven by the comparator region. */
 void interp_register_sort(interp_kernel *table);
 #endif

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+/* The type as the reference interpreter prints it before a value. */
 static void print_type_sig(strbuf *b, const hlo_type *t) {
   if (t->kind == TYPE_TOKEN) { sb_puts(b, "!stablehlo.token"); return; }
   if (t->kind == TYPE_TUPLE) {

@@ -77,8 +77,15 @@ int64_t elem_get_i64(hlo_dtype t, const void *data, int64_t i) {
     case HLO_CLASS_BOOL: return elem_get_bits(t, data, i) & 1;
     case HLO_CLASS_SINT: return int_wrap(t, (int64_t)elem_get_bits(t, data, i));
     case HLO_CLASS_UINT: return (int64_t)elem_get_bits(t, data, i);
-    case HLO_CLASS_FLOAT: return (int64_t)elem_get_f64(t, data, i);
-    case HLO_CLASS_COMPLEX: return (int64_t)elem_get_f64(t, data, i);
+    case HLO_CLASS_FLOAT:
+    case HLO_CLASS_COMPLEX: {
+      /* truncate toward zero, saturating; NaN gives 0 (no UB on any input) */
+      double v = elem_get_f64(t, data, i);
+      if (v != v) return 0;
+      if (v >= 9223372036854775807.0) return INT64_MAX;
+      if (v <= -9223372036854775808.0) return INT64_MIN;
+      return (int64_t)v;
+    }
   }
   return 0;
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include "hlo/hlo.h"
 
+/* The class of `t` (bool, signed, unsigned, float, complex) from dtypes.def.
+ * `t` must be a valid hlo_dtype (these index the table unchecked). */
 hlo_dtype_class dtype_class(hlo_dtype t);
 /* Bit width of `t` (i4: 4, complex<f32>: 64). */
 int dtype_bits(hlo_dtype t);
@@ -21,7 +23,9 @@ bool dtype_is_float(hlo_dtype t);
 bool dtype_parse(const char *s, size_t n, hlo_dtype *out);
 
 /* Element `i` of `data` as the given representation. Reading an integer as
- * double converts; reading a float as int64 truncates toward zero. */
+ * double converts; reading a float as int64 truncates toward zero (the
+ * caller keeps it in range: NaN/out-of-range is undefined in C); complex
+ * read as a real gives the real part. */
 int64_t elem_get_i64(hlo_dtype t, const void *data, int64_t i);
 uint64_t elem_get_u64(hlo_dtype t, const void *data, int64_t i);
 double elem_get_f64(hlo_dtype t, const void *data, int64_t i);
@@ -30,6 +34,11 @@ void elem_get_c128(hlo_dtype t, const void *data, int64_t i, double *re, double 
 /* Raw storage bits of element i (zero-extended). */
 uint64_t elem_get_bits(hlo_dtype t, const void *data, int64_t i);
 
+/* Element `i` of `data` from the given representation: integers wrap to the
+ * type (int_wrap), floats round to nearest even, a real written to a complex
+ * type gets im = 0, a float written to an integer type truncates (NaN -> 0,
+ * clamped to the int64/uint64 range; callers saturate first where the spec
+ * says so). elem_set_bits stores the low storage bits unchanged. */
 void elem_set_i64(hlo_dtype t, void *data, int64_t i, int64_t v);  /* wraps */
 void elem_set_u64(hlo_dtype t, void *data, int64_t i, uint64_t v); /* wraps */
 void elem_set_f64(hlo_dtype t, void *data, int64_t i, double v);   /* rounds */
@@ -39,7 +48,8 @@ void elem_set_bits(hlo_dtype t, void *data, int64_t i, uint64_t bits);
 /* Wraps `v` to the range of integer type `t` (sign-extends for SINT,
  * zero-extends for UINT, 0/1 for bool). */
 int64_t int_wrap(hlo_dtype t, int64_t v);
-/* Smallest and largest value of integer type `t`. */
+/* Smallest and largest value of integer type `t` (bool: 0 and 1; unsigned
+ * min is 0; non-integer types give 0 from int_min). */
 int64_t int_min(hlo_dtype t);
 uint64_t int_max(hlo_dtype t);
 #endif

@@ -128,11 +128,13 @@ int64_t type_num_elements(const hlo_type *t);
 bool type_equal(const hlo_type *a, const hlo_type *b);
 /* Equal shapes and element types, ignoring encoding. */
 bool type_same_shape(const hlo_type *a, const hlo_type *b);
+/* No dimension is HLO_DYN (tuples: recursively; tokens: true). */
 bool type_is_static(const hlo_type *t);
 /* New tensor type in `a`; dims are copied. NULL on out of memory. */
 hlo_type *type_tensor(arena *a, hlo_dtype dt, uint32_t rank, const int64_t *dims);
 /* New tuple type; elems are copied (the array, not the types). */
 hlo_type *type_tuple(arena *a, uint32_t n, hlo_type *const *elems);
+/* The `!stablehlo.token` type, new in `a`. NULL on out of memory. */
 hlo_type *type_token(arena *a);
 
 /* ----------------------------------------------------------- attributes */
@@ -177,7 +179,10 @@ struct hlo_attr {
   } u;
 };
 
-/* Constructors, all allocating in `a`; NULL on out of memory. */
+/* Constructors, all allocating in `a`; NULL on out of memory. Strings and
+ * arrays are copied into `a`; a type is referenced, not copied. int/float
+ * take the attribute's element type (I64/F64 when the text has none); the
+ * dense arrays get dtype I64 / I1. */
 hlo_attr *attr_int(arena *a, int64_t v, hlo_dtype dtype);
 hlo_attr *attr_float(arena *a, double v, hlo_dtype dtype);
 hlo_attr *attr_bool(arena *a, bool v);
@@ -254,7 +259,9 @@ struct hlo_op {
 
 /* The attribute named `name` of `op`, or NULL. */
 const hlo_attr *op_attr(const hlo_op *op, const char *name);
-/* Sets (replaces or appends) attribute `name` of `op` (name is copied). */
+/* Sets (replaces or appends) attribute `name` of `op` (name is copied into
+ * m's arena; `value` is referenced, so it must live in m's arena too).
+ * Errors: HLO_RESOURCE_EXHAUSTED on out of memory. */
 hlo_status op_set_attr(hlo_module_ir *m, hlo_op *op, const char *name, hlo_attr *value);
 /* Integer value of an ATTR_INT/ATTR_BOOL attribute, or `dflt` if absent. */
 int64_t op_attr_int(const hlo_op *op, const char *name, int64_t dflt);
@@ -297,6 +304,7 @@ struct hlo_module_ir {
 
 /* A new empty module (its own arena). NULL on out of memory. */
 hlo_module_ir *module_new(void);
+/* Frees the module and everything in its arena. NULL is fine. */
 void module_free(hlo_module_ir *m);
 /* The function named `name`, or NULL. */
 hlo_func *module_find_func(const hlo_module_ir *m, const char *name);
@@ -321,7 +329,9 @@ void block_append(hlo_block *b, hlo_op *op);
 void op_insert_before(hlo_op *before, hlo_op *op);
 /* Unlinks `op` from its block (its memory stays in the arena). */
 void op_unlink(hlo_op *op);
-/* Sets the arguments of block `b` to fresh values of the given types. */
+/* Sets the arguments of block `b` to fresh values of the given types (types
+ * referenced, not copied; the old arguments are dropped, not unlinked from
+ * their uses). Errors: HLO_RESOURCE_EXHAUSTED on out of memory. */
 hlo_status block_set_args(hlo_module_ir *m, hlo_block *b, hlo_type *const *types,
                           uint32_t n);
 /* Replaces every use of `from` by `to` in the ops of `b` and nested regions. */
@@ -338,7 +348,8 @@ char *module_print(const hlo_module_ir *m);
 
 /* Checks every op of `m` against the spec's constraints. The first violation
  * is returned as a located HLO_VERIFY_ERROR naming the op and the spec's
- * constraint id ("dot_general (C12): ..."). See src/ir/verify.c. */
+ * constraint id ("dot_general (C12): ..."); HLO_INVALID_ARGUMENT when `m` is
+ * NULL; HLO_RESOURCE_EXHAUSTED on out of memory. See src/ir/verify.c. */
 HLO_MUST_USE hlo_status module_verify(const hlo_module_ir *m);
 
 #endif /* HLO_IR_IR_H */

@@ -24,6 +24,7 @@ static uint32_t hash_ptr(const void *v, uint32_t cap) {
   return (uint32_t)x & (cap - 1);
 }
 
+/* Doubles the value-name hash table (rehashing); false on out of memory. */
 static bool map_grow(printer *p) {
   uint32_t ncap = p->cap ? p->cap * 2 : 256;
   const hlo_value **nk = xcalloc(ncap, sizeof *nk);
@@ -199,6 +200,7 @@ static void pr_region_generic(printer *p, const hlo_region *r) {
  * `<{...}>`. */
 static bool is_discardable(const char *name) { return strchr(name, '.') != NULL; }
 
+/* The generic form `"name"(operands) <{...}> ({regions}) {attrs} : type`. */
 static void pr_generic(printer *p, const hlo_op *op) {
   strbuf *b = p->b;
   sb_putc(b, '"');

@@ -48,6 +48,7 @@ static void print_double_short(strbuf *b, double x) {
   sb_puts(b, buf);
 }
 
+/* `!quant.uniform<storage:expressed[:axis], scales:zero_points>`. */
 static void print_quant(strbuf *b, const quant_params *q) {
   const char *st = hlo_dtype_name(q->storage);
   sb_puts(b, "!quant.uniform<");
@@ -155,6 +156,7 @@ void print_int_list(strbuf *b, const int64_t *v, uint32_t n) {
   sb_putc(b, ']');
 }
 
+/* Text `s` parses back to exactly `bits` in float type `t`. */
 static bool float_roundtrips(const char *s, hlo_dtype t, uint64_t bits) {
   double d = strtod(s, NULL);
   return float_encode(t, d) == bits;

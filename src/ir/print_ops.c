@@ -387,6 +387,8 @@ static bool pr_reduce(printer *p, const hlo_op *op) {
   return pr_reduce_region(p, op);
 }
 
+/* The one-line form `stablehlo.reduce(%x init: %i) applies OP across
+ * dimensions = [...]`, when the body is a single binary op; false otherwise. */
 static bool pr_reduce_compact(printer *p, const hlo_op *op) {
   static const char *const ok[] = {"dimensions", NULL};
   const hlo_attr *dims = int_array(op, "dimensions");

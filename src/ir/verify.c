@@ -33,6 +33,7 @@ hlo_status verr(const hlo_op *op, const char *cid, const char *fmt, ...) {
   return status_at(HLO_VERIFY_ERROR, &op->loc, "%s: %s", vop_name(op), msg);
 }
 
+/* Appends `t` as text to buf[*len..cap), truncating. */
 static void type_text(char *buf, size_t cap, size_t *len, const hlo_type *t) {
 #define PUT(...)                                                        \
   do {                                                                  \
@@ -462,6 +463,7 @@ static bool seen_has(const vctx *c, const hlo_value *v) {
   }
 }
 
+/* Adds `v` to the set of values defined so far (grows at half load). */
 static hlo_status seen_add(vctx *c, const hlo_value *v) {
   if (2 * (c->seen_n + 1) > c->seen_cap) {
     size_t nc = c->seen_cap ? 2 * c->seen_cap : 1024;

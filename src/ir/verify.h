@@ -6,7 +6,11 @@
  * convolution, control flow, collectives). Every check is lenient where the
  * spec allows dynamic dims (`?` matches any size) and quantized element
  * types (checked only where cheap). Attribute values are untrusted: every
- * index taken from an attribute is range-checked before use. */
+ * index taken from an attribute is range-checked before use.
+ *
+ * Errors: every hlo_status below is NULL or a located HLO_VERIFY_ERROR made
+ * by verr (attribute-shape problems use the pseudo constraint id "ATTR",
+ * operand/result counts "SIG"); out of memory is HLO_RESOURCE_EXHAUSTED. */
 #ifndef HLO_IR_VERIFY_H
 #define HLO_IR_VERIFY_H
 #include <stdbool.h>
@@ -51,8 +55,10 @@ bool vtype_eq(const hlo_type *a, const hlo_type *b);
 /* is_promotable(from, to) of the spec: same class and to at least as wide
  * (quantized types: accepted). */
 bool vpromotable(const hlo_type *from, const hlo_type *to);
-/* Short text of a type for messages ("tensor<2x?xf32>"), in scratch. */
+/* Short text of a type for messages ("tensor<2x?xf32>", cut at 255 bytes),
+ * in scratch; "?" on out of memory. */
 const char *vtype_str(vctx *c, const hlo_type *t);
+/* Non-NULL tensor type (not tuple/token). */
 bool vis_tensor(const hlo_type *t);
 /* Rank-0 tensor. */
 bool vis_scalar(const hlo_type *t);
@@ -75,7 +81,7 @@ hlo_status vfield_ints(vctx *c, const hlo_op *op, const hlo_attr *st, const char
 /* Integer list of any attribute value; false for the wrong kind. For an
  * ATTR_DENSE, *out_dense_type (may be NULL) gets its type (else NULL). */
 bool vattr_ints(vctx *c, const hlo_attr *at, ilist *out, const hlo_type **out_dense_type);
-/* Integer attribute (ATTR_INT). */
+/* Integer attribute (ATTR_INT); absent: error when `required`, else `dflt`. */
 hlo_status vint(const hlo_op *op, const char *name, bool required, int64_t dflt, int64_t *out);
 /* Integer field of a struct (ATTR_INT); `dflt` if absent. */
 hlo_status vfield_int(const hlo_op *op, const hlo_attr *st, const char *field, int64_t dflt,
@@ -94,6 +100,7 @@ hlo_status vstruct(const hlo_op *op, const char *name, const char *sname, bool r
 int64_t vdup(const int64_t *v, uint32_t n);
 /* Each 0 <= v[i] < bound; index of the first violation or -1. */
 int64_t vout_of_range(const int64_t *v, uint32_t n, int64_t bound);
+/* v is in non-decreasing order (repeats allowed; see vdup). */
 bool vis_sorted(const int64_t *v, uint32_t n);
 
 /* Checks a single-block region used as a function: `nargs` arguments (if

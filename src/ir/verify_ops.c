@@ -10,6 +10,7 @@
 /* Element type classes, as bits. */
 enum { K_B = 1, K_S = 2, K_U = 4, K_F = 8, K_C = 16, K_I = K_S | K_U, K_ANY = 31 };
 
+/* The K_* bit of the element class of `t`. */
 static unsigned kbit(const hlo_type *t) {
   switch (dtype_class(t->dtype)) {
     case HLO_CLASS_BOOL: return K_B;
@@ -350,6 +351,7 @@ static hlo_status verify_slice(vctx *c, const hlo_op *op) {
   return NULL;
 }
 
+/* Operands from `first` on are 0-d integer tensors (dynamic_slice starts). */
 static hlo_status vindices_scalars(vctx *c, const hlo_op *op, uint32_t first, const char *cid) {
   for (uint32_t i = first; i < op->num_operands; i++) {
     const hlo_type *t = op->operands[i]->type;

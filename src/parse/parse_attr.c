@@ -66,6 +66,8 @@ static int hexv(char c) {
   return -1;
 }
 
+/* Scans a number token (optional sign; decimal integer or float, or 0x hex
+ * bits) into `t`. */
 static bool lex_num(pstate *ps, numtok *t, const char *what) {
   ps_ws(ps);
   const char *s = ps->s;
@@ -224,6 +226,8 @@ typedef struct dense_ctx {
   uint8_t *data;
 } dense_ctx;
 
+/* One nesting level `d` of a dense literal `[...]`: checks its length
+ * against the type and stores the elements. */
 static bool dense_list(pstate *ps, dense_ctx *dc, uint32_t d) {
   size_t open = ps->pos;
   TRY(ps_expect(ps, '[', "dense literal"));
@@ -717,6 +721,7 @@ static bool opt_scalar_type(pstate *ps, bool *has, hlo_dtype *dt, bool *is_index
   return true;
 }
 
+/* A number attribute with optional `: type` (ATTR_INT or ATTR_FLOAT). */
 static bool parse_number_attr(pstate *ps, hlo_attr **out) {
   numtok t;
   size_t start;

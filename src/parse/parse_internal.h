@@ -5,8 +5,9 @@
  *
  * Conventions: every parse function returns true on success; on failure it
  * has recorded the first error in ps->err (a located HLO_PARSE_ERROR) and
- * returns false. The cursor is a byte offset into the module's own
- * NUL-terminated copy of the text. */
+ * returns false. Out of memory is recorded as HLO_RESOURCE_EXHAUSTED (ps_oom).
+ * Everything allocated lives in the module's arena. The cursor is a byte
+ * offset into the module's own NUL-terminated copy of the text. */
 #ifndef HLO_PARSE_PARSE_INTERNAL_H
 #define HLO_PARSE_PARSE_INTERNAL_H
 #include <stdbool.h>
@@ -59,6 +60,8 @@ typedef struct pstate {
 #define TRY(x) do { if (!(x)) return false; } while (0)
 
 /* ------------------------------------------------------------ cursor */
+/* The location (line:col, counted from src->first_line) of byte `pos`
+ * (clamped to the end). Incremental: cheap for positions near the last one. */
 hlo_loc ps_loc(pstate *ps, size_t pos);
 /* Records a located parse error at byte `pos` (first error wins); returns false. */
 bool ps_err(pstate *ps, size_t pos, const char *fmt, ...) HLO_PRINTF(3, 4);
@@ -82,10 +85,12 @@ const char *ps_tok(pstate *ps, size_t pos);
 bool ps_peek_kw(pstate *ps, const char *w);
 /* Consumes the bare word `w` if next. */
 bool ps_accept_kw(pstate *ps, const char *w);
+/* Consumes the bare word `w` or records "expected 'w' in WHAT". */
 bool ps_expect_kw(pstate *ps, const char *w, const char *what);
 /* A bare identifier [A-Za-z_][A-Za-z0-9_$.-]*: start offset and length.
  * Returns false (no error recorded) when none is next. */
 bool ps_ident(pstate *ps, size_t *start, size_t *len);
+/* c may continue a bare identifier: [A-Za-z0-9_$.-]. */
 bool ps_is_ident_char(char c);
 /* An integer literal (optional '-', decimal or 0x hex) into int64
  * (hex and large decimals wrap through uint64). */
@@ -95,10 +100,12 @@ bool ps_string(pstate *ps, char **out, size_t *out_len);
 /* Skips a balanced `<...>`/`(...)`/`[...]`/`{...}` group starting at the
  * cursor (which must be at the opening bracket). */
 bool ps_skip_balanced(pstate *ps);
-/* Arena helpers. */
+/* Arena helpers: allocation / copy in ps->a; NULL after recording ps_oom. */
 void *ps_alloc(pstate *ps, size_t n);
 char *ps_strndup(pstate *ps, const char *s, size_t n);
-/* Grows an arena vector of `el` bytes to hold *n+1; returns the slot. */
+/* Grows an arena vector of `el`-byte elements to hold *n+1 (doubling; the old
+ * array is abandoned in the arena), increments *n and returns the new zeroed
+ * slot; NULL after ps_oom (also past 2^28 elements). */
 void *ps_vec_push(pstate *ps, void **arr, uint32_t *n, uint32_t *cap, size_t el);
 
 /* ------------------------------------------------------------ values */
@@ -110,7 +117,8 @@ bool ps_use(pstate *ps, hlo_value **out);
  * redefinition (at `pos`). */
 bool ps_define(pstate *ps, size_t pos, const char *name, uint32_t len, hlo_value *first,
                uint32_t count);
-/* Marks and pops scopes. */
+/* A scope mark (the current number of names), and popping every name defined
+ * since `mark` (they become undefined again). */
 uint32_t ps_scope_mark(pstate *ps);
 void ps_scope_pop(pstate *ps, uint32_t mark);
 
@@ -132,6 +140,8 @@ bool parse_func_type(pstate *ps, hlo_type ***ins, uint32_t *nin, hlo_type ***out
 bool parse_result_types(pstate *ps, hlo_type ***outs, uint32_t *nout);
 
 /* -------------------------------------------------------- attributes */
+/* Any attribute value (the left column of ir.h's ATTRIBUTE CONTRACT), stored
+ * as the contract says; unknown `#dialect...` forms become ATTR_OPAQUE. */
 bool parse_attr(pstate *ps, hlo_attr **out);
 /* `{name = value, unit_name, ...}` (cursor at '{') appended to a list. */
 bool parse_attr_dict(pstate *ps, named_attr **items, uint32_t *n, uint32_t *cap);
@@ -141,6 +151,8 @@ bool parse_int_list(pstate *ps, int64_t **out, uint32_t *n);
 bool parse_struct_body(pstate *ps, const char *name, hlo_attr **out);
 /* `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` conv dimension numbers. */
 bool parse_conv_dims(pstate *ps, hlo_attr **out);
+/* Attribute constructors in ps->a (mk_enum copies value[0..vlen); mk_struct
+ * keeps `name` and `fields` by reference); NULL after ps_oom. */
 hlo_attr *mk_enum(pstate *ps, const char *dialect, const char *name, const char *value, size_t vlen);
 hlo_attr *mk_dense_array(pstate *ps, const int64_t *v, uint32_t n, hlo_dtype dt);
 hlo_attr *mk_struct(pstate *ps, const char *name, named_attr *fields, uint32_t n);
@@ -157,6 +169,9 @@ typedef struct opb {
   hlo_region **regs; uint32_t nregs, capregs;
 } opb;
 
+/* Append an operand / a named attribute / a region to `b`. false after
+ * ps_oom (opb_attr also treats v == NULL as out of memory, so a failed
+ * constructor can be passed straight in). */
 bool opb_operand(pstate *ps, opb *b, hlo_value *v);
 bool opb_attr(pstate *ps, opb *b, const char *name, hlo_attr *v);
 bool opb_region(pstate *ps, opb *b, hlo_region *r);

@@ -16,6 +16,7 @@ typedef enum tstyle {
   TS_BARRIER,   /* operand i and result i share type i */
 } tstyle;
 
+/* How the pretty form of `c` writes its trailing types. */
 static tstyle style_of(hlo_opcode c) {
   switch (c) {
     case OP_RETURN: case OP_FUNC_RETURN: case OP_CHLO_YIELD: case OP_CHECK_EXPECT_EQ:
@@ -230,6 +231,8 @@ static bool handle_kw(pstate *ps, opb *b, kwctx *kc, const char *kw, size_t len)
   return opb_attr(ps, b, name, v);
 }
 
+/* Builds `dot_dimension_numbers` from the batching_dims/contracting_dims
+ * keywords collected in `kc`. */
 static bool finish_dot(pstate *ps, opb *b, kwctx *kc) {
   if (!kc->dot) return true;
   named_attr *f = ps_alloc(ps, 4 * sizeof *f);
@@ -275,6 +278,8 @@ static bool parse_operands(pstate *ps, opb *b) {
   }
 }
 
+/* The pretty form shared by most ops: operands, keyword attributes, attr
+ * dict, trailing types. */
 static bool p_default(pstate *ps, opb *b) {
   kwctx kc;
   memset(&kc, 0, sizeof kc);

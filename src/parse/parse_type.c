@@ -9,6 +9,7 @@
 
 #define MAX_RANK 256
 
+/* A decimal float (quant scales). */
 static bool parse_double(pstate *ps, double *out, const char *what) {
   ps_ws(ps);
   const char *p = ps->s + ps->pos;

@@ -117,6 +117,7 @@ static void put_elem(hlo_dtype dt, uint8_t *buf, double v, int64_t iv, bool use_
   }
 }
 
+/* A splat constant of t's type from `iv` (use_int) or `v`. */
 static hlo_value *splat_of(builder *b, const hlo_type *t, double v, int64_t iv, bool use_int) {
   if (b->failed || !t) { b->failed = true; return NULL; }
   uint8_t buf[16] = {0};

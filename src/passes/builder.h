@@ -30,10 +30,12 @@ typedef struct builder {
 void builder_at(builder *b, hlo_module_ir *m, hlo_op *before);
 /* A builder that appends to block `blk`, with location `loc`. */
 void builder_at_end(builder *b, hlo_module_ir *m, hlo_block *blk, hlo_loc loc);
-/* NULL, or HLO_RESOURCE_EXHAUSTED (located at b->loc) when anything failed. */
+/* NULL, or HLO_RESOURCE_EXHAUSTED (located at b->loc) when anything failed
+ * (also when the failure was a NULL input, which the message then misnames). */
 HLO_MUST_USE hlo_status builder_status(const builder *b);
 
 /* ---- types (in the module's arena; NULL on failure, sets b->failed) */
+/* A tensor type (dims copied). */
 hlo_type *b_type(builder *b, hlo_dtype dt, uint32_t rank, const int64_t *dims);
 /* The type with t's shape and element type `dt`. */
 hlo_type *b_type_like(builder *b, const hlo_type *t, hlo_dtype dt);
@@ -43,8 +45,9 @@ hlo_dtype dtype_part(hlo_dtype dt);
 hlo_dtype dtype_complex_of(hlo_dtype dt);
 
 /* ---- generic op making */
-/* Makes an op, inserts it at the insertion point and returns it (NULL on
- * failure). Operands must be non-NULL. */
+/* Makes an op, inserts it at the insertion point and returns it. NULL (and
+ * b->failed set) when the builder already failed, an operand or result type
+ * is NULL, or memory runs out. */
 hlo_op *b_op(builder *b, hlo_opcode opc, hlo_value *const *operands, uint32_t n,
              hlo_type *const *result_types, uint32_t nres, uint32_t nregions);
 /* Sets attribute `name` on `op` (tolerates NULL op/value: marks failure). */
@@ -64,6 +67,7 @@ hlo_value *b_const_like(builder *b, double v, const hlo_value *x);
 hlo_value *b_const_int_like(builder *b, int64_t v, const hlo_value *x);
 /* A splat constant of type `t`, value v (as b_const_like). */
 hlo_value *b_const_of(builder *b, const hlo_type *t, double v);
+/* The same from an integer (as b_const_int_like). */
 hlo_value *b_const_int_of(builder *b, const hlo_type *t, int64_t v);
 /* Limits of x's float element type (of its parts when complex), as splat
  * constants like x: largest finite value, +inf or -inf, smallest positive
@@ -93,10 +97,13 @@ hlo_value *b_compare(builder *b, const char *dir, hlo_value *x, hlo_value *y);
 /* The same with an explicit compare_type ("TOTALORDER", ...). */
 hlo_value *b_compare_typed(builder *b, const char *dir, const char *type, hlo_value *x,
                            hlo_value *y);
+/* stablehlo.select(pred, on_true, on_false); result type on_true's. */
 hlo_value *b_select(builder *b, hlo_value *pred, hlo_value *on_true, hlo_value *on_false);
+/* stablehlo.clamp(lo, x, hi); result type x's. */
 hlo_value *b_clamp(builder *b, hlo_value *lo, hlo_value *x, hlo_value *hi);
 /* stablehlo.complex(re, im). */
 hlo_value *b_complex(builder *b, hlo_value *re, hlo_value *im);
+/* stablehlo.convert of x to element type `dt` (x's shape). */
 hlo_value *b_convert(builder *b, hlo_value *x, hlo_dtype dt);
 
 /* Shorthands for the most used ops. */
@@ -124,10 +131,12 @@ hlo_value *b_broadcast_in_dim(builder *b, hlo_value *x, hlo_type *t, const int64
 /* Broadcasts x numpy-style (trailing dims aligned) to the shape `rank/dims`
  * keeping its element type; returns x itself when the shape already matches. */
 hlo_value *b_broadcast_to(builder *b, hlo_value *x, uint32_t rank, const int64_t *dims);
+/* stablehlo.reshape of x to type `t` (element count not checked). */
 hlo_value *b_reshape(builder *b, hlo_value *x, hlo_type *t);
 /* stablehlo.slice with start/limit/strides of x's rank; strides NULL = 1s. */
 hlo_value *b_slice(builder *b, hlo_value *x, const int64_t *start, const int64_t *limit,
                    const int64_t *strides);
+/* stablehlo.iota of type `t` along `dim` (iota_dimension). */
 hlo_value *b_iota(builder *b, hlo_type *t, int64_t dim);
 /* stablehlo.concatenate of xs[0..n) along `dim`; result type computed. */
 hlo_value *b_concatenate(builder *b, hlo_value *const *xs, uint32_t n, int64_t dim);

@@ -260,6 +260,7 @@ static bool rd_field(arena *a, const hlo_attr *at, const char *name, int64_t *ou
   return true;
 }
 
+/* A `#stablehlo.dot<...>` struct attribute from the four dimension lists. */
 static hlo_attr *dot_dims(builder *b, const int64_t *lb, uint32_t nlb, const int64_t *rb,
                           uint32_t nrb, const int64_t *lc, uint32_t nlc, const int64_t *rc,
                           uint32_t nrc) {

@@ -46,6 +46,7 @@ static hlo_value *bcast(builder *b, hlo_value *x, const hlo_type *rt, const int6
   return b_broadcast_in_dim(b, x, t, d, xt->rank);
 }
 
+/* The StableHLO op a chlo.broadcast_* op becomes (OP_COUNT when none). */
 static hlo_opcode bcast_target(hlo_opcode c) {
   switch (c) {
     case OP_CHLO_BROADCAST_ADD: return OP_ADD;
@@ -90,6 +91,8 @@ static hlo_value *lower_binary_chlo(builder *b, hlo_opcode c, hlo_value *x, hlo_
   }
 }
 
+/* chlo.broadcast_*: broadcasts the operands numpy-style to the result shape
+ * and applies the StableHLO op. */
 static hlo_status lower_broadcast(builder *b, hlo_op *op, hlo_value **out) {
   hlo_opcode target = bcast_target(op->opcode);
   const hlo_type *rt = op->results[0].type;
@@ -190,6 +193,7 @@ static hlo_status lower_cluster(hlo_op *op, hlo_value **out) {
 
 typedef hlo_value *(*unary_fn)(builder *, hlo_value *);
 
+/* The value-level decomposition of a unary chlo op, or NULL. */
 static unary_fn unary_lowering(hlo_opcode c) {
   switch (c) {
     case OP_CHLO_ACOS: return chlo_acos;
@@ -216,6 +220,8 @@ static unary_fn unary_lowering(hlo_opcode c) {
   }
 }
 
+/* Replaces chlo op `op` by its decomposition (checking the result shapes),
+ * redirects its uses in `f` and unlinks it. */
 static hlo_status rewrite_op(hlo_module_ir *m, hlo_func *f, hlo_op *op) {
   hlo_value *outs[16] = {0};
   hlo_value **out = outs;

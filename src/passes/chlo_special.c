@@ -519,6 +519,7 @@ static hlo_value *chebyshev(builder *b, hlo_value *x, const double *c, size_t n)
   return B_MUL(b, B_SUB(b, b0, b2), b_const_like(b, 0.5, x));
 }
 
+/* Cephes i1e: Chebyshev series `ca` for |x| <= 8, `cb` above. */
 static hlo_value *i1e_impl(builder *b, hlo_value *x, const double *ca, size_t na,
                            const double *cb, size_t nb) {
   hlo_value *z = B_ABS(b, x);

@@ -18,8 +18,21 @@
 
 struct hlo_module {
   hlo_module_ir *ir;
-  bool legalized;   /* chlo ops rewritten already */
+  bool legalized;        /* chlo ops rewritten already */
+  pthread_mutex_t lock;  /* executables created from several threads take turns */
 };
+
+/* A public module around `ir` (taking it), or NULL on out of memory. */
+static hlo_module *module_wrap(hlo_module_ir *ir) {
+  hlo_module *m = xcalloc(1, sizeof *m);
+  if (!m) return NULL;
+  if (pthread_mutex_init(&m->lock, NULL) != 0) {
+    free(m);
+    return NULL;
+  }
+  m->ir = ir;
+  return m;
+}
 
 struct hlo_buffer {
   hlo_dtype dtype;
@@ -52,9 +65,8 @@ hlo_status hlo_module_parse_at(const char *name, const char *text, size_t len,
   HLO_TRY(parse_module(&src, 0, len, &ir));
   hlo_status st = module_verify(ir);
   if (st) { module_free(ir); return st; }
-  hlo_module *m = xcalloc(1, sizeof *m);
+  hlo_module *m = module_wrap(ir);
   if (!m) { module_free(ir); return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
-  m->ir = ir;
   *out = m;
   return NULL;
 }
@@ -100,17 +112,14 @@ hlo_status hlo_module_load(const char *path, hlo_module **out) {
   return st;
 }
 
-hlo_module *runtime_module_wrap(hlo_module_ir *ir) {
-  hlo_module *m = xcalloc(1, sizeof *m);
-  if (m) m->ir = ir;
-  return m;
-}
+hlo_module *runtime_module_wrap(hlo_module_ir *ir) { return module_wrap(ir); }
 
 hlo_module_ir *runtime_module_ir(hlo_module *m) { return m ? m->ir : NULL; }
 
 void hlo_module_destroy(hlo_module *m) {
   if (!m) return;
   module_free(m->ir);
+  pthread_mutex_destroy(&m->lock);
   free(m);
 }
 
@@ -154,19 +163,29 @@ hlo_status runtime_executable_create(hlo_module *m, const char *entry, const int
                       "no @main function, and the module has %u functions: name one "
                       "with --entry", m->ir->num_funcs);
   }
-  if (!m->legalized) {
-    HLO_RETURN_IF_ERROR(pass_chlo_legalize(m->ir), "while legalizing chlo ops");
-    m->legalized = true;
-  }
   hlo_executable *e = xcalloc(1, sizeof *e);
   if (!e) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   e->module = m;
   e->entry = f;
   e->backend = backend;
   e->opts = *opts;
-  hlo_status st = interp_create(m->ir, &e->opts, &e->it);
+  /* legalizing rewrites the module and interp_create numbers its values:
+   * executables made from several threads take turns here */
+  pthread_mutex_lock(&m->lock);
+  hlo_status st = NULL;
+  if (!m->legalized) {
+    st = pass_chlo_legalize(m->ir);
+    if (st) status_note(st, "while legalizing chlo ops");
+    m->legalized = st == NULL;
+  }
+  if (!st) st = interp_create(m->ir, &e->opts, &e->it);
+  pthread_mutex_unlock(&m->lock);
   if (st) { free(e); return st; }
-  pthread_mutex_init(&e->lock, NULL);
+  if (pthread_mutex_init(&e->lock, NULL) != 0) {
+    interp_destroy(e->it);
+    free(e);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "cannot create a mutex");
+  }
   *out = e;
   return NULL;
 }

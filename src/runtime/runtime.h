@@ -13,19 +13,21 @@
  * Errors: HLO_NOT_FOUND (with the path and the system's reason),
  * HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status runtime_read_file(const char *path, char **out_text, size_t *out_len);
-/* The IR of a public module (lent). */
+/* The IR of a public module (lent; NULL for NULL). */
 hlo_module_ir *runtime_module_ir(hlo_module *m);
 /* Wraps an IR module as a public one, taking ownership; NULL on OOM. */
 hlo_module *runtime_module_wrap(hlo_module_ir *ir);
 /* hlo_executable_create for the interpreter with explicit interpreter
- * options (probe directory, print stream); `opts` is copied. */
+ * options (probe directory, print stream); `opts` is copied. Errors as
+ * hlo_executable_create. */
 HLO_MUST_USE hlo_status runtime_executable_create(hlo_module *m, const char *entry,
                                                   const interp_options *opts,
                                                   hlo_executable **out);
 /* The entry function of an executable (lent). */
 const hlo_func *runtime_executable_entry(const hlo_executable *e);
-/* Runs the entry function on interpreter values (borrowed); *out is a
- * malloc'd array of num_results new references. */
+/* Runs the entry function on interpreter values (borrowed), serialised with
+ * other runs of `e`; *out is a malloc'd array of num_results new references.
+ * Errors: HLO_INVALID_ARGUMENT for a wrong count, else interp_call's. */
 HLO_MUST_USE hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t n,
                                             tensor ***out);
 #endif

@@ -23,15 +23,19 @@ void *arena_alloc(arena *a, size_t n);
 void *arena_calloc(arena *a, size_t count, size_t size);
 /* A NUL-terminated copy of `s[0..n)`; NULL on out of memory. */
 char *arena_strndup(arena *a, const char *s, size_t n);
+/* A copy of the NUL-terminated `s`; NULL on out of memory. */
 char *arena_strdup(arena *a, const char *s);
-/* A copy of `n` bytes at `p`; NULL on out of memory (or n == 0 and p NULL). */
+/* A copy of `n` bytes at `p` (p may be NULL when n == 0: an empty, non-NULL
+ * allocation is returned); NULL on out of memory. */
 void *arena_memdup(arena *a, const void *p, size_t n);
 
 /* Test hook: when > 0, the Nth following allocation through any arena or
  * xmalloc fails (then the counter stops). 0 disables. Not thread-safe; for
  * out-of-memory tests only. */
 extern long hlo_fail_alloc_after;
-/* malloc/realloc that honour hlo_fail_alloc_after. */
+/* malloc/realloc/calloc that honour hlo_fail_alloc_after; a size of 0 is
+ * treated as 1, so success is never NULL. NULL on out of memory (xrealloc then
+ * leaves `p` allocated). The caller frees with free(). */
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 void *xcalloc(size_t count, size_t size);

@@ -35,7 +35,9 @@ double float_decode(hlo_dtype t, uint64_t bits);
 uint64_t float_encode(hlo_dtype t, double x);
 /* x rounded to float type `t` and back (the value an op of type `t` yields). */
 double float_round(hlo_dtype t, double x);
-/* Half-precision helpers, for speed where they matter. */
+/* Half-precision helpers, for speed where they matter: exact widening, and
+ * narrowing rounded to nearest even (f32_to_bf16 keeps NaN a quiet NaN;
+ * f32_to_f16 is float_encode(HLO_F16, .)). */
 float bf16_to_f32(uint16_t b);
 uint16_t f32_to_bf16(float f);
 float f16_to_f32(uint16_t h);

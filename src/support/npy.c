@@ -282,11 +282,13 @@ hlo_status npy_read_mem(const char *name, const void *bytes, size_t len, npy_arr
   size_t nbytes = count * esize;
   size_t have = len - hstart - hlen;
   if (have != nbytes) {
+    char descr[sizeof out->descr];
+    memcpy(descr, out->descr, sizeof descr);
     memset(out, 0, sizeof *out);
     return status_new(HLO_INVALID_ARGUMENT,
                       "%s: .npy data is %s: expected %zu bytes (%zu elements of '%s'), found %zu",
                       name, have < nbytes ? "truncated" : "followed by trailing bytes", nbytes,
-                      count, out->descr, have);
+                      count, descr, have);
   }
   out->nbytes = nbytes;
   if (nbytes == 0) return NULL;

@@ -26,6 +26,7 @@ static char *dup_str(const char *s, size_t n) {
   return p;
 }
 
+/* Copies the source line of `loc` (at most 400 bytes) into the status. */
 static void copy_line(struct hlo_status_s *st, const hlo_loc *loc) {
   const hlo_source *src = loc->src;
   if (!src || !src->text || loc->line == 0) return;

@@ -34,6 +34,7 @@ hlo_status status_new(hlo_status_code code, const char *fmt, ...) HLO_PRINTF(2, 
 /* The same, located at `loc` (copies the source line). `loc` may be NULL. */
 hlo_status status_at(hlo_status_code code, const hlo_loc *loc,
                      const char *fmt, ...) HLO_PRINTF(3, 4);
+/* status_at taking a va_list. */
 hlo_status status_vat(hlo_status_code code, const hlo_loc *loc,
                       const char *fmt, va_list ap);
 /* Appends a note line ("note: while running @main") to `s`; returns `s`. */

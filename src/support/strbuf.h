@@ -13,8 +13,13 @@ typedef struct strbuf {
   int oom;
 } strbuf;
 
+/* An empty buffer (no allocation until the first append). */
 void sb_init(strbuf *b);
+/* Frees the data; `b` is empty (and usable) again afterwards. */
 void sb_free(strbuf *b);
+/* Append one char / a NUL-terminated string / `n` bytes of `s` / printf-style
+ * text. On out of memory (or a buffer over 2^40 bytes) they set `oom` and
+ * append nothing, then or later; there is no other failure. */
 void sb_putc(strbuf *b, char c);
 void sb_puts(strbuf *b, const char *s);
 void sb_putn(strbuf *b, const char *s, size_t n);

@@ -18,10 +18,20 @@ with XLA:CPU's (jax.jit(f)(*args), jax_enable_x64, matmul precision
     must the positions and signs of infinities; outside exact comparisons,
     subnormal results count as zero (XLA:CPU flushes them).
   - where XLA departs from the spec's rule, the case compares with the rule
-    instead (f64 -> f16/bf16 conversion: XLA rounds twice, through f32).
+    instead: f64 -> f16/bf16 conversion (XLA rounds twice, through f32);
+    convolution with negative padding (XLA:CPU reads outside the input and
+    gives garbage; the expected value comes from lax.pad + an unpadded conv).
+    Other XLA quirks are tolerated: x / constant is folded to x * (1/c)
+    (1 ulp); XLA's f64 chlo decompositions (atanh, asin, ...) are ~40 ulp
+    off (64 ulp allowed); complex inputs use finite edge values only (XLA
+    returns NaN for sqrt(nan-inf*i), abs(nan+inf*i), unlike C99) and none
+    for complex pow (XLA gives NaN where the result is 0).
 Inputs avoid what XLA leaves implementation-defined: float->int conversion of
 out-of-range values or NaN, integer division by zero and MIN/-1, integer
 power with negative exponents, duplicate indices in scatter-set, NaN payloads.
+
+The generators are in tests/diff/gen.py (GENERATORS: kind -> (function,
+weight)); 15% of the cases use larger sizes (rank <= 3, dimensions <= 17).
 
 Failures SHRINK: the failing case's categorical choices (op, element types,
 directions, ...) are kept and the case is regenerated with smaller limits

@@ -618,9 +618,24 @@ def gen_conv(c):
     x = c.fdata(dt, tuple(dims_l[ch] for ch in lhs), "normal3")
     w = c.fdata(dt, tuple(dims_r[ch] for ch in rhs), "normal3")
     dn = (lhs, rhs, out)
-    return Case("conv", lambda a, b: lax.conv_general_dilated(
+    case = Case("conv", lambda a, b: lax.conv_general_dilated(
         a, b, strides, pads, lhs_dilation=ldil, rhs_dilation=rdil, dimension_numbers=dn,
         feature_group_count=fg, batch_group_count=bg), [x, w], norm(dt, 2), c)
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        # XLA:CPU miscomputes convolutions with negative padding (reads
+        # outside the input): expect the spec's rule instead, i.e. dilate and
+        # pad the input explicitly (lax.pad), then convolve without padding.
+        cfg = [(0, 0, 0)] * len(lhs)
+        for j, ch in enumerate(sp):
+            cfg[lhs.index(ch)] = (pads[j][0], pads[j][1], ldil[j] - 1)
+
+        def ref(a, b):
+            a = lax.pad(a, np.array(0, a.dtype), cfg)
+            return lax.conv_general_dilated(
+                a, b, strides, [(0, 0)] * ns, rhs_dilation=rdil, dimension_numbers=dn,
+                feature_group_count=fg, batch_group_count=bg)
+        case.expect = lambda args: [np.asarray(jax.jit(ref)(*args))]
+    return case
 
 
 def _factor_shape(c, total, rank):
