@@ -295,6 +295,8 @@ static hlo_status check_input(const hlo_func *f, uint32_t i, const char *path, c
   char want[160] = "a tuple or token", got[160];
   if (t->kind == TYPE_TENSOR) type_text(want, sizeof want, t->dtype, t->rank, t->dims);
   type_text(got, sizeof got, a->dtype, (uint32_t)a->rank, a->dims);
+  if (a->opaque_byte)
+    snprintf(got, sizeof got, "1-byte elements of an ml_dtypes type");
   return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
                    "input %u ('%s') holds %s (numpy '%s'), but argument %u of @%s is %s%s", i,
                    path, got, a->descr, i, f->name, want,
@@ -314,6 +316,12 @@ static hlo_status view_from_npy(const hlo_func *f, uint32_t i, const char *path,
   v->rank = a->rank;
   v->dims = a->dims;
   v->data = a->data;
+  if (a->opaque_byte && t->kind == TYPE_TENSOR && hlo_dtype_size(t->dtype) == 1 &&
+      t->dtype != HLO_I1) {
+    /* an ml_dtypes 1-byte type: its bytes are the parameter's bit patterns */
+    v->dtype = t->dtype;
+    return check_input(f, i, path, a, v->dtype, false);
+  }
   if (t->kind != TYPE_TENSOR || a->dtype == t->dtype) return check_input(f, i, path, a, a->dtype, false);
   bool narrow_float = dtype_is_float(t->dtype) && hlo_dtype_size(t->dtype) < 4;
   if (a->dtype == HLO_F32 && narrow_float) {

@@ -147,11 +147,14 @@ static hlo_status map_descr(const char *name, npy_array *out, bool *swap) {
   long size = strtol(d + 2, &endp, 10);
   if (*endp)
     return status_new(HLO_INVALID_ARGUMENT, "%s: unsupported .npy descr '%s'", name, d);
-  if (kind == 'V' && size == 1)
-    return status_new(HLO_INVALID_ARGUMENT,
-                      "%s: .npy descr '%s' is an opaque 1-byte type (one of ml_dtypes' float8 "
-                      "types?); its element type is ambiguous: save it as float32 instead",
-                      name, d);
+  if ((kind == 'V' || kind == 'f') && size == 1) {
+    /* ml_dtypes' 1-byte types (float8/6/4 flavours, int4...): the file does
+     * not say which; the caller decides from the parameter's type */
+    out->dtype = HLO_UI8;
+    out->opaque_byte = true;
+    *swap = false;
+    return NULL;
+  }
   for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
     if (npy_types[i].kind == kind && npy_types[i].size == size) {
       out->dtype = npy_types[i].dt;

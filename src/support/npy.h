@@ -12,15 +12,18 @@
  *   V2 -> BF16: ml_dtypes' bfloat16 is a legacy user dtype whose dtype.str
  *   is '<V2', which np.save writes as the descr (numpy.lib.format.
  *   dtype_to_descr returns dtype.str for such types). It is the only 2-byte
- *   ml_dtypes type, so the mapping is unambiguous. 1-byte void types ('|V1':
- *   every float8 flavour) are ambiguous and rejected. Structured descrs
- *   (lists) and object arrays are rejected.
+ *   ml_dtypes type, so the mapping is unambiguous. 1-byte ml_dtypes types
+ *   ('<V1' for float8_e4m3fn, int4, float4_e2m1fn...; '<f1' for
+ *   float8_e5m2) do not say which they are: they read as UI8 bytes with
+ *   `opaque_byte` set, for the caller to take as the type it expects.
+ *   Structured descrs (lists) and object arrays are rejected.
  * Data comes back little-endian and row-major (C order): big-endian files are
  * byte-swapped, Fortran-order files are transposed. Bools are normalised to
  * 0/1 bytes.
  */
 #ifndef HLO_SUPPORT_NPY_H
 #define HLO_SUPPORT_NPY_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "hlo/hlo.h"
@@ -37,6 +40,10 @@ typedef struct npy_array {
   void *data;                  /* malloc'd, row-major, little-endian, storage
                                   layout of dtypes.def; NULL when nbytes == 0 */
   size_t nbytes;               /* product(dims) * hlo_dtype_size(dtype) */
+  bool opaque_byte;            /* descr '|V1'/'<V1'/'<f1': a 1-byte ml_dtypes type
+                                  (float8_*, float6_*, float4_*, int4...) whose
+                                  flavour the file does not record; dtype is
+                                  UI8 and the bytes are its bit patterns */
 } npy_array;
 
 /* Reads the .npy file at `path` into *out (zeroed first; on success release

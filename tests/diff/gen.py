@@ -1009,9 +1009,11 @@ def gen_window(c):
     strides = [c.r.randint(1, 2) for _ in sh]
     x = c.data(dt, sh, **({"dom": "normal3"} if is_float(dt) else {}))
     if op == "maxpool_grad":
+        padding = c.r.choice(["VALID", "SAME"])
+
         def f(a):
             return jax.grad(lambda t: jnp.sum(jnp.sin(lax.reduce_window(
-                t, -jnp.inf, lax.max, win, strides, "VALID"))))(a)
+                t, -jnp.inf, lax.max, win, strides, padding))))(a)
         return Case("window", f, [x], norm(dt, 4), c)
     pads = [(c.r.randint(0, 1), c.r.randint(0, 1)) for _ in sh]
     bd = [c.r.choice([1, 1, 2]) for _ in sh]
