@@ -192,6 +192,10 @@ static bool unary_complex(hlo_opcode c, cplx z, cplx *r) {
     /* exp(z) - 1 accurately for small |z|: expm1(x)·cos y - 2 sin²(y/2)
      * + i exp(x) sin y. */
     double x = creal(z), y = cimag(z), s = sin(y / 2);
+    if (y == 0) { /* real argument: keep the imaginary part an exact 0 (C99 cexp) */
+      *r = CMPLX(expm1(x), y);
+      return true;
+    }
     *r = CMPLX(expm1(x) * cos(y) - 2 * s * s, exp(x) * sin(y));
     return true;
   }
@@ -341,15 +345,17 @@ static bool binary_int(hlo_opcode c, hlo_dtype t, int64_t a, int64_t b, int64_t 
   case OP_SHIFT_RIGHT_ARITHMETIC: {
     uint64_t sh = ub & width_mask(t);
     uint64_t bitsv = ua & width_mask(t);
+    /* arithmetic shifts act on the bit pattern as two's complement, for
+     * unsigned types too (spec: shift_right_arithmetic; XLA does the same) */
+    bool neg = bits > 0 && ((bitsv >> (bits - 1)) & 1);
+    int64_t sx = neg && bits < 64 ? (int64_t)(bitsv | ~width_mask(t)) : (int64_t)bitsv;
     if (sh >= (uint64_t)bits) {
-      *r = c == OP_SHIFT_RIGHT_ARITHMETIC ? (int_wrap(t, a) < 0 && cls == HLO_CLASS_SINT ? -1 : 0)
-                                          : 0;
+      *r = c == OP_SHIFT_RIGHT_ARITHMETIC ? (neg ? -1 : 0) : 0;
       return true;
     }
     if (c == OP_SHIFT_LEFT) *r = (int64_t)(bitsv << sh);
     else if (c == OP_SHIFT_RIGHT_LOGICAL) *r = (int64_t)(bitsv >> sh);
-    else if (cls == HLO_CLASS_SINT) *r = a >> sh; /* a is sign-extended */
-    else *r = (int64_t)(bitsv >> sh);
+    else *r = sx >> sh;
     return true;
   }
   default: return false;

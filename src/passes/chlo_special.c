@@ -387,12 +387,12 @@ static hlo_value *digamma_impl(builder *b, hlo_value *x) {
   hlo_value *reflection = B_SUB(b, digamma, B_DIV(b, B_MUL(b, pi, cos), sin));
   digamma = b_select(b, need_reflect, reflection, digamma);
 
-  hlo_value *is_zero = b_compare(b, "EQ", x, zero);
-  hlo_value *is_lt_zero = b_compare(b, "LT", x, zero);
+  /* Digamma has poles at zero and the negative integers: NaN there, as
+   * XLA's Digamma and stablehlo's materializeDigamma return */
+  hlo_value *is_le_zero = b_compare(b, "LE", x, zero);
   hlo_value *is_int = b_compare(b, "EQ", x, B_FLOOR(b, x));
-  hlo_value *neg_int = B_AND(b, is_lt_zero, is_int);
-  hlo_value *with_nan = b_select(b, neg_int, b_const_like(b, NAN, x), digamma);
-  return b_select(b, is_zero, b_const_like(b, -INFINITY, x), with_nan);
+  hlo_value *pole = B_AND(b, is_le_zero, is_int);
+  return b_select(b, pole, b_const_like(b, NAN, x), digamma);
 }
 
 hlo_value *chlo_lgamma(builder *b, hlo_value *x) {

@@ -84,6 +84,7 @@ REG_DIR = os.path.join(HERE, "regressions")
 
 
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import gen as G  # noqa: E402 - the generators live next to this file
 from gen import (np, npdt, dtname, bf16_type, import_jax, FLOATS, eps_of,  # noqa: E402
                  EXACT, Skip, generate, GENERATORS, DEFAULT_LIM)
