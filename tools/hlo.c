@@ -489,52 +489,64 @@ static hlo_status literal_to_buffer(const char *lit, hlo_buffer **out) {
   return st;
 }
 
-static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
-  hlo_executable *e;
-  interp_options io = {ro->probe_dir, stdout};
-  HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
-  const hlo_func *f = runtime_executable_entry(e);
-  hlo_status st = NULL;
-  if ((uint32_t)ro->num_inputs != f->num_args) {
-    st = status_at(HLO_INVALID_ARGUMENT, &f->loc,
-                   "@%s takes %u argument%s but %d input%s given (--input/--arg)", f->name,
-                   f->num_args, f->num_args == 1 ? "" : "s", ro->num_inputs,
-                   ro->num_inputs == 1 ? " was" : "s were");
-    hlo_executable_destroy(e);
-    return st;
+/* The inputs of one run: .npy arrays or --arg literals, as buffer views. */
+typedef struct run_inputs {
+  int n;
+  npy_array *arrs;        /* n entries; zeroed where the input is a literal */
+  hlo_buffer **lits;      /* n entries; NULL where the input is a file */
+  void **owned;           /* n entries; converted data (f32 -> bf16...) or NULL */
+  hlo_buffer_view *views; /* n entries: what the executable runs on */
+} run_inputs;
+
+static void free_inputs(run_inputs *in) {
+  for (int i = 0; i < in->n; i++) {
+    if (in->arrs) npy_free(&in->arrs[i]);
+    if (in->lits) hlo_buffer_destroy(in->lits[i]);
+    if (in->owned) free(in->owned[i]);
   }
-  hlo_buffer **res = NULL;
-  npy_array *arrs = calloc((size_t)ro->num_inputs + 1, sizeof *arrs);
-  hlo_buffer_view *views = calloc((size_t)ro->num_inputs + 1, sizeof *views);
-  void **owned = calloc((size_t)ro->num_inputs + 1, sizeof *owned);
-  if (!arrs || !views || !owned) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  int loaded = 0;
-  hlo_buffer **lits = calloc((size_t)ro->num_inputs + 1, sizeof *lits);
-  if (!lits && !st) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  for (int i = 0; !st && i < ro->num_inputs; i++) {
+  free(in->arrs);
+  free(in->lits);
+  free(in->owned);
+  free(in->views);
+  memset(in, 0, sizeof *in);
+}
+
+/* Reads every --input file and evaluates every --arg literal into views for
+ * the parameters of `f`, checking element types and shapes. */
+static hlo_status load_inputs(const hlo_func *f, const run_opts *ro, run_inputs *in) {
+  size_t n = (size_t)ro->num_inputs + 1;
+  in->n = ro->num_inputs;
+  in->arrs = calloc(n, sizeof *in->arrs);
+  in->lits = calloc(n, sizeof *in->lits);
+  in->owned = calloc(n, sizeof *in->owned);
+  in->views = calloc(n, sizeof *in->views);
+  if (!in->arrs || !in->lits || !in->owned || !in->views)
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (int i = 0; i < ro->num_inputs; i++) {
     if (ro->input_is_literal[i]) {
-      st = literal_to_buffer(ro->inputs[i], &lits[i]);
-      if (st) break;
-      views[i] = (hlo_buffer_view){hlo_buffer_dtype(lits[i]), hlo_buffer_rank(lits[i]),
-                                   hlo_buffer_dims(lits[i]), (void *)hlo_buffer_data(lits[i])};
+      HLO_TRY(literal_to_buffer(ro->inputs[i], &in->lits[i]));
+      const hlo_buffer *b = in->lits[i];
+      in->views[i] = (hlo_buffer_view){hlo_buffer_dtype(b), hlo_buffer_rank(b),
+                                       hlo_buffer_dims(b), (void *)hlo_buffer_data(b)};
       continue;
     }
-    st = npy_read(ro->inputs[i], &arrs[i]);
-    if (st) { status_note(st, "while reading input %d of @%s", i, f->name); break; }
-    loaded = i + 1;
-    st = view_from_npy(f, (uint32_t)i, ro->inputs[i], &arrs[i], &views[i], &owned[i]);
+    HLO_RETURN_IF_ERROR(npy_read(ro->inputs[i], &in->arrs[i]), "while reading input %d of @%s",
+                        i, f->name);
+    HLO_TRY(view_from_npy(f, (uint32_t)i, ro->inputs[i], &in->arrs[i], &in->views[i],
+                          &in->owned[i]));
+  }
+  return NULL;
+}
 
-  }
-  clock_t t0 = clock();
-  if (!st) st = hlo_executable_run(e, views, ro->num_inputs, &res);
-  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-  int nres = hlo_executable_num_results(e);
-  if (!st && ro->output_dir) {
+/* Writes, prints in full, or summarises the results of a run, as asked. */
+static hlo_status report_results(const hlo_func *f, const run_opts *ro, const char *label,
+                                 hlo_buffer **res, int nres, double secs) {
+  if (ro->output_dir) {
     bool noted = false;
-    st = make_dirs(ro->output_dir);
-    for (int k = 0; !st && k < nres; k++) st = write_result(ro->output_dir, k, res[k], &noted);
+    HLO_TRY(make_dirs(ro->output_dir));
+    for (int k = 0; k < nres; k++) HLO_TRY(write_result(ro->output_dir, k, res[k], &noted));
   }
-  if (!st && ro->print_results) {
+  if (ro->print_results) {
     for (int k = 0; k < nres; k++) {
       tensor x = {0};
       x.type = f->result_types[k];
@@ -546,19 +558,42 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
       fputs(sb_cstr(&b), stdout);
       sb_free(&b);
     }
-  } else if (!st && !ro->quiet) {
+  } else if (!ro->quiet) {
     printf("%s@%s: %d result%s (%.3f s)\n", label, f->name, nres, nres == 1 ? "" : "s", secs);
     for (int k = 0; k < nres; k++) summarize(stdout, k, res[k]);
   }
+  return NULL;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs the entry function of one module on the inputs `ro` names. */
+static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
+  hlo_executable *e;
+  interp_options io = {ro->probe_dir, stdout};
+  HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
+  const hlo_func *f = runtime_executable_entry(e);
+  hlo_status st = NULL;
+  if ((uint32_t)ro->num_inputs != f->num_args)
+    st = status_at(HLO_INVALID_ARGUMENT, &f->loc,
+                   "@%s takes %u argument%s but %d input%s given (--input/--arg)", f->name,
+                   f->num_args, f->num_args == 1 ? "" : "s", ro->num_inputs,
+                   ro->num_inputs == 1 ? " was" : "s were");
+  run_inputs in = {0};
+  if (!st) st = load_inputs(f, ro, &in);
+  hlo_buffer **res = NULL;
+  int nres = hlo_executable_num_results(e);
+  double t0 = now_seconds();
+  if (!st) st = hlo_executable_run(e, in.views, ro->num_inputs, &res);
+  double secs = now_seconds() - t0;
+  if (!st) st = report_results(f, ro, label, res, nres, secs);
   for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
   free(res);
-  for (int i = 0; i < loaded; i++) npy_free(&arrs[i]);
-  for (int i = 0; lits && i < ro->num_inputs; i++) hlo_buffer_destroy(lits[i]);
-  free(lits);
-  for (int i = 0; owned && i < ro->num_inputs; i++) free(owned[i]);
-  free(arrs);
-  free(views);
-  free(owned);
+  free_inputs(&in);
   hlo_executable_destroy(e);
   return st;
 }
