@@ -460,6 +460,16 @@ void print_attr(strbuf *b, const hlo_attr *a) {
     sb_printf(b, "#%s<", a->u.st.name);
     if (!strcmp(a->u.st.name, "stablehlo.conv")) {
       print_conv_dim_numbers(b, a);
+    } else if (!strcmp(a->u.st.name, "stablehlo.output_operand_alias")) {
+      /* MLIR's syntax for this one spells every field, empty lists too */
+      static const char *const names[3] = {"output_tuple_indices", "operand_index",
+                                           "operand_tuple_indices"};
+      for (int i = 0; i < 3; i++) {
+        const hlo_attr *f = attr_field(a, names[i]);
+        sb_printf(b, "%s%s = ", i ? ", " : "", names[i]);
+        if (f) print_struct_field(b, f);
+        else sb_puts(b, i == 1 ? "0" : "[]");
+      }
     } else {
       for (uint32_t i = 0; i < a->u.st.n; i++) {
         if (i) sb_puts(b, ", ");

@@ -102,9 +102,9 @@ static bool pr_compare(printer *p, const hlo_op *op) {
   if (!simple(op) || op->num_operands != 2 || !only_attrs(op, ok) || !dir ||
       dir->kind != ATTR_ENUM || (ct && ct->kind != ATTR_ENUM))
     return false;
-  sb_printf(p->b, "stablehlo.compare  %s, ", dir->u.en.value);
+  sb_printf(p->b, "stablehlo.compare %s, ", dir->u.en.value);
   pr_values(p, op->operands, 2);
-  if (ct) sb_printf(p->b, ",  %s", ct->u.en.value);
+  if (ct) sb_printf(p->b, ", %s", ct->u.en.value);
   func_type_suffix(p, op);
   return true;
 }
@@ -272,7 +272,10 @@ static bool pr_call(printer *p, const hlo_op *op) {
   static const char *const ok[] = {"callee", NULL};
   const hlo_attr *c = op_attr(op, "callee");
   if (op->num_regions || !c || c->kind != ATTR_SYMBOL || !only_attrs(op, ok)) return false;
-  sb_puts(p->b, "call ");
+  /* `call` resolves only where func is the default dialect: directly in a
+   * function body; inside another op's region MLIR needs `func.call` */
+  bool nested = op->parent && op->parent->parent && op->parent->parent->parent;
+  sb_puts(p->b, nested ? "func.call " : "call ");
   print_symbol(p->b, c->u.str.s, c->u.str.len);
   sb_putc(p->b, '(');
   pr_values(p, op->operands, op->num_operands);
@@ -446,7 +449,7 @@ static bool pr_while(printer *p, const hlo_op *op) {
   sb_puts(p->b, ") : ");
   pr_operand_types(p, op);
   pr_newline(p);
-  sb_puts(p->b, " cond {");
+  sb_puts(p->b, "cond {");
   pr_block_ops(p, c, p->indent + 2);
   pr_newline(p);
   sb_puts(p->b, "} do {");
@@ -718,7 +721,9 @@ bool pr_pretty(printer *p, const hlo_op *op) {
   if (is_same_type_op(c)) {
     if (!simple(op) || !op->num_operands || op->num_attrs) return false;
     head(p, op);
-    same_type_suffix(p, op);
+    /* bitcast_convert's format is functional-type(operands, results) */
+    if (c == OP_BITCAST_CONVERT) func_type_suffix(p, op);
+    else same_type_suffix(p, op);
     return true;
   }
   return false;

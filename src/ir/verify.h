@@ -124,4 +124,7 @@ hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t rid
  * *handled = false for opcodes it does not cover. */
 hlo_status verify_op_basic(vctx *c, const hlo_op *op, bool *handled);
 hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled);
+/* The chlo ops (verify_chlo.c; constraint ids are that file's own, listed
+ * at its top). `op` must have the OPF_CHLO flag. */
+hlo_status verify_op_chlo(vctx *c, const hlo_op *op);
 #endif

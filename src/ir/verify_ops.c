@@ -151,8 +151,9 @@ static hlo_status verify_elementwise(vctx *c, const hlo_op *op, const ew_info *e
       break;
     case R_PART:
       if (r->dtype != complex_part(a->dtype))
-        return verr(op, e->cid, "result element type %s does not match operand %s",
-                    vtype_str(c, r), vtype_str(c, a));
+        return verr(op, e->cid, "result element type must be %s (%s of %s), got %s",
+                    hlo_dtype_name(complex_part(a->dtype)), vop_name(op),
+                    hlo_dtype_name(a->dtype), vtype_str(c, r));
       break;
     case R_ANY: break;
   }

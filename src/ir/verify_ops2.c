@@ -944,27 +944,6 @@ static hlo_status verify_dynamic_broadcast_in_dim(vctx *c, const hlo_op *op) {
   return NULL;
 }
 
-/* chlo ops: operand/result counts only (they are legalized to stablehlo). */
-static hlo_status verify_chlo(const hlo_op *op) {
-  unsigned fl = op_flags(op->opcode);
-  if (fl & OPF_ELEMENTWISE) return vcount(op, 1, 1, 1, 1);
-  switch (op->opcode) {
-    case OP_CHLO_BROADCAST_SELECT: return vcount(op, 3, 3, 1, 1);
-    case OP_CHLO_NEXT_AFTER:
-    case OP_CHLO_POLYGAMMA:
-    case OP_CHLO_ZETA:
-    case OP_CHLO_MULHI: return vcount(op, 2, 2, 1, 1);
-    case OP_CHLO_CONSTANT_LIKE: return vcount(op, 1, 1, 1, 1);
-    case OP_CHLO_CONSTANT: return vcount(op, 0, 0, 1, 1);
-    case OP_CHLO_TOP_K: return vcount(op, 1, 1, 2, 2);
-    case OP_CHLO_RAGGED_DOT: return vcount(op, 3, 3, 1, 1);
-    default:
-      if (op->opcode >= OP_CHLO_BROADCAST_ADD && op->opcode <= OP_CHLO_BROADCAST_ZETA)
-        return vcount(op, 2, 2, 1, 1);
-      return NULL;
-  }
-}
-
 hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
   *handled = true;
   switch (op->opcode) {
@@ -1136,7 +1115,7 @@ hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
     case OP_TORCH_INDEX_SELECT: return vcount(op, 2, 2, 1, 1);
     case OP_TRACE: return vcount(op, 1, 1, 0, 0);
     default:
-      if (op_flags(op->opcode) & OPF_CHLO) return verify_chlo(op);
+      if (op_flags(op->opcode) & OPF_CHLO) return verify_op_chlo(c, op);
       *handled = false;
       return NULL;
   }

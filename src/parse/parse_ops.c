@@ -664,7 +664,14 @@ static bool p_scan(pstate *ps, opb *b) {
   TRY(parse_region(ps, &r, NULL, NULL, 0));
   TRY(opb_region(ps, b, r));
   TRY(ps_expect(ps, ':', "scan"));
-  return parse_type_spec(ps, b, TS_SAME);
+  TRY(parse_type_spec(ps, b, TS_SAME));
+  /* the generic form MLIR prints also carries the split of the results:
+   * outputs, then one carry per init */
+  if (b->nres >= (uint32_t)seg[1]) {
+    int64_t rseg[2] = {(int64_t)b->nres - seg[1], seg[1]};
+    TRY(opb_attr(ps, b, "resultSegmentSizes", mk_dense_array(ps, rseg, 2, HLO_I32)));
+  }
+  return true;
 }
 
 bool parse_pretty(pstate *ps, opb *b) {

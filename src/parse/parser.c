@@ -436,6 +436,10 @@ bool check_use_type(pstate *ps, size_t pos, hlo_value *v, const hlo_type *declar
   char want[96], have[96];
   type_str(declared, want, sizeof want);
   type_str(v->type, have, sizeof have);
+  if (v->loc.line)
+    return ps_err(ps, pos, "type of value '%%%s' does not match its declared type: declared %s, "
+                  "defined as %s; '%%%s' is defined at %u:%u", v->name ? v->name : "?", want,
+                  have, v->name ? v->name : "?", (unsigned)v->loc.line, (unsigned)v->loc.col);
   return ps_err(ps, pos, "type of value '%%%s' does not match its declared type: declared %s, "
                 "defined as %s", v->name ? v->name : "?", want, have);
 }

@@ -290,13 +290,13 @@ TEST(module_pretty_and_generic) {
   CHECK(s && strstr(s, "    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32>\n"));
   CHECK(s && strstr(s, "    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> "
                        "tensor<4xf32>\n"));
-  CHECK(s && strstr(s, "    %2 = stablehlo.compare  LT, %0, %1,  FLOAT : (tensor<4xf32>, "
+  CHECK(s && strstr(s, "    %2 = stablehlo.compare LT, %0, %1, FLOAT : (tensor<4xf32>, "
                        "tensor<4xf32>) -> tensor<4xi1>\n"));
   CHECK(s && strstr(s, "    %3 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across "
                        "dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"));
   CHECK(s && strstr(s, "\"stablehlo.sort\"(%arg0) <{dimension = 0 : i64}> ({\n"
                        "    ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):\n"
-                       "      %5 = stablehlo.compare  GT, %arg2, %arg3 : (tensor<f32>, "
+                       "      %5 = stablehlo.compare GT, %arg2, %arg3 : (tensor<f32>, "
                        "tensor<f32>) -> tensor<i1>\n"
                        "      stablehlo.return %5 : tensor<i1>\n"
                        "    }) {mhlo.note = \"n\"} : (tensor<4xf32>) -> tensor<4xf32>\n"));
@@ -307,7 +307,7 @@ TEST(module_pretty_and_generic) {
 
   /* op_print: one op on its own */
   s = op_print(cmp);
-  CHECK(s && strstr(s, "stablehlo.compare  LT, "));
+  CHECK(s && strstr(s, "stablehlo.compare LT, "));
   free(s);
   module_free(m);
 }
@@ -357,8 +357,8 @@ TEST(while_and_multi_results) {
   char *s = module_print(m);
   CHECK(s && strstr(s, "    %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %arg1) : "
                        "tensor<i32>, tensor<i32>\n"
-                       "     cond {\n"
-                       "      %1 = stablehlo.compare  LT, %iterArg, %iterArg_0 : (tensor<i32>, "
+                       "    cond {\n"
+                       "      %1 = stablehlo.compare LT, %iterArg, %iterArg_0 : (tensor<i32>, "
                        "tensor<i32>) -> tensor<i1>\n"
                        "      stablehlo.return %1 : tensor<i1>\n"
                        "    } do {\n"
