@@ -512,6 +512,38 @@ static hlo_status check_dominance(const vctx *c, const hlo_op *op, uint32_t i) {
   return NULL;
 }
 
+/* A tensor type (or a tuple holding one) whose element count does not fit
+ * in int64: the product of its static dimensions overflows and none is 0.
+ * Such a type cannot be allocated, indexed or reshaped consistently. */
+static bool type_overflows(const hlo_type *t, int depth) {
+  if (!t || depth > 64) return false;
+  if (t->kind == TYPE_TUPLE) {
+    for (uint32_t i = 0; i < t->num_elems; i++)
+      if (type_overflows(t->elems[i], depth + 1)) return true;
+    return false;
+  }
+  if (t->kind != TYPE_TENSOR) return false;
+  bool over = false;
+  int64_t n = 1;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    int64_t d = t->dims[i];
+    if (d == 0) return false;
+    if (d < 0) continue; /* dynamic */
+    if (n > INT64_MAX / d) over = true;
+    else n *= d;
+  }
+  return over;
+}
+
+/* Error "(TYPE)" at `loc` when `t` overflows (type_overflows); `what` names
+ * the value ("result #0", "argument #1 of @main"). */
+static hlo_status check_type_size(vctx *c, const hlo_loc *loc, const char *who, const char *what,
+                                  const hlo_type *t) {
+  if (!type_overflows(t, 0)) return NULL;
+  return status_at(HLO_VERIFY_ERROR, loc, "%s (TYPE): %s has type %s, whose element count "
+                   "overflows int64", who, what, vtype_str(c, t));
+}
+
 static hlo_status verify_op(vctx *c, const hlo_op *op, const hlo_func *f) {
   if (op->opcode >= OP_COUNT) return verr(op, NULL, "unknown opcode %d", (int)op->opcode);
   for (uint32_t i = 0; i < op->num_operands; i++) {
@@ -519,8 +551,12 @@ static hlo_status verify_op(vctx *c, const hlo_op *op, const hlo_func *f) {
       return verr(op, "SIG", "operand #%u has no value", i);
     HLO_TRY(check_dominance(c, op, i));
   }
-  for (uint32_t i = 0; i < op->num_results; i++)
+  for (uint32_t i = 0; i < op->num_results; i++) {
     if (!op->results[i].type) return verr(op, "SIG", "result #%u has no type", i);
+    char what[32];
+    snprintf(what, sizeof what, "result #%u", i);
+    HLO_TRY(check_type_size(c, &op->loc, vop_name(op), what, op->results[i].type));
+  }
   if ((op_flags(op->opcode) & OPF_TERMINATOR) && op->next)
     return verr(op, "SIG", "a terminator must be the last operation of its block");
   for (uint32_t r = 0; r < op->num_regions; r++)
@@ -538,6 +574,12 @@ static hlo_status verify_block(vctx *c, const hlo_block *b, const hlo_func *f) {
     if (!b->args[i].type)
       return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: block argument #%u has no type",
                        f->name, i);
+    char what[48];
+    const hlo_op *po = b->parent ? b->parent->parent : NULL;
+    if (po) snprintf(what, sizeof what, "block argument #%u", i);
+    else snprintf(what, sizeof what, "argument #%u of @%.20s", i, f->name ? f->name : "?");
+    const hlo_loc *loc = b->args[i].loc.line ? &b->args[i].loc : po ? &po->loc : &f->loc;
+    HLO_TRY(check_type_size(c, loc, po ? vop_name(po) : "func", what, b->args[i].type));
     HLO_TRY(seen_add(c, &b->args[i]));
   }
   for (const hlo_op *op = b->first; op; op = op->next) {
@@ -547,9 +589,26 @@ static hlo_status verify_block(vctx *c, const hlo_block *b, const hlo_func *f) {
   return NULL;
 }
 
+/* The function's result types have element counts that fit in int64. */
+static hlo_status verify_func_results(vctx *c, const hlo_func *f) {
+  for (uint32_t i = 0; i < f->num_results; i++) {
+    char what[48];
+    snprintf(what, sizeof what, "result #%u of @%.20s", i, f->name ? f->name : "?");
+    HLO_TRY(check_type_size(c, &f->loc, "func", what, f->result_types[i]));
+  }
+  return NULL;
+}
+
 static hlo_status verify_func(vctx *c, const hlo_func *f) {
   const hlo_block *b = &f->body.block;
-  if (!b->first) return NULL; /* a declaration */
+  if (!b->first) { /* a declaration */
+    for (uint32_t i = 0; i < b->num_args; i++) {
+      char what[48];
+      snprintf(what, sizeof what, "argument #%u of @%.20s", i, f->name ? f->name : "?");
+      HLO_TRY(check_type_size(c, &f->loc, "func", what, b->args[i].type));
+    }
+    return verify_func_results(c, f);
+  }
   if (b->num_args != f->num_args)
     return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: body has %u argument(s), signature %u",
                      f->name, b->num_args, f->num_args);
@@ -557,7 +616,7 @@ static hlo_status verify_func(vctx *c, const hlo_func *f) {
   if (!b->last || b->last->opcode != OP_FUNC_RETURN)
     return status_at(HLO_VERIFY_ERROR, b->last ? &b->last->loc : &f->loc,
                      "func @%s: body must end with func.return", f->name);
-  return NULL;
+  return verify_func_results(c, f);
 }
 
 hlo_status module_verify(const hlo_module_ir *m) {

@@ -4,6 +4,7 @@
  * custom_call, the linear-algebra ops, fft, rng, the collectives and the
  * token ops, following reference/stablehlo-spec.md. Ops without a detailed
  * check here get their signature (operand/result counts) checked. */
+#include <stdio.h>
 #include <string.h>
 #include "ir/element.h"
 #include "ir/verify.h"
@@ -739,10 +740,24 @@ static hlo_status verify_fft(vctx *c, const hlo_op *op) {
   } else if (R_ && !vdim_eq(r->dims[R_ - 1], x->dims[R_ - 1])) {
     return verr(op, "C5", "result last dimension differs from operand");
   }
-  const hlo_type *real = !strcmp(ty, "RFFT") ? x : !strcmp(ty, "IRFFT") ? r : NULL;
-  if (real)
-    for (uint32_t i = 0; i < fl.n; i++)
-      if (!vdim_eq(real->dims[R_ - fl.n + i], fl.v[i])) return verr(op, "C4", "trailing dimensions must equal fft_length");
+  /* C4 names the real tensor (RFFT: operand, IRFFT: result); for FFT/IFFT
+   * the transform runs over the operand's trailing dimensions, so they must
+   * equal fft_length too (as XLA's shape inference requires). */
+  const hlo_type *real = !strcmp(ty, "RFFT") ? x : !strcmp(ty, "IRFFT") ? r : x;
+  for (uint32_t i = 0; i < fl.n; i++)
+    if (!vdim_eq(real->dims[R_ - fl.n + i], fl.v[i])) {
+      /* fl.n <= 3 (C3), so both lists fit */
+      char want[96] = "", have[96] = "";
+      size_t a = 0, b = 0;
+      for (uint32_t k = 0; k < fl.n; k++) {
+        int64_t d = real->dims[R_ - fl.n + k];
+        a += (size_t)snprintf(want + a, sizeof want - a, "%s%lld", k ? ", " : "", (long long)fl.v[k]);
+        if (d == HLO_DYN) b += (size_t)snprintf(have + b, sizeof have - b, "%s?", k ? ", " : "");
+        else b += (size_t)snprintf(have + b, sizeof have - b, "%s%lld", k ? ", " : "", (long long)d);
+      }
+      return verr(op, "C4", "the last %u dimension(s) of the %s (%s) must equal fft_length [%s]",
+                  fl.n, real == r ? "result" : "operand", have, want);
+    }
   return NULL;
 }
 

@@ -387,6 +387,26 @@ static const char *const valid_programs[] = {
   "  %t = \"stablehlo.create_token\"() : () -> !stablehlo.token\n"
   "  %0 = \"stablehlo.cross_replica_sum\"(%a) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
   "  return %0 : tensor<4xf32>\n}\n",
+  /* chlo: square on integers, is_inf to i1, numpy-style and
+   * broadcast_dimensions broadcasting, top_k with k = 0 and k = last dim */
+  "func.func @main(%a: tensor<4xi32>, %f: tensor<4xf16>) -> tensor<4xi32> {\n"
+  "  %0 = chlo.square %a : tensor<4xi32> -> tensor<4xi32>\n"
+  "  %1 = chlo.is_inf %f : tensor<4xf16> -> tensor<4xi1>\n"
+  "  return %0 : tensor<4xi32>\n}\n",
+  "func.func @main(%a: tensor<2x1x3xf32>, %b: tensor<4x1xf32>, %c: tensor<2xf32>) -> tensor<2x4x3xi1> {\n"
+  "  %0 = chlo.broadcast_add %a, %b : (tensor<2x1x3xf32>, tensor<4x1xf32>) -> tensor<2x4x3xf32>\n"
+  "  %1 = chlo.broadcast_multiply %0, %c {broadcast_dimensions = array<i64: 0>} : (tensor<2x4x3xf32>, tensor<2xf32>) -> tensor<2x4x3xf32>\n"
+  "  %2 = chlo.broadcast_compare %1, %b {comparison_direction = #chlo<comparison_direction LT>} : (tensor<2x4x3xf32>, tensor<4x1xf32>) -> tensor<2x4x3xi1>\n"
+  "  %3 = chlo.broadcast_complex %a, %b : (tensor<2x1x3xf32>, tensor<4x1xf32>) -> tensor<2x4x3xcomplex<f32>>\n"
+  "  return %2 : tensor<2x4x3xi1>\n}\n",
+  "func.func @main(%a: tensor<6x20xf32>) -> tensor<6x20xf32> {\n"
+  "  %v, %i = chlo.top_k(%a, k = 20) : tensor<6x20xf32> -> (tensor<6x20xf32>, tensor<6x20xi32>)\n"
+  "  %w, %j = chlo.top_k(%a, k = 0) : tensor<6x20xf32> -> (tensor<6x0xf32>, tensor<6x0xi32>)\n"
+  "  return %v : tensor<6x20xf32>\n}\n",
+  /* FFT over the trailing dims; a huge but empty tensor (0 elements) */
+  "func.func @main(%a: tensor<2x4x8xcomplex<f32>>, %z: tensor<0x4294967296x4294967296xf32>) -> tensor<2x4x8xcomplex<f32>> {\n"
+  "  %0 = stablehlo.fft %a, type = FFT, length = [4, 8] : (tensor<2x4x8xcomplex<f32>>) -> tensor<2x4x8xcomplex<f32>>\n"
+  "  return %0 : tensor<2x4x8xcomplex<f32>>\n}\n",
 };
 
 TEST(valid_rare_ops) {
