@@ -143,7 +143,8 @@ typedef struct hlo_executable hlo_executable;
 
 /* Prepares function `entry` of `m` (NULL: "main", or the only function) to
  * run on `backend`: checks the function exists and legalizes chlo ops (this
- * rewrites `m` in place, once; not safe to call concurrently on one module).
+ * rewrites `m` in place, once; executables may be created from several
+ * threads over one module: they take turns here).
  * The module must outlive the executable. *out_exe is yours.
  * Errors: HLO_NOT_FOUND (no such function, no functions, or no @main among
  * several), HLO_UNIMPLEMENTED (backend not available, a chlo op that cannot
