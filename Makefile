@@ -1,8 +1,9 @@
 # hlo — one GNU Makefile. Outputs under build/ (build/hlo is the program).
 #   make            build the library, the program and the example
 #   make run        build, then run the bundled model (the README's first command)
-#   make test       build and run every test that needs no GPU (ends "N passed, N failed")
-#   make test-asan  the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test       build and run every test that needs no GPU: -O2, then again under
+#                   ASan+UBSan, then the threaded tests under TSan (ends "N passed, N failed")
+#   make test-asan  only the ASan+UBSan part
 #   make deps       install the Debian packages the build needs (when missing)
 #   make fuzz       build and run the parser fuzzer for FUZZ_SECONDS (default 60)
 
