@@ -1,12 +1,16 @@
 /* print.c — the module printer: MLIR text the way JAX and stablehlo-opt
  * print it, which the parser (src/parse) reads back to an equal module.
  *
- * Layout follows MLIR's AsmPrinter: two spaces per nesting level, function
- * arguments `%arg0..`, op results `%0, %1, ...` in program order (`%0:2` for
- * several results, used as `%0#1`), constants `%cst` / `%c` (float / integer)
- * with MLIR's `_N` de-duplication suffix, region arguments continuing the
- * `%argN` count. Names are unique within a function. Ops print in their
- * pretty form where print_ops.c has one, else in MLIR's generic form
+ * Layout follows MLIR's AsmPrinter: two spaces per nesting level. Value
+ * names follow its SSANameState (mlir/lib/IR/AsmPrinter.cpp), assigned up
+ * front per function by name_region: a region's block arguments (`%argN`,
+ * stablehlo.while's `%iterArg`, chlo.scan's `%input`/`%carry`) and op
+ * results (`%0, %1, ...`, `%0:2` used as `%0#1`; constants `%cst` / `%c`;
+ * chlo.top_k `%values, %indices`) first, then each nested region starting
+ * from the counters as they stand after the whole enclosing region, so
+ * sibling regions reuse numbers; `_N` de-duplication suffixes come from one
+ * counter shared by all names. Ops print in their pretty form where
+ * print_ops.c has one, else in MLIR's generic form
  * `"dialect.op"(operands) <{inherent}> ({regions}) {discardable} : type`. */
 #include "ir/print_internal.h"
 
@@ -82,7 +86,10 @@ void pr_values(printer *p, hlo_value *const *v, uint32_t n) {
   }
 }
 
+const char *pr_name_of(const printer *p, const hlo_value *v) { return lookup(p, v); }
+
 void pr_bind_arg(printer *p, const hlo_value *v) {
+  if (lookup(p, v)) return; /* named up front by name_func */
   char buf[32];
   snprintf(buf, sizeof buf, "%%arg%u", p->next_arg++);
   pr_bind(p, v, buf);
@@ -97,18 +104,29 @@ const char *pr_fresh_iter(printer *p) {
   return s;
 }
 
-/* Names the results of `op`; writes the definition name ("%3", "%cst_2")
- * into buf. */
+/* A constant's result is named `%cst` (float, complex) or `%c` (integer). */
+static bool const_name(const hlo_op *op, const char **stem) {
+  if (op->opcode != OP_CONSTANT || op->num_results != 1 || !op->results[0].type ||
+      op->results[0].type->kind != TYPE_TENSOR || op->results[0].type->quant)
+    return false;
+  hlo_dtype dt = op->results[0].type->dtype;
+  bool fl = dt == HLO_C64 || dt == HLO_C128 || dt == HLO_BF16 || dt == HLO_F16 ||
+            dt == HLO_F32 || dt == HLO_F64 || (dt >= HLO_F4E2M1FN && dt <= HLO_F8E8M0FNU);
+  *stem = fl ? "cst" : "c";
+  return true;
+}
+
+/* chlo.top_k names its results `%values, %indices` (getAsmResultNames). */
+static bool named_results(const hlo_op *op) {
+  return op->opcode == OP_CHLO_TOP_K && op->num_results == 2;
+}
+
+/* Names the results of `op` lazily (op_print, which has no up-front pass);
+ * writes the definition name ("%3", "%cst_2") into buf. */
 static void name_results(printer *p, const hlo_op *op, char *buf, size_t n) {
-  bool is_const = op->opcode == OP_CONSTANT && op->num_results == 1 &&
-                  op->results[0].type && op->results[0].type->kind == TYPE_TENSOR &&
-                  !op->results[0].type->quant;
-  if (is_const) {
-    hlo_dtype dt = op->results[0].type->dtype;
-    bool fl = dt == HLO_C64 || dt == HLO_C128 || dt == HLO_BF16 || dt == HLO_F16 ||
-              dt == HLO_F32 || dt == HLO_F64 || (dt >= HLO_F4E2M1FN && dt <= HLO_F8E8M0FNU);
-    bool *used = fl ? &p->used_cst : &p->used_c;
-    const char *stem = fl ? "cst" : "c";
+  const char *stem;
+  if (const_name(op, &stem)) {
+    bool *used = stem[1] ? &p->used_cst : &p->used_c;
     if (!*used) { *used = true; snprintf(buf, n, "%%%s", stem); }
     else snprintf(buf, n, "%%%s_%u", stem, p->next_conflict++);
   } else {
@@ -123,6 +141,102 @@ static void name_results(printer *p, const hlo_op *op, char *buf, size_t n) {
     snprintf(use, sizeof use, "%s#%u", buf, i);
     pr_bind(p, &op->results[i], use);
   }
+}
+
+/* The naming state of MLIR's SSANameState (mlir/lib/IR/AsmPrinter.cpp) as
+ * it enters a region: the next result number, the next `%argN`, the next
+ * `_N` conflict suffix, and which special names are taken in this region or
+ * the regions around it (usedNames). A region's own values are numbered
+ * first; then each nested region starts from the state after the whole
+ * enclosing region, so sibling regions reuse the same numbers. */
+typedef struct name_ctx {
+  uint32_t next_value, next_arg, next_conflict;
+  bool used_cst, used_c, used_iter, used_values, used_indices, used_input, used_carry;
+} name_ctx;
+
+/* SSANameState::uniqueValueName for the special names: the stem when it is
+ * free, else `stem_N` with the next conflict number. */
+static void unique_name(name_ctx *c, bool *used, const char *stem, char *buf, size_t n) {
+  if (!*used) { *used = true; snprintf(buf, n, "%%%s", stem); }
+  else snprintf(buf, n, "%%%s_%u", stem, c->next_conflict++);
+}
+
+static void name_op(printer *p, name_ctx *c, const hlo_op *op) {
+  char buf[48], use[64];
+  const char *stem;
+  if (!op->num_results) return;
+  if (named_results(op)) {
+    unique_name(c, &c->used_values, "values", buf, sizeof buf);
+    pr_bind(p, &op->results[0], buf);
+    unique_name(c, &c->used_indices, "indices", buf, sizeof buf);
+    pr_bind(p, &op->results[1], buf);
+    return;
+  }
+  if (const_name(op, &stem))
+    unique_name(c, stem[1] ? &c->used_cst : &c->used_c, stem, buf, sizeof buf);
+  else
+    snprintf(buf, sizeof buf, "%%%u", c->next_value++);
+  if (op->num_results == 1) {
+    pr_bind(p, &op->results[0], buf);
+    return;
+  }
+  for (uint32_t i = 0; i < op->num_results; i++) {
+    snprintf(use, sizeof use, "%s#%u", buf, i);
+    pr_bind(p, &op->results[i], use);
+  }
+}
+
+/* Names region `r` of op `parent` (NULL: a function body) and, after it,
+ * its nested regions; `c` is the state on entry (a copy). Block arguments
+ * are `%argN`, except stablehlo.while's `%iterArg` and chlo.scan's `%input`,
+ * `%carry` (getAsmBlockArgumentNames). */
+static void name_region(printer *p, const hlo_region *r, const hlo_op *parent, name_ctx c) {
+  const hlo_block *blk = &r->block;
+  char buf[48];
+  uint32_t scan_inputs = UINT32_MAX; /* chlo.scan: `%input`s, then `%carry`s */
+  if (parent && parent->opcode == OP_CHLO_SCAN) {
+    const hlo_attr *seg = op_attr(parent, "operandSegmentSizes");
+    if (seg && seg->kind == ATTR_DENSE_ARRAY && seg->u.darr.n == 2 && seg->u.darr.ints &&
+        seg->u.darr.ints[0] >= 0)
+      scan_inputs = (uint32_t)seg->u.darr.ints[0];
+  }
+  for (uint32_t i = 0; i < blk->num_args; i++) {
+    if (parent && parent->opcode == OP_WHILE)
+      unique_name(&c, &c.used_iter, "iterArg", buf, sizeof buf);
+    else if (scan_inputs != UINT32_MAX && i < scan_inputs)
+      unique_name(&c, &c.used_input, "input", buf, sizeof buf);
+    else if (scan_inputs != UINT32_MAX)
+      unique_name(&c, &c.used_carry, "carry", buf, sizeof buf);
+    else
+      snprintf(buf, sizeof buf, "%%arg%u", c.next_arg++);
+    pr_bind(p, &blk->args[i], buf);
+  }
+  for (const hlo_op *op = blk->first; op; op = op->next) name_op(p, &c, op);
+  for (const hlo_op *op = blk->first; op; op = op->next)
+    for (uint32_t k = 0; k < op->num_regions; k++) name_region(p, &op->regions[k], op, c);
+}
+
+/* Appends the definition of op's results: `%3`, `%0:2`, `%values, %indices`. */
+static void pr_def(printer *p, const hlo_op *op) {
+  const char *n0 = lookup(p, &op->results[0]);
+  if (!n0) {
+    char def[40];
+    name_results(p, op, def, sizeof def);
+    sb_puts(p->b, def);
+    if (op->num_results > 1) sb_printf(p->b, ":%u", op->num_results);
+    return;
+  }
+  if (op->num_results == 1) { sb_puts(p->b, n0); return; }
+  if (named_results(op)) {
+    for (uint32_t i = 0; i < op->num_results; i++) {
+      if (i) sb_puts(p->b, ", ");
+      pr_value(p, &op->results[i]);
+    }
+    return;
+  }
+  const char *h = strchr(n0, '#');
+  sb_putn(p->b, n0, h ? (size_t)(h - n0) : strlen(n0));
+  sb_printf(p->b, ":%u", op->num_results);
 }
 
 /* --------------------------------------------------------------- types */
@@ -173,9 +287,7 @@ void pr_block_ops(printer *p, const hlo_block *blk, int indent) {
   p->indent = saved;
 }
 
-/* A region in generic form: `{`, `^bb0(args):` when it has arguments, the
- * ops indented two more, `}` at the op's indentation. */
-static void pr_region_generic(printer *p, const hlo_region *r) {
+void pr_region_generic(printer *p, const hlo_region *r) {
   const hlo_block *blk = &r->block;
   sb_putc(p->b, '{');
   if (blk->num_args) {
@@ -255,10 +367,7 @@ static void pr_generic(printer *p, const hlo_op *op) {
 
 static void pr_op(printer *p, const hlo_op *op) {
   if (op->num_results) {
-    char def[40];
-    name_results(p, op, def, sizeof def);
-    sb_puts(p->b, def);
-    if (op->num_results > 1) sb_printf(p->b, ":%u", op->num_results);
+    pr_def(p, op);
     sb_puts(p->b, " = ");
   }
   size_t mark = p->b->len;
@@ -301,6 +410,11 @@ static void pr_func(printer *p, const hlo_func *f) {
   printer_reset(p);
   const hlo_block *body = &f->body.block;
   bool has_body = body->first != NULL;
+  if (has_body) {
+    name_ctx c;
+    memset(&c, 0, sizeof c);
+    name_region(p, &f->body, NULL, c);
+  }
   sb_puts(b, "  func.func ");
   if (f->visibility) { sb_puts(b, f->visibility); sb_putc(b, ' '); }
   print_symbol(b, f->name, strlen(f->name));

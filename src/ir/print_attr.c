@@ -156,29 +156,195 @@ void print_int_list(strbuf *b, const int64_t *v, uint32_t n) {
   sb_putc(b, ']');
 }
 
+/* --------------------------------------------- APFloat's toString, exactly */
+
+/* A little unsigned big integer for the exact decimal expansion of a binary
+ * float (f64's smallest subnormal needs ~2,550 bits). */
+typedef struct bignum {
+  uint32_t w[96];
+  unsigned n; /* limbs in use; no leading zero limb */
+} bignum;
+
+static void bn_trim(bignum *a) {
+  while (a->n && !a->w[a->n - 1]) a->n--;
+}
+
+static void bn_mul_small(bignum *a, uint32_t m) {
+  uint64_t c = 0;
+  for (unsigned i = 0; i < a->n; i++) {
+    c += (uint64_t)a->w[i] * m;
+    a->w[i] = (uint32_t)c;
+    c >>= 32;
+  }
+  if (c && a->n < sizeof a->w / sizeof a->w[0]) a->w[a->n++] = (uint32_t)c;
+}
+
+/* a /= d (floor); returns the remainder. */
+static uint32_t bn_divmod_small(bignum *a, uint32_t d) {
+  uint64_t r = 0;
+  for (unsigned i = a->n; i-- > 0;) {
+    r = (r << 32) | a->w[i];
+    a->w[i] = (uint32_t)(r / d);
+    r %= d;
+  }
+  bn_trim(a);
+  return (uint32_t)r;
+}
+
+static unsigned bn_bits(const bignum *a) {
+  if (!a->n) return 0;
+  unsigned bits = (a->n - 1) * 32;
+  for (uint32_t top = a->w[a->n - 1]; top; top >>= 1) bits++;
+  return bits;
+}
+
+/* APFloat's AdjustToPrecision on the digit buffer (least significant digit
+ * first): keep `prec` digits, rounding half up on the first dropped digit. */
+static void adjust_digits(char *buf, unsigned *nd, int *exp, unsigned prec) {
+  unsigned n = *nd;
+  if (n <= prec) return;
+  unsigned first = n - prec;
+  if (buf[first - 1] < '5') {
+    while (first < n && buf[first] == '0') first++;
+  } else {
+    for (unsigned i = first; i != n; i++) {
+      if (buf[i] == '9') first++;
+      else { buf[i]++; break; }
+    }
+    if (first == n) {
+      *exp += (int)first;
+      buf[0] = '1';
+      *nd = 1;
+      return;
+    }
+  }
+  *exp += (int)first;
+  memmove(buf, buf + first, n - first);
+  *nd = n - first;
+}
+
+/* LLVM APFloat::toString (llvm/lib/Support/APFloat.cpp, toStringImpl) of a
+ * finite double `x` that is a value of a type with `precision` significand
+ * bits (24 for f32), into out (>= 64 chars). FormatPrecision 0 means
+ * "enough to round-trip": 2 + precision * 59 / 196 digits. */
+static void apfloat_to_string(char *out, double x, unsigned precision, unsigned fprec,
+                              unsigned max_pad, bool trunc_zero) {
+  size_t o = 0;
+  if (signbit(x)) out[o++] = '-';
+  x = fabs(x);
+  if (x == 0) {
+    if (!max_pad) {
+      if (trunc_zero) o += (size_t)sprintf(out + o, "0.0E+0");
+      else {
+        o += (size_t)sprintf(out + o, "0.0");
+        for (unsigned i = 1; i < fprec; i++) out[o++] = '0';
+        o += (size_t)sprintf(out + o, "e+00");
+      }
+    } else out[o++] = '0';
+    out[o] = 0;
+    return;
+  }
+  if (!fprec) fprec = 2 + precision * 59 / 196;
+  int e2;
+  double m = frexp(x, &e2);
+  uint64_t sig = (uint64_t)ldexp(m, 53);
+  int exp = e2 - 53;
+  while (!(sig & 1)) { sig >>= 1; exp++; }
+  bignum s = {{(uint32_t)sig, (uint32_t)(sig >> 32)}, 2};
+  bn_trim(&s);
+  if (exp > 0) {
+    for (int k = exp; k > 0; k -= 16) bn_mul_small(&s, 1u << (k < 16 ? k : 16));
+    exp = 0;
+  } else if (exp < 0) {
+    for (int k = -exp; k > 0; k -= 13) {
+      uint32_t f = 1;
+      for (int j = 0; j < (k < 13 ? k : 13); j++) f *= 5;
+      bn_mul_small(&s, f);
+    }
+  }
+  /* AdjustToPrecision on the integer: drop whole decimal digits (floor) */
+  unsigned bits = bn_bits(&s), req = (fprec * 196 + 58) / 59;
+  if (bits > req) {
+    unsigned tens = (bits - req) * 59 / 196;
+    exp += (int)tens;
+    for (; tens >= 9; tens -= 9) bn_divmod_small(&s, 1000000000u);
+    uint32_t d = 1;
+    for (; tens; tens--) d *= 10;
+    if (d > 1) bn_divmod_small(&s, d);
+  }
+  char buf[96];
+  unsigned nd = 0;
+  bool trail = true;
+  while (s.n) {
+    uint32_t d = bn_divmod_small(&s, 10);
+    if (trail && !d) exp++;
+    else if (nd < sizeof buf) { buf[nd++] = (char)('0' + d); trail = false; }
+  }
+  adjust_digits(buf, &nd, &exp, fprec);
+  bool sci;
+  if (!max_pad) sci = true;
+  else if (exp >= 0) sci = (unsigned)exp > max_pad || nd + (unsigned)exp > fprec;
+  else {
+    int msd = exp + (int)nd - 1;
+    sci = msd >= 0 ? false : (unsigned)-msd > max_pad;
+  }
+  if (sci) {
+    exp += (int)nd - 1;
+    out[o++] = buf[nd - 1];
+    out[o++] = '.';
+    if (nd == 1 && trunc_zero) out[o++] = '0';
+    else
+      for (unsigned i = 1; i != nd; i++) out[o++] = buf[nd - 1 - i];
+    if (!trunc_zero && fprec > nd - 1)
+      for (unsigned i = 0; i < fprec - nd + 1; i++) out[o++] = '0';
+    out[o++] = trunc_zero ? 'E' : 'e';
+    out[o++] = exp >= 0 ? '+' : '-';
+    if (exp < 0) exp = -exp;
+    if (!trunc_zero && exp < 10) out[o++] = '0';
+    o += (size_t)sprintf(out + o, "%d", exp);
+    out[o] = 0;
+    return;
+  }
+  if (exp >= 0) {
+    for (unsigned i = 0; i != nd; i++) out[o++] = buf[nd - 1 - i];
+    for (int i = 0; i != exp; i++) out[o++] = '0';
+    out[o] = 0;
+    return;
+  }
+  int whole = exp + (int)nd;
+  unsigned i = 0;
+  if (whole > 0) {
+    for (; i != (unsigned)whole; i++) out[o++] = buf[nd - i - 1];
+    out[o++] = '.';
+  } else {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (int z = 1; z != 1 - whole; z++) out[o++] = '0';
+  }
+  for (; i != nd; i++) out[o++] = buf[nd - i - 1];
+  out[o] = 0;
+}
+
 /* Text `s` parses back to exactly `bits` in float type `t`. */
 static bool float_roundtrips(const char *s, hlo_dtype t, uint64_t bits) {
   double d = strtod(s, NULL);
   return float_encode(t, d) == bits;
 }
 
+/* MLIR's printFloatValue (mlir/lib/IR/AsmPrinter.cpp): APFloat::toString
+ * with six digits (`1.429690e+00`) when that parses back bitwise-equal,
+ * else APFloat's default toString (`9.99999974E-6`, `0.797884583`) when it
+ * has a '.', else (inf, NaN, integral values) the bits in hex. */
 void print_float_bits(strbuf *b, hlo_dtype t, uint64_t bits) {
   double x = float_decode(t, bits);
-  char buf[48];
+  char buf[96];
+  float_format ff;
+  unsigned precision = float_format_of(t, &ff) ? (unsigned)ff.mant_bits + 1 : 53;
   if (isfinite(x)) {
-    /* MLIR: six significant digits, padded to six decimals (`1.429690e+00`) */
-    snprintf(buf, sizeof buf, "%.5e", x);
-    char *e = strchr(buf, 'e');
-    if (e && float_roundtrips(buf, t, bits)) {
-      sb_putn(b, buf, (size_t)(e - buf));
-      sb_putc(b, '0');
-      sb_puts(b, e);
-      return;
-    }
-    for (int p = 7; p <= 17; p++) {
-      snprintf(buf, sizeof buf, "%.*E", p, x);
-      if (float_roundtrips(buf, t, bits)) { sb_puts(b, buf); return; }
-    }
+    apfloat_to_string(buf, x, precision, 6, 0, false);
+    if (float_roundtrips(buf, t, bits)) { sb_puts(b, buf); return; }
+    apfloat_to_string(buf, x, precision, 0, 3, true);
+    if (strchr(buf, '.')) { sb_puts(b, buf); return; }
   }
   unsigned nbits = dtype_bits(t);
   int digits = (int)((nbits + 3) / 4);

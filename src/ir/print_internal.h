@@ -26,7 +26,10 @@ void pr_value(printer *p, const hlo_value *v);
 void pr_values(printer *p, hlo_value *const *v, uint32_t n);
 /* Binds `v` to `name` (copied). */
 void pr_bind(printer *p, const hlo_value *v, const char *name);
-/* A fresh block-argument name ("%arg7") bound to `v`. */
+/* The name bound to `v` ("%iterArg_3"), or NULL when it has none yet. */
+const char *pr_name_of(const printer *p, const hlo_value *v);
+/* A fresh block-argument name ("%arg7") bound to `v`, unless `v` already
+ * has a name (module_print names every value up front). */
 void pr_bind_arg(printer *p, const hlo_value *v);
 /* A fresh `%iterArg`/`%iterArg_N` name (lent, valid until the printer ends). */
 const char *pr_fresh_iter(printer *p);
@@ -35,6 +38,9 @@ void pr_newline(printer *p);
 /* Appends the ops of block `blk` one per line at indentation `indent`
  * (without the block label); each line starts with a newline. */
 void pr_block_ops(printer *p, const hlo_block *blk, int indent);
+/* Appends a region in generic form: `{`, `^bb0(args):` when it has
+ * arguments, the ops indented two more, `}` at the op's indentation. */
+void pr_region_generic(printer *p, const hlo_region *r);
 /* Appends `T` or `(T, U)` for a result type list (`()` when empty). */
 void pr_result_types(printer *p, const hlo_op *op);
 /* Appends `(A, B) -> R` for the op's operand and result types. */

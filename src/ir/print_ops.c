@@ -439,9 +439,12 @@ static bool pr_while(printer *p, const hlo_op *op) {
   }
   sb_puts(p->b, "stablehlo.while(");
   for (uint32_t i = 0; i < op->num_operands; i++) {
-    const char *n = pr_fresh_iter(p);
-    pr_bind(p, &c->args[i], n);
-    pr_bind(p, &d->args[i], n);
+    const char *n = pr_name_of(p, &c->args[i]);
+    if (!n) {
+      n = pr_fresh_iter(p);
+      pr_bind(p, &c->args[i], n);
+      pr_bind(p, &d->args[i], n);
+    }
     if (i) sb_puts(p->b, ", ");
     sb_printf(p->b, "%s = ", n);
     pr_value(p, op->operands[i]);
@@ -533,6 +536,59 @@ static bool pr_top_k(printer *p, const hlo_op *op) {
   print_type(p->b, op->operands[0]->type);
   sb_puts(p->b, " -> ");
   pr_result_types(p, op);
+  return true;
+}
+
+/* `chlo.scan(%x) inits (%i) dimension=1  attributes {...} {region} : (A, I)
+ * -> (R, C)` (ScanOp::print in stablehlo/dialect/ChloOps.cpp): the segment
+ * sizes are implied by the operand lists and the types. */
+static bool pr_scan(printer *p, const hlo_op *op) {
+  const hlo_attr *seg = int_array(op, "operandSegmentSizes");
+  const hlo_attr *dim = int_attr(op, "dimension");
+  if (op->num_regions != 1 || !seg || !dim || seg->u.darr.n != 2) return false;
+  int64_t nin = seg->u.darr.ints[0], ninit = seg->u.darr.ints[1];
+  if (nin < 0 || ninit < 0 || (uint64_t)(nin + ninit) != op->num_operands ||
+      (uint64_t)ninit > op->num_results)
+    return false;
+  const hlo_attr *rseg = op_attr(op, "resultSegmentSizes");
+  if (rseg && (rseg->kind != ATTR_DENSE_ARRAY || rseg->u.darr.n != 2 ||
+               (rseg->u.darr.dtype != HLO_I32 && rseg->u.darr.dtype != HLO_I64) ||
+               rseg->u.darr.ints[0] != (int64_t)op->num_results - ninit ||
+               rseg->u.darr.ints[1] != ninit))
+    return false;
+  if (seg->u.darr.dtype != HLO_I32) return false;
+  uint32_t nother = 0;
+  for (uint32_t i = 0; i < op->num_attrs; i++) {
+    const char *n = op->attrs[i].name;
+    if (strcmp(n, "dimension") && strcmp(n, "operandSegmentSizes") &&
+        strcmp(n, "resultSegmentSizes"))
+      nother++;
+  }
+  sb_puts(p->b, "chlo.scan(");
+  pr_values(p, op->operands, (uint32_t)nin);
+  sb_puts(p->b, ") inits (");
+  pr_values(p, op->operands + nin, (uint32_t)ninit);
+  sb_printf(p->b, ") dimension=%" PRId64 " ", dim->u.i.v);
+  if (nother) {
+    sb_puts(p->b, " attributes {");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < op->num_attrs; i++) {
+      const char *n = op->attrs[i].name;
+      if (!strcmp(n, "dimension") || !strcmp(n, "operandSegmentSizes") ||
+          !strcmp(n, "resultSegmentSizes"))
+        continue;
+      if (k++) sb_puts(p->b, ", ");
+      print_name(p->b, n);
+      if (op->attrs[i].value && op->attrs[i].value->kind != ATTR_UNIT) {
+        sb_puts(p->b, " = ");
+        print_attr(p->b, op->attrs[i].value);
+      }
+    }
+    sb_putc(p->b, '}');
+  }
+  sb_putc(p->b, ' ');
+  pr_region_generic(p, &op->regions[0]);
+  func_type_suffix(p, op);
   return true;
 }
 
@@ -687,6 +743,7 @@ bool pr_pretty(printer *p, const hlo_op *op) {
   case OP_RNG_BIT_GENERATOR: return pr_rng_bit_generator(p, op);
   case OP_OPTIMIZATION_BARRIER: return pr_optimization_barrier(p, op);
   case OP_CHLO_TOP_K: return pr_top_k(p, op);
+  case OP_CHLO_SCAN: return pr_scan(p, op);
   case OP_CONVOLUTION: return pr_convolution(p, op);
   case OP_AFTER_ALL:
   case OP_REPLICA_ID:

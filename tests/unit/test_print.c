@@ -1,5 +1,7 @@
 /* test_print.c — the printer on IR built by hand: types, attributes, dense
  * literals, float spelling, value naming, pretty and generic op forms. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ir/ir.h"
 #include "ir/print.h"
@@ -175,7 +177,7 @@ TEST(dense_literals) {
   uint32_t nan = 0x7FC00000u;
   memcpy(&fv[3], &nan, 4);
   s = attr_text(attr_dense(a, tf, fv, sizeof fv, false));
-  CHECK_STR(s, "dense<[[1.000000e-01, -0.000000e+00], [3.4028235E+38, 0x7FC00000]]> : "
+  CHECK_STR(s, "dense<[[1.000000e-01, -0.000000e+00], [3.40282347E+38, 0x7FC00000]]> : "
                "tensor<2x2xf32>");
   free(s);
   /* bf16 0.1 needs no more than %.6e */
@@ -368,6 +370,42 @@ TEST(while_and_multi_results) {
   CHECK(s && strstr(s, "-> (tensor<i32>, tensor<i32>) {\n"));
   free(s);
   module_free(m);
+}
+
+/* The spelling of `bits` of type t, as print_float_bits writes it. */
+static bool float_is(hlo_dtype t, uint64_t bits, const char *want) {
+  strbuf b;
+  sb_init(&b);
+  print_float_bits(&b, t, bits);
+  char *s = sb_take(&b);
+  bool ok = s && !strcmp(s, want);
+  if (!ok) fprintf(stderr, "  float 0x%llx: got %s, want %s\n", (unsigned long long)bits,
+                   s ? s : "(null)", want);
+  free(s);
+  return ok;
+}
+
+/* MLIR's printFloatValue: APFloat::toString with 6 digits when it parses
+ * back, else APFloat's default toString (values from JAX output and LLVM's
+ * APFloat), else hex. */
+TEST(float_spelling) {
+  CHECK(float_is(HLO_F32, 0x3F800000u, "1.000000e+00"));
+  CHECK(float_is(HLO_F32, 0x00000000u, "0.000000e+00"));
+  CHECK(float_is(HLO_F32, 0x80000000u, "-0.000000e+00"));
+  CHECK(float_is(HLO_F32, 0x3EA0A0A1u, "0.313725501"));        /* 80/255 */
+  CHECK(float_is(HLO_F32, 0x3F4C422Au, "0.797884583"));        /* sqrt(2/pi) */
+  CHECK(float_is(HLO_F32, 0x3727C5ACu, "9.99999974E-6"));      /* 1e-5 */
+  CHECK(float_is(HLO_F32, 0x358637BDu, "9.99999997E-7"));      /* 1e-6 */
+  CHECK(float_is(HLO_F32, 0xBF7FFFFFu, "-0.99999994"));
+  CHECK(float_is(HLO_F32, 0x3FB504F3u, "1.41421354"));
+  CHECK(float_is(HLO_F32, 0x7F7FFFFFu, "3.40282347E+38"));
+  CHECK(float_is(HLO_F32, 0x00000001u, "1.401300e-45"));
+  CHECK(float_is(HLO_F32, 0x4996B438u, "0x4996B438"));         /* 1234567: no '.' */
+  CHECK(float_is(HLO_F32, 0x7F800000u, "0x7F800000"));
+  CHECK(float_is(HLO_F64, 0x3FB999999999999Aull, "1.000000e-01"));
+  CHECK(float_is(HLO_F64, 0x3FD5555555555555ull, "0.33333333333333331"));
+  CHECK(float_is(HLO_F16, 0x3555u, "3.332520e-01"));
+  CHECK(float_is(HLO_BF16, 0x3EABu, "3.339840e-01"));
 }
 
 TEST_MAIN()

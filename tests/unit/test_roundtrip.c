@@ -5,7 +5,9 @@
  * parsed from the printed text must equal the one parsed from the file
  * (structurally, up to value names). Pieces the parser
  * rejects in the original are counted and reported, not failed here (they
- * are the parser's tests' business). */
+ * are the parser's tests' business). Also: the model files JAX printed
+ * come back byte for byte (model_files_byte_identical), and a hand-written
+ * module exercising MLIR's value numbering in nested regions does too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,7 +203,7 @@ TEST(edge_cases) {
   CHECK(strstr(t1, "%cst = stablehlo.constant dense<1.500000e+00> : tensor<f32> loc(#loc1)\n"));
   CHECK(strstr(t1, "\"stablehlo.add\"(%1, %1) {mhlo.sharding = \"{replicated}\"} : "
                    "(tensor<f32>, tensor<f32>) -> tensor<f32>\n"));
-  CHECK(strstr(t1, "dense<[0x7FC00000, -0.000000e+00, 1.401300e-45, 3.4028235E+38]>"));
+  CHECK(strstr(t1, "dense<[0x7FC00000, -0.000000e+00, 1.401300e-45, 3.40282347E+38]>"));
   CHECK(strstr(t1, "dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf8E4M3FN>"));
   CHECK(strstr(t1, "dense<> : tensor<0x3xi4>"));
   CHECK(strstr(t1, "  func.func @g(%arg0: tensor<?xi32, #stablehlo.bounds<4>>) {\n    return\n"));
@@ -218,6 +220,133 @@ TEST(edge_cases) {
   free(t1);
   module_free(m1);
   module_free(m2);
+}
+
+/* MLIR's SSANameState numbering, spelled out by hand: a region's own values
+ * first, then nested regions from the state after the enclosing region
+ * (siblings reuse %2, %c_2 ...); `_N` suffixes from one counter shared by
+ * all names; %iterArg for while arguments; float literals as
+ * printFloatValue spells them. Printing must give the text back exactly. */
+static const char names_text[] =
+    "module @m {\n"
+    "  func.func public @main(%arg0: tensor<i32>, %arg1: tensor<4xf32>) -> (tensor<f32>, tensor<i32>, tensor<i32>) {\n"
+    "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
+    "    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
+    "    %0 = stablehlo.reduce(%arg1 init: %cst) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+    "     reducer(%arg2: tensor<f32>, %arg3: tensor<f32>)  {\n"
+    "      %cst_1 = stablehlo.constant dense<0.797884583> : tensor<f32>\n"
+    "      %2 = stablehlo.add %arg2, %arg3 : tensor<f32>\n"
+    "      %3 = stablehlo.multiply %2, %cst_1 : tensor<f32>\n"
+    "      stablehlo.return %3 : tensor<f32>\n"
+    "    }\n"
+    "    %1:2 = stablehlo.while(%iterArg = %arg0, %iterArg_1 = %c) : tensor<i32>, tensor<i32>\n"
+    "    cond {\n"
+    "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
+    "      %2 = stablehlo.compare LT, %iterArg, %c_2 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "      stablehlo.return %2 : tensor<i1>\n"
+    "    } do {\n"
+    "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
+    "      %2 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
+    "      %3 = \"stablehlo.case\"(%iterArg_1) ({\n"
+    "        %c_3 = stablehlo.constant dense<3> : tensor<i32>\n"
+    "        %4 = stablehlo.add %2, %c_3 : tensor<i32>\n"
+    "        stablehlo.return %4 : tensor<i32>\n"
+    "      }, {\n"
+    "        %c_3 = stablehlo.constant dense<4> : tensor<i32>\n"
+    "        %4 = stablehlo.negate %c_3 : tensor<i32>\n"
+    "        %5 = stablehlo.add %4, %c : tensor<i32>\n"
+    "        stablehlo.return %5 : tensor<i32>\n"
+    "      }) : (tensor<i32>) -> tensor<i32>\n"
+    "      stablehlo.return %2, %3 : tensor<i32>, tensor<i32>\n"
+    "    }\n"
+    "    %cst_0 = stablehlo.constant dense<9.99999974E-6> : tensor<f32>\n"
+    "    return %0, %1#0, %1#1 : tensor<f32>, tensor<i32>, tensor<i32>\n"
+    "  }\n"
+    "}\n";
+
+TEST(jax_value_names) {
+  size_t len = sizeof names_text - 1;
+  hlo_status err = NULL;
+  hlo_module_ir *m = parse_text("names.mlir", names_text, len, 0, len, &err);
+  if (err) hlo_status_print(err, stderr);
+  CHECK(err == NULL);
+  hlo_status_free(err);
+  if (!m) return;
+  char *t = module_print(m);
+  CHECK_STR(t, names_text);
+  free(t);
+  module_free(m);
+}
+
+/* The model files (JAX output) that `hlo print` reproduces byte for byte,
+ * relative to $HLO_SHARED/models. */
+static const char *const identical_models[] = {
+    "cnn_sgd_step/cnn_sgd_step.mlir",
+    "cond_switch/cond_switch.mlir",
+    "embed_grad/embed_grad.mlir",
+    "group_norm_convT/group_norm_convT.mlir",
+    "linalg_ops/linalg_ops.cpu.mlir",
+    "linalg_ops/linalg_ops.mlir",
+    "llama_block_bf16/llama_block_bf16.mlir",
+    "llama_block_f32/llama_block_f32.mlir",
+    "lstm_scan/lstm_scan.mlir",
+    "mlp_block_bf16/mlp_block_bf16.mlir",
+    "mlp_block_f32/mlp_block_f32.mlir",
+    "moe_layer/moe_layer.mlir",
+    "naive_attention_f32/naive_attention_f32.mlir",
+    "random_normal/random_normal.cpu.mlir",
+    "random_normal/random_normal.mlir",
+    "softmax_xent/softmax_xent.mlir",
+    "sort_topk/sort_topk.cpu.mlir",
+    "sort_topk/sort_topk.mlir",
+    "tiny_llama_train_step/tiny_llama_train_step.mlir",
+    "while_collatz/while_collatz.mlir",
+};
+
+static bool is_identical_model(const char *rel) {
+  for (size_t i = 0; i < sizeof identical_models / sizeof identical_models[0]; i++)
+    if (!strcmp(rel, identical_models[i])) return true;
+  return false;
+}
+
+TEST(model_files_byte_identical) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/models", tl_shared_dir());
+  tl_paths ps = {0};
+  CHECK(tl_list_mlir(dir, true, NULL, NULL, &ps));
+  if (!ps.n) {
+    printf("SKIPPED model_files_byte_identical: no .mlir files under %s (set HLO_SHARED)\n", dir);
+    return;
+  }
+  tl_paths_sort(&ps);
+  size_t same = 0, listed_seen = 0, dlen = strlen(dir);
+  for (size_t i = 0; i < ps.n; i++) {
+    const char *rel = ps.v[i] + dlen + 1;
+    bool listed = is_identical_model(rel);
+    if (listed) listed_seen++;
+    size_t len = 0;
+    char *text = tl_read_file(ps.v[i], &len);
+    CHECK(text != NULL);
+    if (!text) continue;
+    hlo_status err = NULL;
+    hlo_module_ir *m = parse_text(ps.v[i], text, len, 0, len, &err);
+    if (err) hlo_status_print(err, stderr);
+    hlo_status_free(err);
+    char *t = m ? module_print(m) : NULL;
+    bool eq = t && !strcmp(t, text);
+    if (eq) same++;
+    if (listed && !eq) {
+      fprintf(stderr, "  %s: printed text differs from the file\n", rel);
+      if (t) diff_hint(t, text);
+    }
+    if (listed) CHECK(eq);
+    free(t);
+    module_free(m);
+    free(text);
+  }
+  printf("%zu of %zu model files byte-identical\n", same, ps.n);
+  CHECK_EQ_INT(listed_seen, sizeof identical_models / sizeof identical_models[0]);
+  tl_paths_free(&ps);
 }
 
 TEST(corpus_roundtrip) {
