@@ -6,6 +6,7 @@
 #   make test-asan  only the ASan+UBSan part
 #   make deps       install the Debian packages the build needs (when missing)
 #   make fuzz       build and run the parser fuzzer for FUZZ_SECONDS (default 60)
+#   make bench      front-end benchmark table (parse/verify/print vs MLIR's parser)
 
 CC ?= cc
 BUILD ?= build
@@ -95,12 +96,19 @@ test-asan:
 	@$(MAKE) --no-print-directory $(ASAN_VARS) unit
 	@sh tests/run_all.sh "" build/asan
 
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+bench: $(BUILD)/bench/bench_frontend
+	@sh bench/frontend.sh $(BUILD)
+
 clean:
 	rm -rf build
 
-.PHONY: all deps run unit test test-asan clean
+.PHONY: all deps run unit test test-asan bench clean
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) $(UNIT_DEPS:%.c=$(BUILD)/%.d) \
-  $(wildcard $(BUILD)/tests/tools/*.d)
+  $(wildcard $(BUILD)/tests/tools/*.d) $(wildcard $(BUILD)/bench/*.d)
 
 # ---- fuzz: the parser/printer/interpreter fuzzer (tests/fuzz/run.sh builds
 # build/fuzz/fuzz_parse with clang + libFuzzer and runs it; non-zero on a crash)
@@ -108,3 +116,4 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 .PHONY: fuzz
+.SECONDARY:
