@@ -171,6 +171,68 @@ static hlo_status check_dims_unique(const hlo_op *op, const int64_t *dims, uint3
 }
 
 /* dot_general per the spec: result dims = batch, lhs free, rhs free. */
+/* The float case of dot_general, one row of results at a time: for each
+ * (batch, lhs free) index, the results over all rhs free indices are
+ * accumulated together, walking k in the same ascending order as the
+ * one-element-at-a-time loop (so every result is summed in exactly the same
+ * order and comes out bit-identical), but reading rhs rows contiguously.
+ * `single`: accumulate in float (f32 and narrower), else in double. */
+static hlo_status dot_float_rows(const hlo_op *op, tensor *res, const double *lf, const double *rf,
+                                 bool single, int64_t K, const int64_t *coff, const int64_t *lst,
+                                 const int64_t *rst, const int64_t *lb, const int64_t *rb,
+                                 uint32_t nb, const int64_t *lfree, uint32_t nlf,
+                                 const int64_t *rfree, uint32_t nrf) {
+  const hlo_type *rt = res->type;
+  int64_t R = 1;
+  for (uint32_t i = 0; i < nrf; i++) R *= rt->dims[nb + nlf + i];
+  int64_t *roff = malloc(sizeof(int64_t) * (size_t)R);
+  double *acc = malloc(sizeof(double) * (size_t)R);
+  float *facc = malloc(sizeof(float) * (size_t)R);
+  if (!roff || !acc || !facc) {
+    free(roff); free(acc); free(facc);
+    return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  int64_t jidx[LA_MAX_RANK] = {0};
+  for (int64_t j = 0; j < R; j++) {
+    int64_t o = 0;
+    for (uint32_t i = 0; i < nrf; i++) o += jidx[i] * rst[rfree[i]];
+    roff[j] = o;
+    index_next(rt->dims + nb + nlf, nrf, jidx);
+  }
+  int64_t rows = res->num_elems / R;
+  int64_t idx[LA_MAX_RANK] = {0}; /* over the result's batch + lhs free dims */
+  for (int64_t row = 0; row < rows; row++) {
+    int64_t lo = 0, ro = 0;
+    for (uint32_t i = 0; i < nb; i++) {
+      lo += idx[i] * lst[lb[i]];
+      ro += idx[i] * rst[rb[i]];
+    }
+    for (uint32_t i = 0; i < nlf; i++) lo += idx[nb + i] * lst[lfree[i]];
+    if (single) {
+      for (int64_t j = 0; j < R; j++) facc[j] = 0;
+      for (int64_t k = 0; k < K; k++) {
+        float l = (float)lf[lo + coff[2 * k]];
+        const double *rrow = rf + ro + coff[2 * k + 1];
+        for (int64_t j = 0; j < R; j++) facc[j] += l * (float)rrow[roff[j]];
+      }
+      for (int64_t j = 0; j < R; j++) acc[j] = facc[j];
+    } else {
+      for (int64_t j = 0; j < R; j++) acc[j] = 0;
+      for (int64_t k = 0; k < K; k++) {
+        double l = lf[lo + coff[2 * k]];
+        const double *rrow = rf + ro + coff[2 * k + 1];
+        for (int64_t j = 0; j < R; j++) acc[j] += l * rrow[roff[j]];
+      }
+    }
+    for (int64_t j = 0; j < R; j++) la_store(res, LA_FLOAT, row * R + j, &acc[j], 0);
+    index_next(rt->dims, nb + nlf, idx);
+  }
+  free(roff);
+  free(acc);
+  free(facc);
+  return NULL;
+}
+
 static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const tensor *rhs,
                                    const int64_t *lb, const int64_t *rb, uint32_t nb,
                                    const int64_t *lc, const int64_t *rc, uint32_t nc,
@@ -250,6 +312,14 @@ static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const te
       coff[2 * k + 1] = ro;
       index_next(cdims, nc, cidx);
     }
+  }
+  if (dom == LA_FLOAT) {
+    hlo_status st = dot_float_rows(op, res, lf, rf, single, K, coff, lst, rst, lb, rb, nb, lfree,
+                                   nlf, rfree, nrf);
+    free(coff); free(lf); free(rf); free(lu); free(ru);
+    if (st) { tensor_release(res); return st; }
+    *out = res;
+    return NULL;
   }
   int64_t idx[LA_MAX_RANK] = {0};
   for (int64_t r = 0; r < res->num_elems; r++) {
