@@ -5,7 +5,8 @@
 #   BUILD_DIR: the -O2 build (may be ""): every unit test and every
 #     tests/suite_*.sh
 #   SANITIZER_BUILD_DIR: the ASan+UBSan build: every unit test and the suites
-#     that exercise the C code on the whole corpus (conformance, models, cli)
+#     that exercise the C code on the whole corpus (conformance, models, cli,
+#     the JAX program fixtures of tests/jax)
 #   TSAN_BUILD_DIR: the ThreadSanitizer build: the unit tests built there
 B=$1
 SB=${2:-}
@@ -36,7 +37,7 @@ run_build() {  # BUILD_DIR LABEL SUITES...
 }
 [ -n "$B" ] && run_build "$B" "-O2 build" tests/suite_*.sh
 [ -n "$SB" ] && run_build "$SB" "ASan+UBSan build" tests/suite_conformance.sh \
-  tests/suite_models.sh tests/suite_cli.sh
+  tests/suite_models.sh tests/suite_cli.sh tests/suite_jax.sh
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 [ -n "$TB" ] && run_build "$TB" "ThreadSanitizer build"
 echo "$total_p passed, $total_f failed"

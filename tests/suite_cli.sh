@@ -168,5 +168,18 @@ expect custom-call-untaken 0 "@main"             "$HLO" run "$T/cc_untaken.mlir"
 expect custom-call-taken  1 "cc_taken\.mlir:4:[0-9]+: error.*no_such_target_xyz" \
                                                  "$HLO" run "$T/cc_taken.mlir"
 
+# ------------------------------------------- dynamic shapes and tokens
+D=tests/jax/dynamic
+expect dyn-print-results  0 "tensor<3xf32>"      "$HLO" run "$D/arange_3/program.mlir" --arg 'dense<[0.0, 0.0, 0.0]> : tensor<3xf32>' --print-results
+expect dyn-two-sizes      0 "tensor<2xf32> \[1, 2\]" "$HLO" run "$D/arange_3/program.mlir" --arg 'dense<1.0> : tensor<2xf32>'
+expect dyn-bad-dim        1 "argument 0 of @main expects tensor<\?x3xf32>, got tensor<2x4xf32>: dimension 1 must be 3, not 4" \
+                                                 "$HLO" run "$D/mlp_3/program.mlir" --arg 'dense<1.0> : tensor<2x4xf32>' --arg 'dense<1.0> : tensor<3x4xf32>' --arg 'dense<1.0> : tensor<4x2xf32>'
+expect dyn-assertion      1 "program\.mlir:[0-9]+:[0-9]+: error: Input shapes do not match.*'b' = 0" \
+                                                 "$HLO" run "$D/arange_3/program.mlir" --arg 'dense<1.0> : tensor<0xf32>'
+expect token-result-skipped 0 "result 0: !stablehlo.token \(not written\)" \
+                                                 "$HLO" run tests/jax/tokens/token_passthrough/program.mlir --arg 'dense<1.0> : tensor<3xf32>'
+expect token-no-input     1 "takes 1 argument \(besides its tokens" \
+                                                 "$HLO" run tests/jax/tokens/token_passthrough/program.mlir
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

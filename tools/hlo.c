@@ -82,7 +82,11 @@ static const char *usage_run =
     "  --quiet             print no result summaries\n"
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
-    "the failed check's location and the first differing element.\n";
+    "the failed check's location and the first differing element.\n"
+    "Dynamic shapes (jax.export with symbolic dimensions, `tensor<?x3xf32>`): each `?`\n"
+    "takes the input's size and the program is specialized to the inputs' shapes\n"
+    "(refine-shapes), JAX's shape assertions included. A !stablehlo.token parameter\n"
+    "takes no input (a token is made for it); token results are not written.\n";
 
 /* ------------------------------------------------------------- helpers */
 
@@ -278,8 +282,10 @@ static int cmd_check(int argc, char **argv) {
 
 static void type_text(char *buf, size_t n, hlo_dtype dt, uint32_t rank, const int64_t *dims) {
   size_t k = (size_t)snprintf(buf, n, "tensor<");
-  for (uint32_t d = 0; d < rank && k < n; d++)
-    k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[d]);
+  for (uint32_t d = 0; d < rank && k < n; d++) {
+    if (dims[d] == HLO_DYN) k += (size_t)snprintf(buf + k, n - k, "?x");
+    else k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[d]);
+  }
   if (k < n) snprintf(buf + k, n - k, "%s>", hlo_dtype_name(dt));
 }
 
@@ -290,16 +296,22 @@ static hlo_status check_input(const hlo_func *f, uint32_t i, const char *path, c
                               hlo_dtype dt, bool narrow_float) {
   const hlo_type *t = f->body.block.args[i].type;
   bool ok = t->kind == TYPE_TENSOR && dt == t->dtype && (uint32_t)a->rank == t->rank;
-  for (uint32_t d = 0; ok && d < t->rank; d++) ok = t->dims[d] == HLO_DYN || t->dims[d] == a->dims[d];
+  uint32_t bad = UINT32_MAX;
+  for (uint32_t d = 0; ok && d < t->rank; d++)
+    if (!(t->dims[d] == HLO_DYN || t->dims[d] == a->dims[d])) { ok = false; bad = d; }
   if (ok) return NULL;
+  char dimmsg[96] = "";
+  if (bad != UINT32_MAX)
+    snprintf(dimmsg, sizeof dimmsg, " (dimension %u must be %lld, not %lld)", bad,
+             (long long)t->dims[bad], (long long)a->dims[bad]);
   char want[160] = "a tuple or token", got[160];
   if (t->kind == TYPE_TENSOR) type_text(want, sizeof want, t->dtype, t->rank, t->dims);
   type_text(got, sizeof got, a->dtype, (uint32_t)a->rank, a->dims);
   if (a->opaque_byte)
     snprintf(got, sizeof got, "1-byte elements of an ml_dtypes type");
   return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
-                   "input %u ('%s') holds %s (numpy '%s'), but argument %u of @%s is %s%s", i,
-                   path, got, a->descr, i, f->name, want,
+                   "input %u ('%s') holds %s (numpy '%s'), but argument %u of @%s is %s%s%s", i,
+                   path, got, a->descr, i, f->name, want, dimmsg,
                    narrow_float && a->dtype == HLO_F32 && dt != t->dtype
                        ? "; float32 data is accepted for it only when exactly representable"
                        : "");
@@ -425,6 +437,10 @@ static hlo_status make_dirs(const char *dir) {
 static void summarize(FILE *o, int k, const hlo_buffer *b) {
   hlo_dtype dt = hlo_buffer_dtype(b);
   int rank = hlo_buffer_rank(b);
+  if (rank == HLO_RANK_TOKEN) {
+    fprintf(o, "result %d: !stablehlo.token (not written)\n", k);
+    return;
+  }
   const int64_t *dims = hlo_buffer_dims(b);
   const void *data = hlo_buffer_data(b);
   int64_t n = (int64_t)(hlo_buffer_nbytes(b) / hlo_dtype_size(dt));
@@ -511,28 +527,41 @@ static void free_inputs(run_inputs *in) {
   memset(in, 0, sizeof *in);
 }
 
+/* Number of parameters of `f` that take an input (all but tokens). */
+static uint32_t num_value_args(const hlo_func *f) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < f->num_args; i++) n += f->body.block.args[i].type->kind != TYPE_TOKEN;
+  return n;
+}
+
 /* Reads every --input file and evaluates every --arg literal into views for
- * the parameters of `f`, checking element types and shapes. */
+ * the parameters of `f`, checking element types and shapes. Token
+ * parameters take no input: they get a token view (HLO_RANK_TOKEN). */
 static hlo_status load_inputs(const hlo_func *f, const run_opts *ro, run_inputs *in) {
-  size_t n = (size_t)ro->num_inputs + 1;
-  in->n = ro->num_inputs;
+  size_t n = (size_t)f->num_args + 1;
+  in->n = (int)f->num_args;
   in->arrs = calloc(n, sizeof *in->arrs);
   in->lits = calloc(n, sizeof *in->lits);
   in->owned = calloc(n, sizeof *in->owned);
   in->views = calloc(n, sizeof *in->views);
   if (!in->arrs || !in->lits || !in->owned || !in->views)
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  for (int i = 0; i < ro->num_inputs; i++) {
-    if (ro->input_is_literal[i]) {
-      HLO_TRY(literal_to_buffer(ro->inputs[i], &in->lits[i]));
+  for (int i = 0, j = 0; i < (int)f->num_args; i++) {
+    if (f->body.block.args[i].type->kind == TYPE_TOKEN) {
+      in->views[i] = (hlo_buffer_view){HLO_F32, HLO_RANK_TOKEN, NULL, NULL};
+      continue;
+    }
+    int inp = j++; /* the input given for argument i */
+    if (ro->input_is_literal[inp]) {
+      HLO_TRY(literal_to_buffer(ro->inputs[inp], &in->lits[i]));
       const hlo_buffer *b = in->lits[i];
       in->views[i] = (hlo_buffer_view){hlo_buffer_dtype(b), hlo_buffer_rank(b),
                                        hlo_buffer_dims(b), (void *)hlo_buffer_data(b)};
       continue;
     }
-    HLO_RETURN_IF_ERROR(npy_read(ro->inputs[i], &in->arrs[i]), "while reading input %d of @%s",
-                        i, f->name);
-    HLO_TRY(view_from_npy(f, (uint32_t)i, ro->inputs[i], &in->arrs[i], &in->views[i],
+    HLO_RETURN_IF_ERROR(npy_read(ro->inputs[inp], &in->arrs[i]),
+                        "while reading input %d (argument %d) of @%s", inp, i, f->name);
+    HLO_TRY(view_from_npy(f, (uint32_t)i, ro->inputs[inp], &in->arrs[i], &in->views[i],
                           &in->owned[i]));
   }
   return NULL;
@@ -544,12 +573,24 @@ static hlo_status report_results(const hlo_func *f, const run_opts *ro, const ch
   if (ro->output_dir) {
     bool noted = false;
     HLO_TRY(make_dirs(ro->output_dir));
-    for (int k = 0; k < nres; k++) HLO_TRY(write_result(ro->output_dir, k, res[k], &noted));
+    for (int k = 0; k < nres; k++)
+      if (hlo_buffer_rank(res[k]) != HLO_RANK_TOKEN)
+        HLO_TRY(write_result(ro->output_dir, k, res[k], &noted));
   }
   if (ro->print_results) {
     for (int k = 0; k < nres; k++) {
+      if (hlo_buffer_rank(res[k]) == HLO_RANK_TOKEN) continue; /* tokens hold no value */
+      /* the result's own shape (a dynamic result type takes the run's) */
+      hlo_type *rt = f->result_types[k];
+      int64_t dims[64];
+      hlo_type shaped = *rt;
+      if (hlo_buffer_rank(res[k]) <= 64) {
+        memcpy(dims, hlo_buffer_dims(res[k]), (size_t)hlo_buffer_rank(res[k]) * sizeof *dims);
+        shaped.rank = (uint32_t)hlo_buffer_rank(res[k]);
+        shaped.dims = dims;
+      }
       tensor x = {0};
-      x.type = f->result_types[k];
+      x.type = &shaped;
       x.data = (uint8_t *)hlo_buffer_data(res[k]);
       x.nbytes = hlo_buffer_nbytes(res[k]);
       strbuf b;
@@ -578,17 +619,19 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
   const hlo_func *f = runtime_executable_entry(e);
   hlo_status st = NULL;
-  if ((uint32_t)ro->num_inputs != f->num_args)
+  uint32_t nval = num_value_args(f);
+  if ((uint32_t)ro->num_inputs != nval)
     st = status_at(HLO_INVALID_ARGUMENT, &f->loc,
-                   "@%s takes %u argument%s but %d input%s given (--input/--arg)", f->name,
-                   f->num_args, f->num_args == 1 ? "" : "s", ro->num_inputs,
-                   ro->num_inputs == 1 ? " was" : "s were");
+                   "@%s takes %u argument%s%s but %d input%s given (--input/--arg)", f->name,
+                   nval, nval == 1 ? "" : "s",
+                   nval != f->num_args ? " (besides its tokens, which take no input)" : "",
+                   ro->num_inputs, ro->num_inputs == 1 ? " was" : "s were");
   run_inputs in = {0};
   if (!st) st = load_inputs(f, ro, &in);
   hlo_buffer **res = NULL;
   int nres = hlo_executable_num_results(e);
   double t0 = now_seconds();
-  if (!st) st = hlo_executable_run(e, in.views, ro->num_inputs, &res);
+  if (!st) st = hlo_executable_run(e, in.views, (int)f->num_args, &res);
   double secs = now_seconds() - t0;
   if (!st) st = report_results(f, ro, label, res, nres, secs);
   for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);

@@ -111,6 +111,12 @@ void hlo_module_destroy(hlo_module *m);
 
 /* ---------------------------------------------------------- host buffers */
 
+/* The rank of a view or buffer that stands for a `!stablehlo.token`: pass a
+ * view of this rank (dtype, dims and data ignored) for each token parameter
+ * of the entry function (e.g. JAX's ordered effects); token results come back
+ * as buffers of this rank with no data (NULL, 0 bytes). */
+#define HLO_RANK_TOKEN (-1)
+
 /* A dense row-major array in host memory. */
 typedef struct hlo_buffer_view {
   hlo_dtype dtype;
@@ -157,23 +163,33 @@ int hlo_executable_num_args(const hlo_executable *e);
 int hlo_executable_num_results(const hlo_executable *e);
 /* Element type and shape of argument `i` of the entry function (dims lent,
  * valid while the executable lives). Errors: HLO_OUT_OF_RANGE for a bad
- * index, HLO_UNIMPLEMENTED for tuple/token or dynamic-shaped arguments. */
+ * index, HLO_UNIMPLEMENTED for tuple/token or dynamic-shaped arguments (the
+ * latter take their shape from each run's inputs). */
 HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
                                                 hlo_dtype *out_dtype, int *out_rank,
                                                 const int64_t **out_dims);
 /* Runs the entry function on `args` (num_args views, each matching the
- * parameter's element type and shape). On success *out_results is a
- * malloc'd array of num_results buffers, all yours (free each with
- * hlo_buffer_destroy, then the array with free()).
+ * parameter's element type and shape; a token parameter takes a view of rank
+ * HLO_RANK_TOKEN). On success *out_results is a malloc'd array of
+ * num_results buffers, all yours (free each with hlo_buffer_destroy, then
+ * the array with free()); a token result is a buffer of rank HLO_RANK_TOKEN.
+ * Dynamic shapes (`tensor<?x3xf32>` parameters, as jax.export prints with
+ * symbolic dimensions): each `?` takes the size of the input; the program is
+ * specialized to the inputs' shapes (StableHLO's refine-shapes: shape
+ * computations folded, dynamic_* ops made static, JAX's shape assertions
+ * evaluated) on the first run with those shapes, and the specialization is
+ * cached (the last 8 shape signatures).
  * Threads: runs of one executable may be started from several threads;
  * they take turns (the interpreter keeps per-run state). For runs in
  * parallel, create one executable per thread over the same module.
- * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, NULL
- * `args` with arguments expected, NULL data); HLO_UNIMPLEMENTED (tuple,
- * token or dynamic-shaped arguments; tuple/token results or results of rank
- * over 32; an op the interpreter lacks); HLO_RESOURCE_EXHAUSTED; and the
- * interpreter's errors, located at the op that failed (HLO_FAILED_CHECK,
- * HLO_NOT_FOUND for a custom-call target, HLO_INVALID_ARGUMENT, ...). */
+ * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, naming
+ * the argument and dimension; NULL `args` with arguments expected; NULL
+ * data; a failed JAX shape assertion, with JAX's message); HLO_UNIMPLEMENTED
+ * (tuple arguments or results, results of rank over 32, a dynamic shape that
+ * cannot be made static, an op the interpreter lacks);
+ * HLO_RESOURCE_EXHAUSTED; and the interpreter's errors, located at the op
+ * that failed (HLO_FAILED_CHECK, HLO_NOT_FOUND for a custom-call target,
+ * HLO_INVALID_ARGUMENT, ...). */
 HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,

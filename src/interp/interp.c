@@ -214,6 +214,7 @@ static void fill_kernel_table(void) {
       interp_register_elementwise, interp_register_control, interp_register_check,
       interp_register_shape,       interp_register_reduce,  interp_register_linalg,
       interp_register_collective,  interp_register_custom_call,
+      interp_register_sdy,
   };
   static interp_kernel tmp[OP_COUNT];
   for (size_t r = 0; r < sizeof regs / sizeof regs[0]; r++) {

@@ -97,6 +97,7 @@ void interp_register_reduce(interp_kernel *table);       /* interp_reduce.c */
 void interp_register_linalg(interp_kernel *table);       /* interp_linalg.c */
 void interp_register_collective(interp_kernel *table);   /* interp_collective.c */
 void interp_register_custom_call(interp_kernel *table);  /* interp_custom_call.c */
+void interp_register_sdy(interp_kernel *table);          /* interp_sdy.c */
 /* uniform_quantize / uniform_dequantize (interp_quant.c); called by
  * interp_register_elementwise. */
 void interp_register_quant(interp_kernel *table);

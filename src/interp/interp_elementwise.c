@@ -17,7 +17,11 @@
  * XLA, whose results the test corpus records: x / 0 = -1 (all ones),
  * INT_MIN / -1 = INT_MIN, x % 0 = x, INT_MIN % -1 = 0; shift_left and
  * shift_right_logical by >= width give 0, shift_right_arithmetic gives the
- * sign fill; float-to-integer converts truncate and saturate, NaN gives 0. */
+ * sign fill; float-to-integer converts truncate and saturate, NaN gives 0.
+ *
+ * Float-to-float converts are float_convert's (bit for bit as ml_dtypes,
+ * the spec leaving them open); integer-to-float converts round once to f32
+ * or f64 and go through f32 to the narrower types, as XLA and ml_dtypes do. */
 #include <complex.h>
 #ifndef CMPLX /* glibc defines CMPLX for GCC only */
 #define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
@@ -638,16 +642,30 @@ static hlo_status k_select(interp *it, const hlo_op *op, tensor *const *in,
 
 /* ------------------------------------------------------------ convert */
 
-/* `u` as a double rounded to odd (truncated, lowest bit set when inexact),
- * so that rounding it once more to a narrower float type (elem_set_f64)
- * gives the correctly rounded conversion of the integer, without the
- * double-rounding error of going through a nearest-even double. */
-static double u64_to_double_odd(uint64_t u) {
-  if (u < ((uint64_t)1 << 53)) return (double)u;
-  int shift = 64 - __builtin_clzll(u) - 53;
-  uint64_t hi = u >> shift;
-  if (u & (((uint64_t)1 << shift) - 1)) hi |= 1;
-  return ldexp((double)hi, shift);
+/* Integer `v` (sign-magnitude: `neg`, `mag`) to float type `t`, as XLA and
+ * ml_dtypes convert: f64 and f32 round once (C's conversion), the narrower
+ * types through f32 (two roundings for |v| > 2^24). */
+static void set_float_from_int(hlo_dtype t, void *d, int64_t i, bool neg, uint64_t mag) {
+  if (t == HLO_F64) {
+    double v = (double)mag;
+    elem_set_f64(t, d, i, neg ? -v : v);
+    return;
+  }
+  float v = (float)mag;
+  if (neg) v = -v;
+  uint32_t b;
+  memcpy(&b, &v, 4);
+  elem_set_bits(t, d, i, float_convert(HLO_F32, t, b));
+}
+
+/* The real part of element `i` of float or complex tensor data of type `s`
+ * converted to float type `t` (float_convert: bit for bit as ml_dtypes). */
+static uint64_t float_bits_to(hlo_dtype s, const void *d, int64_t i, hlo_dtype t) {
+  if (s == HLO_C64 || s == HLO_C128) {
+    hlo_dtype part = s == HLO_C64 ? HLO_F32 : HLO_F64;
+    return float_convert(part, t, elem_get_bits(part, d, 2 * i));
+  }
+  return float_convert(s, t, elem_get_bits(s, d, i));
 }
 
 /* Float to integer type `t`: truncate toward zero, saturate, NaN → 0. */
@@ -696,18 +714,14 @@ static hlo_status k_convert(interp *it, const hlo_op *op, tensor *const *in,
       else
         elem_set_i64(t, r->data, i, get_int(s, x->data, i));
     } else if (tc == HLO_CLASS_FLOAT) {
-      double v;
       if (sc == HLO_CLASS_SINT) {
         int64_t iv = elem_get_i64(s, x->data, i);
-        uint64_t mag = iv < 0 ? 0 - (uint64_t)iv : (uint64_t)iv;
-        v = t == HLO_F64 ? (double)iv : (iv < 0 ? -u64_to_double_odd(mag) : u64_to_double_odd(mag));
-      } else if (sc == HLO_CLASS_UINT) {
-        uint64_t uv = elem_get_u64(s, x->data, i);
-        v = t == HLO_F64 ? (double)uv : u64_to_double_odd(uv);
+        set_float_from_int(t, r->data, i, iv < 0, iv < 0 ? 0 - (uint64_t)iv : (uint64_t)iv);
+      } else if (sc == HLO_CLASS_UINT || sc == HLO_CLASS_BOOL) {
+        set_float_from_int(t, r->data, i, false, elem_get_u64(s, x->data, i));
       } else {
-        v = elem_get_f64(s, x->data, i);
+        elem_set_bits(t, r->data, i, float_bits_to(s, x->data, i, t));
       }
-      elem_set_f64(t, r->data, i, v);
     } else { /* complex */
       if (sc == HLO_CLASS_COMPLEX) {
         set_c(t, r->data, i, get_c(s, x->data, i));

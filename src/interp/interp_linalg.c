@@ -3,9 +3,11 @@
  * the other linear-algebra kernel files share (interp_linalg_internal.h).
  *
  * Semantics follow the StableHLO spec (shared/reference/stablehlo-spec.md)
- * section of each op. Accumulation is done in double (floats, complex) or in
- * wrapping 64-bit integers, then rounded / wrapped once into the result
- * type. Attribute values are never trusted: every dimension number is
+ * section of each op. Accumulation is done in f32 (float types up to f32),
+ * double (f64, complex<f64>) or in wrapping 64-bit integers, then rounded /
+ * wrapped once into the result type; a dot_general with an `algorithm`
+ * follows it instead (operands rounded or split into its precision types,
+ * products and sums in its accumulation type; see dot_algorithm.h). Attribute values are never trusted: every dimension number is
  * checked against the operand ranks and shapes, and a bad one is a located
  * HLO_INVALID_ARGUMENT. */
 #include <complex.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "interp/interp_linalg_internal.h"
+#include "ir/dot_algorithm.h"
 #include "interp/interp_util.h"
 #include "support/float.h"
 
@@ -233,10 +236,98 @@ static hlo_status dot_float_rows(const hlo_op *op, tensor *res, const double *lf
   return NULL;
 }
 
+/* The float case of dot_general under a dot algorithm (dot_algorithm.h),
+ * one row of results at a time like dot_float_rows: each operand element is
+ * split into alg->splits parts rounded to the side's precision type; the
+ * primitive dots (pairs of parts, in hlo_dot_algorithm_pairs' order) are
+ * accumulated into one accumulator per result, each product and each sum
+ * rounded to alg->acc_type (the spec: products and sums in the accumulation
+ * type), k ascending; before the last (high x high) pair of a multi-pass
+ * algorithm a NaN accumulator becomes 0. allow_imprecise_accumulation is
+ * not used: the accumulation is always the exact-rounding one. */
+static hlo_status dot_algorithm_rows(const hlo_op *op, const hlo_dot_algorithm *alg, tensor *res,
+                                     const double *lf, int64_t nl, const double *rf, int64_t nr,
+                                     int64_t K, const int64_t *coff, const int64_t *lst,
+                                     const int64_t *rst, const int64_t *lb, const int64_t *rb,
+                                     uint32_t nb, const int64_t *lfree, uint32_t nlf,
+                                     const int64_t *rfree, uint32_t nrf) {
+  const hlo_type *rt = res->type;
+  int ns = alg->splits > 0 ? alg->splits : 1;
+  int64_t R = 1;
+  for (uint32_t i = 0; i < nrf; i++) R *= rt->dims[nb + nlf + i];
+  int64_t *roff = malloc(sizeof(int64_t) * (size_t)R);
+  double *acc = malloc(sizeof(double) * (size_t)R);
+  double *lp = malloc(sizeof(double) * (size_t)(nl * ns));
+  double *rp = malloc(sizeof(double) * (size_t)(nr * ns));
+  if (!roff || !acc || !lp || !rp) {
+    free(roff); free(acc); free(lp); free(rp);
+    return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  double parts[3];
+  for (int64_t i = 0; i < nl; i++) {
+    hlo_dot_algorithm_split(alg, 0, lf[i], parts);
+    for (int s = 0; s < ns; s++) lp[s * nl + i] = parts[s];
+  }
+  for (int64_t i = 0; i < nr; i++) {
+    hlo_dot_algorithm_split(alg, 1, rf[i], parts);
+    for (int s = 0; s < ns; s++) rp[s * nr + i] = parts[s];
+  }
+  const int *pairs;
+  int np = hlo_dot_algorithm_pairs(alg, &pairs);
+  hlo_dtype at = alg->acc_type;
+  int64_t jidx[LA_MAX_RANK] = {0};
+  for (int64_t j = 0; j < R; j++) {
+    int64_t o = 0;
+    for (uint32_t i = 0; i < nrf; i++) o += jidx[i] * rst[rfree[i]];
+    roff[j] = o;
+    index_next(rt->dims + nb + nlf, nrf, jidx);
+  }
+  int64_t rows = res->num_elems / R;
+  int64_t idx[LA_MAX_RANK] = {0};
+  for (int64_t row = 0; row < rows; row++) {
+    int64_t lo = 0, ro = 0;
+    for (uint32_t i = 0; i < nb; i++) {
+      lo += idx[i] * lst[lb[i]];
+      ro += idx[i] * rst[rb[i]];
+    }
+    for (uint32_t i = 0; i < nlf; i++) lo += idx[nb + i] * lst[lfree[i]];
+    for (int64_t j = 0; j < R; j++) acc[j] = 0;
+    for (int p = 0; p < np; p++) {
+      const double *L = lp + pairs[2 * p] * nl, *Rs = rp + pairs[2 * p + 1] * nr;
+      if (np > 1 && p == np - 1)
+        for (int64_t j = 0; j < R; j++)
+          if (isnan(acc[j])) acc[j] = 0;
+      for (int64_t k = 0; k < K; k++) {
+        double l = L[lo + coff[2 * k]];
+        const double *rrow = Rs + ro + coff[2 * k + 1];
+        /* Sums of two values of the accumulation type are computed in
+         * double and rounded once: double has more than 2p+2 bits for
+         * every p <= 24, so that is the correctly rounded sum; products of
+         * precision-type values (<= 24 significant bits) are exact in
+         * double and rounded once. */
+        if (at == HLO_F64) {
+          for (int64_t j = 0; j < R; j++) acc[j] += l * rrow[roff[j]];
+        } else if (at == HLO_F32) {
+          for (int64_t j = 0; j < R; j++)
+            acc[j] = (float)(acc[j] + (double)(float)(l * rrow[roff[j]]));
+        } else {
+          for (int64_t j = 0; j < R; j++)
+            acc[j] = float_round(at, acc[j] + float_round(at, l * rrow[roff[j]]));
+        }
+      }
+    }
+    for (int64_t j = 0; j < R; j++) la_store(res, LA_FLOAT, row * R + j, &acc[j], 0);
+    index_next(rt->dims, nb + nlf, idx);
+  }
+  free(roff); free(acc); free(lp); free(rp);
+  return NULL;
+}
+
 static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const tensor *rhs,
                                    const int64_t *lb, const int64_t *rb, uint32_t nb,
                                    const int64_t *lc, const int64_t *rc, uint32_t nc,
-                                   const hlo_type *rt, tensor **out) {
+                                   const hlo_dot_algorithm *alg, const hlo_type *rt,
+                                   tensor **out) {
   HLO_TRY(check_tensor(op, lhs->type, "lhs"));
   HLO_TRY(check_tensor(op, rhs->type, "rhs"));
   HLO_TRY(check_tensor(op, rt, "result"));
@@ -313,6 +404,14 @@ static hlo_status dot_general_impl(const hlo_op *op, const tensor *lhs, const te
       index_next(cdims, nc, cidx);
     }
   }
+  if (alg && dom == LA_FLOAT) {
+    hlo_status st = dot_algorithm_rows(op, alg, res, lf, lhs->num_elems, rf, rhs->num_elems, K,
+                                       coff, lst, rst, lb, rb, nb, lfree, nlf, rfree, nrf);
+    free(coff); free(lf); free(rf); free(lu); free(ru);
+    if (st) { tensor_release(res); return st; }
+    *out = res;
+    return NULL;
+  }
   if (dom == LA_FLOAT) {
     hlo_status st = dot_float_rows(op, res, lf, rf, single, K, coff, lst, rst, lb, rb, nb, lfree,
                                    nlf, rfree, nrf);
@@ -385,7 +484,29 @@ static hlo_status k_dot_general(interp *it, const hlo_op *op, tensor *const *in,
   if (nlc != nrc)
     return interp_error(op, HLO_INVALID_ARGUMENT, "(C2): %u lhs vs %u rhs "
                         "contracting dimensions", nlc, nrc);
-  return dot_general_impl(op, in[0], in[1], lb, rb, nlb, lc, rc, nlc, result_types[0], out);
+  /* The algorithm (verified; re-checked here, as attributes are untrusted):
+   * hlo runs the combinations of dot_algorithm.h and refuses any other. */
+  hlo_dot_algorithm alg;
+  bool has_alg;
+  char err[160];
+  if (!hlo_dot_algorithm_decode(op_attr(op, "algorithm"), &alg, &has_alg, err, sizeof err))
+    return interp_error(op, HLO_INVALID_ARGUMENT, "%s", err);
+  if (has_alg) {
+    char text[400];
+    hlo_dot_algorithm_format(&alg, text, sizeof text);
+    if (!hlo_dot_algorithm_match(&alg))
+      return status_note(interp_error(op, HLO_UNIMPLEMENTED, "unsupported dot algorithm <%s>",
+                                      text), "hlo runs %s", hlo_dot_algorithm_supported());
+    /* Integer operands are multiplied exactly (the algorithm's float
+     * precision types do not apply; the StableHLO interpreter's test of an
+     * algorithm on i64 expects the exact product); complex: refused. */
+    if (la_domain_of(result_types[0]->dtype) == LA_COMPLEX ||
+        la_domain_of(in[0]->type->dtype) == LA_COMPLEX)
+      return interp_error(op, HLO_UNIMPLEMENTED, "dot algorithm %s on complex operands is "
+                          "not supported", alg.preset);
+  }
+  return dot_general_impl(op, in[0], in[1], lb, rb, nlb, lc, rc, nlc, has_alg ? &alg : NULL,
+                          result_types[0], out);
 }
 
 /* dot: the deprecated form; rank-1/2 operands, contracting lhs's last
@@ -400,7 +521,7 @@ static hlo_status k_dot(interp *it, const hlo_op *op, tensor *const *in,
       lr > 2 || rr < 1 || rr > 2)
     return interp_error(op, HLO_INVALID_ARGUMENT, "dot expects operands of rank 1 or 2");
   int64_t lc = lr - 1, rc = 0;
-  return dot_general_impl(op, in[0], in[1], NULL, NULL, 0, &lc, &rc, 1, result_types[0], out);
+  return dot_general_impl(op, in[0], in[1], NULL, NULL, 0, &lc, &rc, 1, NULL, result_types[0], out);
 }
 
 /* ------------------------------------------------ triangular_solve */

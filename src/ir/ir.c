@@ -289,6 +289,74 @@ static bool named_equal(const named_attr *a, const named_attr *b, uint32_t n) {
   return true;
 }
 
+static bool str_eq(const char *a, const char *b) { return (!a || !b) ? a == b : !strcmp(a, b); }
+
+static bool axes_equal(const sdy_axis_ref *a, const sdy_axis_ref *b, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (!str_eq(a[i].name, b[i].name) || a[i].pre_size != b[i].pre_size || a[i].size != b[i].size)
+      return false;
+  return true;
+}
+
+static bool mesh_equal(const sdy_mesh *a, const sdy_mesh *b) {
+  if (!a || !b) return a == b;
+  if (a->num_axes != b->num_axes || a->num_device_ids != b->num_device_ids) return false;
+  for (uint32_t i = 0; i < a->num_axes; i++)
+    if (!str_eq(a->axis_names[i], b->axis_names[i]) || a->axis_sizes[i] != b->axis_sizes[i])
+      return false;
+  for (uint32_t i = 0; i < a->num_device_ids; i++)
+    if (a->device_ids[i] != b->device_ids[i]) return false;
+  return true;
+}
+
+static bool sharding_equal(const sdy_sharding *a, const sdy_sharding *b) {
+  if (!a || !b) return a == b;
+  if (!str_eq(a->mesh_name, b->mesh_name) || !mesh_equal(a->mesh, b->mesh) || a->rank != b->rank ||
+      a->num_replicated != b->num_replicated || a->num_unreduced != b->num_unreduced)
+    return false;
+  for (uint32_t i = 0; i < a->rank; i++) {
+    const sdy_dim_sharding *x = &a->dims[i], *y = &b->dims[i];
+    if (x->num_axes != y->num_axes || x->is_open != y->is_open || x->priority != y->priority ||
+        !axes_equal(x->axes, y->axes, x->num_axes))
+      return false;
+  }
+  return axes_equal(a->replicated, b->replicated, a->num_replicated) &&
+         axes_equal(a->unreduced, b->unreduced, a->num_unreduced);
+}
+
+static bool sdy_equal(const sdy_attr *a, const sdy_attr *b) {
+  if (a->kind != b->kind || a->n != b->n || !mesh_equal(a->mesh, b->mesh)) return false;
+  uint32_t ns = a->kind == SDY_SHARDING ? 1 : a->kind == SDY_SHARDING_PER_VALUE ? a->n : 0;
+  for (uint32_t i = 0; i < ns; i++)
+    if (!sharding_equal(a->shardings[i], b->shardings[i])) return false;
+  if (a->kind == SDY_AXES)
+    for (uint32_t i = 0; i < a->n; i++)
+      if (!str_eq(a->axes[i], b->axes[i])) return false;
+  return true;
+}
+
+const sdy_mesh_decl *module_find_mesh(const hlo_module_ir *m, const char *name) {
+  for (uint32_t i = 0; i < m->num_meshes; i++)
+    if (!strcmp(m->meshes[i].name, name)) return &m->meshes[i];
+  return NULL;
+}
+
+int64_t sdy_mesh_num_devices(const sdy_mesh *mm) {
+  if (!mm->num_axes) return mm->num_device_ids ? (int64_t)mm->num_device_ids : 1;
+  int64_t n = 1;
+  for (uint32_t i = 0; i < mm->num_axes; i++) {
+    if (mm->axis_sizes[i] < 0 || (mm->axis_sizes[i] && n > INT64_MAX / mm->axis_sizes[i])) return -1;
+    n *= mm->axis_sizes[i];
+  }
+  return n;
+}
+
+const sdy_mesh *sdy_sharding_mesh(const hlo_module_ir *m, const sdy_sharding *s) {
+  if (s->mesh) return s->mesh;
+  const sdy_mesh_decl *d = s->mesh_name ? module_find_mesh(m, s->mesh_name) : NULL;
+  return d ? d->mesh : NULL;
+}
+
 bool attr_equal(const hlo_attr *a, const hlo_attr *b) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind) return false;
@@ -312,8 +380,10 @@ bool attr_equal(const hlo_attr *a, const hlo_attr *b) {
       if (a->u.darr.ints)
         return !a->u.darr.n || memcmp(a->u.darr.ints, b->u.darr.ints, a->u.darr.n * 8) == 0;
       return !a->u.darr.n || memcmp(a->u.darr.floats, b->u.darr.floats, a->u.darr.n * 8) == 0;
+    case ATTR_SDY: return sdy_equal(a->u.sdy, b->u.sdy);
     case ATTR_DENSE:
       return type_equal(a->u.dense.type, b->u.dense.type) && a->u.dense.splat == b->u.dense.splat &&
+             str_eq(a->u.dense.resource, b->u.dense.resource) &&
              a->u.dense.nbytes == b->u.dense.nbytes &&
              memcmp(a->u.dense.data, b->u.dense.data, a->u.dense.nbytes) == 0;
     case ATTR_DICT:

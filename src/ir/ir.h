@@ -42,6 +42,12 @@
  *                               dimension, kernel_spatial_dimensions, output_
  *                               batch_dimension, output_feature_dimension,
  *                               output_spatial_dimensions: all nine, always.
+ *   dense_resource<name> : T   ATTR_DENSE with `resource` = name; the data is
+ *                               the blob of the module's resource section
+ *                               (resolved by the parser; see hlo_resource)
+ *   #sdy.sharding<...>, #sdy.sharding_per_value<[...]>, #sdy.mesh<...>, and the
+ *   bare `<@mesh, [...]>` / `{"x"}` forms of the sdy ops' custom syntax
+ *                               ATTR_SDY (see sdy_attr below)
  *   anything else (#loc refs, affine maps, other dialects' attributes)
  *                               ATTR_OPAQUE: the exact source text, printed back
  *                               verbatim.
@@ -142,8 +148,59 @@ hlo_type *type_token(arena *a);
 typedef enum attr_kind {
   ATTR_UNIT, ATTR_BOOL, ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_SYMBOL,
   ATTR_TYPE, ATTR_ARRAY, ATTR_DENSE_ARRAY, ATTR_DENSE, ATTR_DICT, ATTR_ENUM,
-  ATTR_STRUCT, ATTR_OPAQUE,
+  ATTR_STRUCT, ATTR_OPAQUE, ATTR_SDY,
 } attr_kind;
+
+/* ---- Shardy (sdy dialect) sharding structures, kept structured for the
+ * SPMD partitioner. Names follow Shardy's attribute definitions. */
+
+/* An axis reference: `"x"`, or the sub-axis `"x":(pre_size)size`. */
+typedef struct sdy_axis_ref {
+  const char *name;
+  int64_t pre_size, size;   /* both 0 for a whole axis */
+} sdy_axis_ref;
+
+/* A mesh: `<["x"=2, "y"=1]>`, `<[], device_ids=[0]>`. */
+typedef struct sdy_mesh {
+  uint32_t num_axes;
+  const char **axis_names;
+  int64_t *axis_sizes;
+  uint32_t num_device_ids;  /* 0 when the text gives none (iota order) */
+  int64_t *device_ids;
+} sdy_mesh;
+
+/* One dimension of a sharding: `{"x", "y"}`, `{"x", ?}` (open), `{}p1`. */
+typedef struct sdy_dim_sharding {
+  uint32_t num_axes;
+  sdy_axis_ref *axes;
+  bool is_open;             /* `?`: propagation may add axes */
+  int64_t priority;         /* `pN`, or -1 when none */
+} sdy_dim_sharding;
+
+/* `<@mesh, [dims...], replicated={...}, unreduced={...}>`. */
+typedef struct sdy_sharding {
+  const char *mesh_name;    /* without '@'; NULL when the mesh is inline */
+  const sdy_mesh *mesh;     /* the inline mesh (`<mesh<[...]>, [...]>`) or NULL */
+  uint32_t rank;
+  sdy_dim_sharding *dims;
+  uint32_t num_replicated, num_unreduced;
+  sdy_axis_ref *replicated, *unreduced;
+} sdy_sharding;
+
+typedef enum sdy_attr_kind {
+  SDY_MESH,                 /* #sdy.mesh<...> */
+  SDY_SHARDING,             /* #sdy.sharding<...> */
+  SDY_SHARDING_PER_VALUE,   /* #sdy.sharding_per_value<[<...>, ...]> */
+  SDY_AXES,                 /* `{"x", "y"}` (manual_axes of manual_computation) */
+} sdy_attr_kind;
+
+typedef struct sdy_attr {
+  sdy_attr_kind kind;
+  const sdy_mesh *mesh;            /* SDY_MESH */
+  uint32_t n;                      /* SDY_SHARDING_PER_VALUE: shardings; SDY_AXES: names */
+  const sdy_sharding **shardings;  /* SDY_SHARDING: one; SDY_SHARDING_PER_VALUE: n */
+  const char **axes;               /* SDY_AXES */
+} sdy_attr;
 
 typedef struct hlo_attr hlo_attr;
 typedef struct named_attr {
@@ -172,10 +229,12 @@ struct hlo_attr {
       int64_t num_elems;
       uint8_t *data;    /* see DENSE ELEMENTS above */
       size_t nbytes;
+      const char *resource; /* `dense_resource<NAME>`: NAME; NULL for dense<> */
     } dense;
     struct { uint32_t n; named_attr *entries; } dict; /* ATTR_DICT */
     struct { const char *dialect, *name, *value; } en; /* ATTR_ENUM */
     struct { const char *name; uint32_t n; named_attr *fields; } st; /* ATTR_STRUCT */
+    const sdy_attr *sdy;                      /* ATTR_SDY */
   } u;
 };
 
@@ -288,6 +347,28 @@ struct hlo_func {
   hlo_func *next;
 };
 
+/* A module-level `sdy.mesh @name = <...> {attrs}`. */
+typedef struct sdy_mesh_decl {
+  const char *name;        /* without '@' */
+  const sdy_mesh *mesh;
+  attr_list attrs;         /* trailing `{stablehlo.mesh = ...}` */
+  hlo_loc loc;
+} sdy_mesh_decl;
+
+/* One entry of the trailing `{-# dialect_resources: { DIALECT: { KEY: "0x.." } } #-}`
+ * section. `data` is the blob (after the 4-byte alignment header) for
+ * builtin blobs; `text` keeps the original hex string for printing back. */
+typedef struct hlo_resource {
+  const char *section;     /* "dialect_resources" or "external_resources" */
+  const char *dialect;     /* "builtin", ... */
+  const char *key;
+  const char *text;        /* the value's string contents ("0x04000000...") */
+  uint32_t alignment;      /* builtin blobs: the header's alignment */
+  const uint8_t *data;     /* builtin blobs: the elements; NULL otherwise */
+  size_t nbytes;
+  hlo_loc loc;
+} hlo_resource;
+
 /* The internal module. hlo_module (public) wraps exactly this. */
 struct hlo_module_ir {
   arena arena;
@@ -300,12 +381,26 @@ struct hlo_module_ir {
    * loc(...)` aliases, `#map = ...`), verbatim, in order. */
   uint32_t num_aliases;
   const char **aliases;
+  /* `sdy.mesh` declarations, in text order (printed first in the module). */
+  uint32_t num_meshes;
+  sdy_mesh_decl *meshes;
+  /* The resource section's entries, in text order. */
+  uint32_t num_resources;
+  hlo_resource *resources;
 };
 
 /* A new empty module (its own arena). NULL on out of memory. */
 hlo_module_ir *module_new(void);
 /* Frees the module and everything in its arena. NULL is fine. */
 void module_free(hlo_module_ir *m);
+/* The `sdy.mesh` named `name` (without '@'), or NULL. */
+const sdy_mesh_decl *module_find_mesh(const hlo_module_ir *m, const char *name);
+/* Number of devices of mesh `mm`: the product of its axis sizes, or the
+ * number of device_ids of a maximal mesh (`<[], device_ids=[0]>`; 1 when
+ * both are empty). -1 on overflow. */
+int64_t sdy_mesh_num_devices(const sdy_mesh *mm);
+/* The mesh a sharding refers to in `m` (inline or by name), or NULL. */
+const sdy_mesh *sdy_sharding_mesh(const hlo_module_ir *m, const sdy_sharding *s);
 /* The function named `name`, or NULL. */
 hlo_func *module_find_func(const hlo_module_ir *m, const char *name);
 /* The entry function: `name` if given; else "main"; else the only function.

@@ -483,8 +483,10 @@ char *module_print(const hlo_module_ir *m) {
     print_attr_dict(&b, m->attrs.items, m->attrs.n);
   }
   sb_puts(&b, " {\n");
+  print_sdy_meshes(&b, m);
   for (const hlo_func *f = m->funcs; f; f = f->next) pr_func(&p, f);
   sb_puts(&b, "}\n");
+  print_resources(&b, m);
   bool fail = p.fail;
   printer_deinit(&p);
   if (fail) { sb_free(&b); return NULL; }

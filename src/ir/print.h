@@ -54,4 +54,13 @@ void print_int_list(strbuf *b, const int64_t *v, uint32_t n);
  * when unnamed. Regions print in full. Returns a malloc'd string (yours), or
  * NULL on out of memory. */
 char *op_print(const hlo_op *op);
+/* Shardy (print_sdy.c): a mesh body `<["x"=2], device_ids=[..]>`, a sharding
+ * body `<@mesh, [{"x"}, {}]>`, an ATTR_SDY value (`#sdy.sharding<...>`...),
+ * the module's `sdy.mesh` lines (two-space indented, one per line), and the
+ * trailing `{-# dialect_resources ... #-}` section (nothing when empty). */
+void print_sdy_mesh(strbuf *b, const sdy_mesh *m);
+void print_sdy_sharding(strbuf *b, const sdy_sharding *s);
+void print_sdy_attr(strbuf *b, const sdy_attr *a);
+void print_sdy_meshes(strbuf *b, const hlo_module_ir *m);
+void print_resources(strbuf *b, const hlo_module_ir *m);
 #endif

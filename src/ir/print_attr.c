@@ -613,7 +613,15 @@ void print_attr(strbuf *b, const hlo_attr *a) {
     sb_putc(b, ']');
     return;
   case ATTR_DENSE_ARRAY: print_dense_array(b, a); return;
+  case ATTR_SDY: print_sdy_attr(b, a->u.sdy); return;
   case ATTR_DENSE:
+    if (a->u.dense.resource) {
+      sb_puts(b, "dense_resource<");
+      sb_puts(b, a->u.dense.resource);
+      sb_puts(b, "> : ");
+      print_type(b, a->u.dense.type);
+      return;
+    }
     print_dense_body(b, a);
     sb_puts(b, " : ");
     print_type(b, a->u.dense.type);

@@ -52,4 +52,7 @@ void pr_operand_types(printer *p, const hlo_op *op);
  * that applies to this op; returns false having printed nothing otherwise
  * (the caller then prints the generic form). */
 bool pr_pretty(printer *p, const hlo_op *op);
+/* The pretty form of an sdy op (print_sdy.c); false (nothing printed)
+ * when its attributes do not fit it. */
+bool pr_sdy_pretty(printer *p, const hlo_op *op);
 #endif

@@ -731,7 +731,11 @@ bool pr_pretty(printer *p, const hlo_op *op) {
   case OP_TUPLE: return pr_tuple(p, op);
   case OP_CUSTOM_CALL: return pr_custom_call(p, op);
   case OP_RETURN:
+  case OP_SDY_RETURN:
   case OP_FUNC_RETURN: return pr_return(p, op);
+  case OP_SDY_SHARDING_CONSTRAINT: case OP_SDY_RESHARD: case OP_SDY_SHARDING_GROUP:
+  case OP_SDY_PROPAGATION_BARRIER: case OP_SDY_MANUAL_COMPUTATION: case OP_SDY_NAMED_COMPUTATION:
+    return pr_sdy_pretty(p, op);
   case OP_FUNC_CALL: return pr_call(p, op);
   case OP_DOT_GENERAL: return pr_dot_general(p, op);
   case OP_REDUCE: return pr_reduce(p, op);

@@ -3,9 +3,10 @@
  * against the function's result types, func.call against its callee,
  * region signatures, every operand defined before its use in the same or an
  * enclosing block), and dispatches each op to its constraint checks in
- * verify_ops.c / verify_ops2.c. Constraint ids in messages are those of
+ * verify_ops.c / verify_dispatch.c. Constraint ids in messages are those of
  * reference/stablehlo-spec.md ("(C12)"; "(I1)" for an input's type table). */
 #include "ir/verify.h"
+#include "ir/verify_sdy.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -562,7 +563,12 @@ static hlo_status verify_op(vctx *c, const hlo_op *op, const hlo_func *f) {
   for (uint32_t r = 0; r < op->num_regions; r++)
     HLO_TRY(verify_block(c, &op->regions[r].block, f));
   bool handled = false;
-  HLO_TRY(verify_op_basic(c, op, &handled));
+  HLO_TRY(verify_sdy_op_attrs(c->m, op));
+  if (op_is_sdy(op->opcode)) {
+    HLO_TRY(verify_sdy_op(c->m, op));
+    handled = true;
+  }
+  if (!handled) HLO_TRY(verify_op_basic(c, op, &handled));
   if (!handled) HLO_TRY(verify_op_complex(c, op, &handled));
   if (!handled) HLO_TRY(verify_structural(c, op, f));
   for (uint32_t i = 0; i < op->num_results; i++) HLO_TRY(seen_add(c, &op->results[i]));
@@ -601,6 +607,7 @@ static hlo_status verify_func_results(vctx *c, const hlo_func *f) {
 
 static hlo_status verify_func(vctx *c, const hlo_func *f) {
   const hlo_block *b = &f->body.block;
+  HLO_TRY(verify_sdy_func(c->m, f));
   if (!b->first) { /* a declaration */
     for (uint32_t i = 0; i < b->num_args; i++) {
       char what[48];
@@ -625,7 +632,7 @@ hlo_status module_verify(const hlo_module_ir *m) {
   memset(&c, 0, sizeof c);
   c.m = m;
   arena_init(&c.scratch);
-  hlo_status st = NULL;
+  hlo_status st = verify_sdy_module(m);
   for (const hlo_func *f = m->funcs; f && !st; f = f->next) {
     if (c.seen_cap) memset(c.seen, 0, c.seen_cap * sizeof *c.seen);
     c.seen_n = 0;

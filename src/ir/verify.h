@@ -1,16 +1,21 @@
 /* verify.h — the verifier's shared helpers (internal to src/ir/verify*.c).
  *
  * verify.c walks the module (functions, blocks, regions, terminators, calls)
- * and dispatches each op to verify_op_* in verify_ops.c (elementwise and
- * shape ops) and verify_ops2.c (reductions, windows, gather/scatter, dot,
- * convolution, control flow, collectives). Every check is lenient where the
+ * and dispatches each op to verify_op_basic (verify_ops.c: elementwise and
+ * shape ops), then verify_op_complex (verify_dispatch.c: the one table for
+ * everything else), whose checks live by theme in verify_linalg.c (dot_general,
+ * dot, triangular_solve, cholesky, fft, batch_norm, rng), verify_window.c
+ * (convolution, reduce_window, select_and_scatter), verify_regions.c (reduce,
+ * gather, scatter, sort, map, if, case, while), verify_collective.c
+ * (collectives, token ops, custom_call), verify_dynamic.c (the dynamic-shape
+ * ops) and verify_chlo.c (chlo). Every check is lenient where the
  * spec allows dynamic dims (`?` matches any size) and quantized element
  * types (checked only where cheap). Attribute values are untrusted: every
  * index taken from an attribute is range-checked before use.
  *
  * Errors: every hlo_status below is NULL or a located HLO_VERIFY_ERROR made
  * by verr (attribute-shape problems use the pseudo constraint id "ATTR",
- * operand/result counts "SIG"); out of memory is HLO_RESOURCE_EXHAUSTED. */
+ * operand/result counts "SIG", a dot algorithm hlo does not run "ALG"); out of memory is HLO_RESOURCE_EXHAUSTED. */
 #ifndef HLO_IR_VERIFY_H
 #define HLO_IR_VERIFY_H
 #include <stdbool.h>
@@ -118,9 +123,60 @@ hlo_status vregion_sig(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx
 hlo_status vreduce_body(vctx *c, const hlo_op *op, const char *cid, uint32_t ridx, uint32_t n,
                         uint32_t first_input, const hlo_type **out_e);
 
-/* Per-op checks. Each returns NULL when `op` satisfies its constraints.
- * verify_op_basic: elementwise, shape and data-movement ops (verify_ops.c);
- * verify_op_complex: everything else (verify_ops2.c). Each returns
+/* precision_config of dot_general / convolution: absent, or an array of 2
+ * enums DEFAULT/HIGH/HIGHEST (error tagged `cid` otherwise); *all_default
+ * tells whether every entry is DEFAULT (verify_linalg.c). */
+hlo_status vprecision(const hlo_op *op, const char *cid, bool *all_default);
+
+/* Per-op checks, one function per op (or family), each NULL when `op`
+ * satisfies the spec's constraints for its opcode, else a located
+ * HLO_VERIFY_ERROR. `op` must have the opcode(s) the name says; `dynamic`
+ * selects the dynamic_* variant, `nin`/`nout` the batch_norm variant's
+ * operand and result counts. */
+/* verify_linalg.c */
+hlo_status verify_dot_general(vctx *c, const hlo_op *op);
+hlo_status verify_dot(vctx *c, const hlo_op *op);
+hlo_status verify_triangular_solve(vctx *c, const hlo_op *op);
+hlo_status verify_cholesky(vctx *c, const hlo_op *op);
+hlo_status verify_fft(vctx *c, const hlo_op *op);
+hlo_status verify_batch_norm(vctx *c, const hlo_op *op, int nin, int nout);
+hlo_status verify_rng(vctx *c, const hlo_op *op);
+hlo_status verify_rng_bit_generator(vctx *c, const hlo_op *op);
+/* verify_window.c */
+hlo_status verify_convolution(vctx *c, const hlo_op *op, bool dynamic);
+hlo_status verify_reduce_window(vctx *c, const hlo_op *op);
+hlo_status verify_select_and_scatter(vctx *c, const hlo_op *op);
+/* verify_regions.c */
+hlo_status verify_reduce(vctx *c, const hlo_op *op);
+hlo_status verify_gather(vctx *c, const hlo_op *op, bool dynamic);
+hlo_status verify_scatter(vctx *c, const hlo_op *op);
+hlo_status verify_sort(vctx *c, const hlo_op *op);
+hlo_status verify_map(vctx *c, const hlo_op *op);
+hlo_status verify_if(vctx *c, const hlo_op *op);
+hlo_status verify_case(vctx *c, const hlo_op *op);
+hlo_status verify_while(vctx *c, const hlo_op *op);
+/* verify_collective.c; verify_token_op covers after_all, create_token,
+ * partition_id, replica_id, infeed, recv, outfeed, send, cross_replica_sum */
+hlo_status verify_all_reduce(vctx *c, const hlo_op *op);
+hlo_status verify_all_gather(vctx *c, const hlo_op *op);
+hlo_status verify_all_to_all(vctx *c, const hlo_op *op);
+hlo_status verify_reduce_scatter(vctx *c, const hlo_op *op);
+hlo_status verify_collective_permute(vctx *c, const hlo_op *op);
+hlo_status verify_collective_broadcast(vctx *c, const hlo_op *op);
+hlo_status verify_token_op(vctx *c, const hlo_op *op);
+hlo_status verify_custom_call(vctx *c, const hlo_op *op);
+/* verify_dynamic.c */
+hlo_status verify_dynamic_broadcast_in_dim(vctx *c, const hlo_op *op);
+hlo_status verify_dynamic_iota(vctx *c, const hlo_op *op);
+hlo_status verify_dynamic_pad(vctx *c, const hlo_op *op);
+hlo_status verify_dynamic_reshape(vctx *c, const hlo_op *op);
+hlo_status verify_real_dynamic_slice(vctx *c, const hlo_op *op);
+hlo_status verify_get_dimension_size(vctx *c, const hlo_op *op);
+hlo_status verify_set_dimension_size(vctx *c, const hlo_op *op);
+
+/* The two dispatchers verify.c calls, in order. verify_op_basic:
+ * elementwise, shape and data-movement ops (verify_ops.c);
+ * verify_op_complex: every other op (verify_dispatch.c). Each returns
  * *handled = false for opcodes it does not cover. */
 hlo_status verify_op_basic(vctx *c, const hlo_op *op, bool *handled);
 hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled);

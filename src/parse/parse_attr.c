@@ -655,6 +655,11 @@ static bool parse_hash_attr(pstate *ps, hlo_attr **out) {
     ps->pos = save;
     if (is_struct) return parse_struct_body(ps, sname, out);
   }
+  if (lt && ((nl > 4 && memcmp(nm, "sdy.", 4) == 0) || (nl == 3 && memcmp(nm, "sdy", 3) == 0))) {
+    bool handled;
+    TRY(parse_sdy_hash_attr(ps, nm, nl, p, &handled, out));
+    if (handled) return true;
+  }
   /* anything else: verbatim */
   ps->pos = p;
   if (lt) TRY(ps_skip_balanced(ps));
@@ -849,6 +854,8 @@ bool parse_attr(pstate *ps, hlo_attr **out) {
   } else if (ps_accept_kw(ps, "unit")) {
     *out = attr_unit(ps->a);
     if (!*out) return ps_oom(ps);
+  } else if (ps_accept_kw(ps, "dense_resource")) {
+    ok = parse_dense_resource(ps, start, out);
   } else if (ps_accept_kw(ps, "dense")) {
     ok = parse_dense(ps, start, out);
   } else if (ps_accept_kw(ps, "array")) {

@@ -32,6 +32,12 @@ typedef struct name_ref {
   size_t pos, len;
 } name_ref;
 
+/* A `dense_resource<NAME>` literal waiting for the resource section. */
+typedef struct pending_resource {
+  hlo_attr *attr;
+  size_t pos;
+} pending_resource;
+
 typedef struct pstate {
   hlo_module_ir *m;
   arena *a;
@@ -53,6 +59,8 @@ typedef struct pstate {
   hlo_type **fn_ins, **fn_outs;
   uint32_t fn_nin, fn_nout;
   char tokbuf[48];         /* scratch for token descriptions */
+  pending_resource *pend_res; /* dense_resource literals to resolve */
+  uint32_t npend_res, cap_pend_res;
 } pstate;
 
 #define SYM_BUCKETS 4096u
@@ -187,6 +195,34 @@ bool check_use_type(pstate *ps, size_t pos, hlo_value *v, const hlo_type *declar
 bool parse_generic(pstate *ps, opb *b);
 /* The pretty form of `b->opc` after its name (parse_ops.c). */
 bool parse_pretty(pstate *ps, opb *b);
+/* ------------------------------------------------------ sdy (parse_sdy.c) */
+/* `<[...], device_ids=[...]>` (cursor at '<'). */
+bool parse_sdy_mesh_body(pstate *ps, sdy_mesh **out);
+/* `<@mesh | mesh<...>, [dims], replicated={..}, unreduced={..}>` (cursor at '<'). */
+bool parse_sdy_sharding_body(pstate *ps, sdy_sharding **out);
+/* `#NAME<...>` for NAME = sdy.sharding / sdy.sharding_per_value / sdy.mesh
+ * (nm/nl: NAME; `after`: offset just past NAME). Sets *handled when NAME is
+ * one of them (then *out is the ATTR_SDY); other sdy attributes are left to
+ * the caller (kept opaque). */
+bool parse_sdy_hash_attr(pstate *ps, const char *nm, size_t nl, size_t after, bool *handled,
+                         hlo_attr **out);
+/* A module-level `sdy.mesh @name = <...> {attrs}` after the keyword at `kw_pos`. */
+bool parse_sdy_mesh_decl(pstate *ps, size_t kw_pos);
+/* The pretty form of an sdy op (b->opc is OP_SDY_*) after its name. */
+bool parse_sdy_pretty(pstate *ps, opb *b);
+
+/* ------------------------------------------ resources (parse_resource.c) */
+/* `dense_resource<NAME> : T` with the cursor after the keyword (`start`: the
+ * keyword's offset, for errors): an ATTR_DENSE with `resource` set, resolved
+ * later by parse_resolve_resources. */
+bool parse_dense_resource(pstate *ps, size_t start, hlo_attr **out);
+/* `{-# dialect_resources: {...} #-}` (cursor at '{-#') into m->resources. */
+bool parse_resource_section(pstate *ps);
+/* Fills every recorded dense_resource literal from the module's builtin
+ * blobs; located errors for a missing name, `__elided__`, or a size that
+ * differs from the type's. */
+bool parse_resolve_resources(pstate *ps);
+
 /* Optional trailing `loc(...)`: its text or NULL. */
 bool parse_opt_loc(pstate *ps, const char **out);
 #endif

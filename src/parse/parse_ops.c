@@ -689,6 +689,10 @@ bool parse_pretty(pstate *ps, opb *b) {
     case OP_CHLO_TOP_K: return p_top_k(ps, b);
     case OP_CHLO_SCAN: return p_scan(ps, b);
     case OP_CHECK_EXPECT_EQ_CONST: case OP_CHECK_EXPECT_ALMOST_EQ_CONST: return p_check_const(ps, b);
+    case OP_SDY_SHARDING_CONSTRAINT: case OP_SDY_RESHARD: case OP_SDY_SHARDING_GROUP:
+    case OP_SDY_PROPAGATION_BARRIER: case OP_SDY_MANUAL_COMPUTATION: case OP_SDY_NAMED_COMPUTATION:
+    case OP_SDY_RETURN:
+      return parse_sdy_pretty(ps, b);
     default:
       /* `stablehlo.all_reduce(%x) ({...}) {...} : ...`: a bare name followed
        * by the generic form's syntax, as documentation writes it */

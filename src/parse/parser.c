@@ -962,6 +962,7 @@ static bool parse_funcs_until(pstate *ps, char close) {
     size_t kp = ps->pos;
     if (ps_accept_kw(ps, "func.func")) { TRY(parse_func(ps, kp)); continue; }
     if (peek_quoted(ps, "func.func")) { TRY(parse_generic_func(ps)); continue; }
+    if (ps_accept_kw(ps, "sdy.mesh")) { TRY(parse_sdy_mesh_decl(ps, kp)); continue; }
     if (!c) return ps_err(ps, kp, "expected '}' at end of module, got end of input");
     return ps_err(ps, kp, "expected 'func.func', got '%s'", ps_tok(ps, kp));
   }
@@ -1020,16 +1021,7 @@ static bool parse_top(pstate *ps) {
     }
     if (c == '#') { TRY(add_alias(ps)); continue; }
     if (c == '{' && ps->pos + 1 < ps->end && ps->s[ps->pos + 1] == '-') {
-      /* `{-# dialect_resources ... #-}`: kept verbatim */
-      size_t st = ps->pos;
-      const char *e = NULL;
-      for (size_t p = st; p + 1 < ps->end; p++)
-        if (ps->s[p] == '#' && ps->s[p + 1] == '-' && p + 2 < ps->end && ps->s[p + 2] == '}') {
-          e = ps->s + p + 3;
-          break;
-        }
-      if (!e) return ps_err(ps, st, "unterminated '{-#' block");
-      ps->pos = (size_t)(e - ps->s);
+      TRY(parse_resource_section(ps));
       continue;
     }
     size_t kp = ps->pos;
@@ -1081,6 +1073,12 @@ static bool parse_top(pstate *ps) {
       if (seen_module) return ps_err(ps, kp, "function outside the module");
       seen_func = true;
       TRY(parse_func(ps, kp));
+      continue;
+    }
+    if (ps_accept_kw(ps, "sdy.mesh")) {
+      if (seen_module) return ps_err(ps, kp, "sdy.mesh outside the module");
+      seen_func = true;
+      TRY(parse_sdy_mesh_decl(ps, kp));
       continue;
     }
     return ps_err(ps, kp, "expected 'module' or 'func.func', got '%s'", ps_tok(ps, kp));
@@ -1136,6 +1134,7 @@ hlo_status parse_module(const hlo_source *src, size_t begin, size_t end, hlo_mod
   const char *nul = memchr(text + (begin - ls), 0, n - (begin - ls));
   bool ok = nul ? ps_err(&ps, (size_t)(nul - text), "NUL byte in the program text")
                 : parse_top(&ps);
+  if (ok) ok = parse_resolve_resources(&ps);
   free(ps.buckets);
   free(ps.syms);
   if (!ok) {

@@ -42,12 +42,29 @@ struct hlo_buffer {
   size_t nbytes;
 };
 
+/* A specialization of a dynamic-shaped entry function to one signature of
+ * input shapes: the module re-parsed, refined (pass_refine_shapes),
+ * verified and legalized, with its own interpreter. */
+typedef struct shape_spec {
+  struct shape_spec *next;
+  int64_t *sig;           /* per argument: rank (-1 for a token), then dims */
+  size_t nsig;
+  hlo_module_ir *ir;
+  const hlo_func *entry;
+  interp *it;
+} shape_spec;
+
+/* Specializations kept per executable (least recently used dropped). */
+#define MAX_SPECS 8
+
 struct hlo_executable {
   hlo_module *module;
   const hlo_func *entry;
   hlo_backend_kind backend;
   interp_options opts;  /* kept here: the interpreter may refer to it */
-  interp *it;
+  interp *it;           /* NULL when `dynamic` */
+  bool dynamic;         /* the entry has dynamic shapes: refined per input shapes */
+  shape_spec *specs;    /* when dynamic: the cache, most recently used first */
   pthread_mutex_t lock; /* the interpreter's state is per run: runs take turns */
 };
 
@@ -173,12 +190,15 @@ hlo_status runtime_executable_create(hlo_module *m, const char *entry, const int
    * executables made from several threads take turns here */
   pthread_mutex_lock(&m->lock);
   hlo_status st = NULL;
-  if (!m->legalized) {
+  e->dynamic = module_needs_refinement(m->ir, entry);
+  if (e->dynamic) {
+    /* refined and legalized per input shapes at run time (shape_spec) */
+  } else if (!m->legalized) {
     st = pass_chlo_legalize(m->ir);
     if (st) status_note(st, "while legalizing chlo ops");
     m->legalized = st == NULL;
   }
-  if (!st) st = interp_create(m->ir, &e->opts, &e->it);
+  if (!st && !e->dynamic) st = interp_create(m->ir, &e->opts, &e->it);
   pthread_mutex_unlock(&m->lock);
   if (st) { free(e); return st; }
   if (pthread_mutex_init(&e->lock, NULL) != 0) {
@@ -201,7 +221,8 @@ hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *ou
                       f->num_args, i);
   const hlo_type *t = f->body.block.args[i].type;
   if (t->kind != TYPE_TENSOR || !type_is_static(t))
-    return status_new(HLO_UNIMPLEMENTED, "argument %d of @%s is not a static tensor", i, f->name);
+    return status_new(HLO_UNIMPLEMENTED, "argument %d of @%s is not a static tensor (a token, "
+                      "a tuple, or a dynamic shape fixed only by the inputs of a run)", i, f->name);
   *out_dtype = t->dtype;
   *out_rank = (int)t->rank;
   *out_dims = t->dims;
@@ -213,19 +234,30 @@ const hlo_func *runtime_executable_entry(const hlo_executable *e) { return e->en
 static void shape_str(char *buf, size_t n, hlo_dtype dt, int rank, const int64_t *dims) {
   size_t k = 0;
   k += (size_t)snprintf(buf + k, n - k, "tensor<");
-  for (int i = 0; i < rank && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[i]);
+  for (int i = 0; i < rank && k < n; i++) {
+    if (dims[i] == HLO_DYN) k += (size_t)snprintf(buf + k, n - k, "?x");
+    else k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[i]);
+  }
   if (k < n) snprintf(buf + k, n - k, "%s>", hlo_dtype_name(dt));
 }
 
-/* Makes an interpreter value of parameter type `t` from a host view,
- * checking element type and shape. */
-static hlo_status arg_from_view(const hlo_func *f, uint32_t i, const hlo_buffer_view *v,
-                                tensor **out) {
-  const hlo_type *t = f->body.block.args[i].type;
+/* Checks host view `v` against parameter `i` of `f` (element type, rank,
+ * and every static dim; a dynamic dim takes any size); a token parameter
+ * takes a view of rank HLO_RANK_TOKEN. The error names the argument and the
+ * dimension. */
+static hlo_status arg_check_view(const hlo_func *f, uint32_t i, const hlo_buffer_view *v) {
+  const hlo_value *a = &f->body.block.args[i];
+  const hlo_type *t = a->type;
+  if (t->kind == TYPE_TOKEN) {
+    if (v->rank != HLO_RANK_TOKEN)
+      return status_at(HLO_INVALID_ARGUMENT, &a->loc,
+                       "argument %u of @%s is a !stablehlo.token: pass a view of rank "
+                       "HLO_RANK_TOKEN (-1) for it", i, f->name);
+    return NULL;
+  }
   if (t->kind != TYPE_TENSOR)
     return status_at(HLO_UNIMPLEMENTED, &f->loc,
-                     "argument %u of @%s is a tuple or token; pass tensors only", i, f->name);
+                     "argument %u of @%s is a tuple; pass tensors or tokens only", i, f->name);
   char want[256], got[256];
   if (t->rank <= 32) shape_str(want, sizeof want, t->dtype, (int)t->rank, t->dims);
   else snprintf(want, sizeof want, "a rank-%u tensor", t->rank);
@@ -236,14 +268,32 @@ static hlo_status arg_from_view(const hlo_func *f, uint32_t i, const hlo_buffer_
     snprintf(got, sizeof got, "an invalid buffer view");
   bool ok = (unsigned)v->dtype < HLO_DTYPE_COUNT && v->dtype == t->dtype &&
             v->rank == (int)t->rank && (v->dims || v->rank == 0);
-  for (uint32_t d = 0; ok && d < t->rank; d++)
-    if (t->dims[d] != HLO_DYN && t->dims[d] != v->dims[d]) ok = false;
   if (!ok)
-    return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
-                     "argument %u of @%s expects %s, got %s", i, f->name, want, got);
+    return status_at(HLO_INVALID_ARGUMENT, &a->loc, "argument %u of @%s expects %s, got %s", i,
+                     f->name, want, got);
+  for (uint32_t d = 0; d < t->rank; d++) {
+    if (v->dims[d] < 0)
+      return status_at(HLO_INVALID_ARGUMENT, &a->loc,
+                       "argument %u of @%s: dimension %u of the input is %lld (%s)", i, f->name,
+                       d, (long long)v->dims[d], got);
+    if (t->dims[d] != HLO_DYN && t->dims[d] != v->dims[d])
+      return status_at(HLO_INVALID_ARGUMENT, &a->loc,
+                       "argument %u of @%s expects %s, got %s: dimension %u must be %lld, not "
+                       "%lld", i, f->name, want, got, d, (long long)t->dims[d],
+                       (long long)v->dims[d]);
+  }
+  return NULL;
+}
+
+/* Makes an interpreter value of parameter `i` of `f` (static by now) from a
+ * host view, checking element type and shape. */
+static hlo_status arg_from_view(const hlo_func *f, uint32_t i, const hlo_buffer_view *v,
+                                tensor **out) {
+  const hlo_type *t = f->body.block.args[i].type;
+  HLO_TRY(arg_check_view(f, i, v));
   if (!type_is_static(t))
-    return status_at(HLO_UNIMPLEMENTED, &f->body.block.args[i].loc,
-                     "argument %u of @%s has a dynamic shape; not supported yet", i, f->name);
+    return status_at(HLO_INTERNAL, &f->body.block.args[i].loc,
+                     "argument %u of @%s has a dynamic shape after refinement", i, f->name);
   tensor *x;
   HLO_TRY(tensor_create(t, &f->body.block.args[i].loc, &x));
   if (x->nbytes) {
@@ -260,8 +310,15 @@ static hlo_status arg_from_view(const hlo_func *f, uint32_t i, const hlo_buffer_
 static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
   *out = NULL;
   const hlo_type *t = x->type;
+  if (t->kind == TYPE_TOKEN) {
+    hlo_buffer *b = xcalloc(1, sizeof *b);
+    if (!b) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    b->rank = HLO_RANK_TOKEN;
+    *out = b;
+    return NULL;
+  }
   if (t->kind != TYPE_TENSOR)
-    return status_new(HLO_UNIMPLEMENTED, "tuple and token results are not supported by the C API");
+    return status_new(HLO_UNIMPLEMENTED, "tuple results are not supported by the C API");
   if (t->rank > HLO_MAX_RANK)
     return status_new(HLO_UNIMPLEMENTED, "result of rank %u is over the C API's %d", t->rank,
                       HLO_MAX_RANK);
@@ -282,14 +339,140 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
   return NULL;
 }
 
+/* ------------------------------------------------- dynamic shapes */
+
+static void spec_free(shape_spec *s) {
+  if (!s) return;
+  interp_destroy(s->it);
+  module_free(s->ir);
+  free(s->sig);
+  free(s);
+}
+
+/* The shape signature of a run: per argument its rank (-1: token) and dims,
+ * from views (`v`) or from interpreter values (`x`). NULL on OOM. */
+static int64_t *make_sig(const hlo_buffer_view *v, tensor *const *x, uint32_t n, size_t *out_n) {
+  size_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int rank = v ? v[i].rank : (x[i]->type->kind == TYPE_TENSOR ? (int)x[i]->type->rank : -1);
+    k += 1 + (size_t)(rank > 0 ? rank : 0);
+  }
+  int64_t *sig = xmalloc((k ? k : 1) * sizeof *sig);
+  if (!sig) return NULL;
+  k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int rank = v ? v[i].rank : (x[i]->type->kind == TYPE_TENSOR ? (int)x[i]->type->rank : -1);
+    sig[k++] = rank;
+    for (int d = 0; d < rank; d++) sig[k++] = v ? v[i].dims[d] : x[i]->type->dims[d];
+  }
+  *out_n = k;
+  return sig;
+}
+
+/* Re-parses the module and refines it for the argument shapes of `sig`
+ * (element types from the views or values, to let the pass name a misfit). */
+static hlo_status spec_create(hlo_executable *e, const hlo_buffer_view *v, tensor *const *x,
+                              int64_t *sig, size_t nsig, shape_spec **out) {
+  *out = NULL;
+  const hlo_module_ir *src = e->module->ir;
+  const hlo_func *f = e->entry;
+  shape_spec *s = xcalloc(1, sizeof *s);
+  hlo_type **types = xcalloc(f->num_args ? f->num_args : 1, sizeof *types);
+  hlo_status st = NULL;
+  if (!s || !types) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!st) st = parse_module(&src->source, 0, src->source.len, &s->ir);
+  for (uint32_t i = 0; i < f->num_args && !st; i++) {
+    if (v) {
+      if (v[i].rank == HLO_RANK_TOKEN) { types[i] = type_token(&s->ir->arena); }
+      else if (v[i].rank < 0 || v[i].rank > HLO_MAX_RANK || (v[i].rank && !v[i].dims) ||
+               (unsigned)v[i].dtype >= HLO_DTYPE_COUNT)
+        st = status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
+                       "argument %u of @%s: an invalid buffer view", i, f->name);
+      else types[i] = type_tensor(&s->ir->arena, v[i].dtype, (uint32_t)v[i].rank, v[i].dims);
+    } else {
+      types[i] = (hlo_type *)x[i]->type;
+    }
+    if (!st && !types[i]) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!st) st = pass_refine_shapes(s->ir, f->name, types, f->num_args);
+  if (!st) {
+    st = module_verify(s->ir);
+    if (st) status_note(st, "after refining the shapes of @%s for these inputs (an hlo bug)",
+                        f->name);
+  }
+  if (!st) {
+    st = pass_chlo_legalize(s->ir);
+    if (st) status_note(st, "while legalizing chlo ops");
+  }
+  if (!st) {
+    s->entry = module_entry(s->ir, f->name);
+    st = interp_create(s->ir, &e->opts, &s->it);
+  }
+  free(types);
+  if (st) {
+    free(sig);
+    spec_free(s);
+    return st;
+  }
+  s->sig = sig;
+  s->nsig = nsig;
+  *out = s;
+  return NULL;
+}
+
+/* The interpreter and entry function to run for these inputs: the
+ * executable's own, or (dynamic shapes) the specialization for the inputs'
+ * shapes, made on first use and cached. Call with e->lock held. */
+static hlo_status pick_target(hlo_executable *e, const hlo_buffer_view *v, tensor *const *x,
+                              interp **out_it, const hlo_func **out_f) {
+  if (!e->dynamic) {
+    *out_it = e->it;
+    *out_f = e->entry;
+    return NULL;
+  }
+  size_t nsig;
+  int64_t *sig = make_sig(v, x, e->entry->num_args, &nsig);
+  if (!sig) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  shape_spec **pp = &e->specs, *s = NULL;
+  unsigned count = 0;
+  for (; *pp; pp = &(*pp)->next, count++) {
+    if ((*pp)->nsig == nsig && !memcmp((*pp)->sig, sig, nsig * sizeof *sig)) {
+      s = *pp;
+      *pp = s->next; /* moved to the front below */
+      break;
+    }
+  }
+  if (s) {
+    free(sig);
+  } else {
+    HLO_TRY(spec_create(e, v, x, sig, nsig, &s));
+    if (count + 1 >= MAX_SPECS) { /* drop the least recently used */
+      shape_spec **q = &e->specs;
+      while (*q && (*q)->next) q = &(*q)->next;
+      spec_free(*q);
+      *q = NULL;
+    }
+  }
+  s->next = e->specs;
+  e->specs = s;
+  *out_it = s->it;
+  *out_f = s->entry;
+  return NULL;
+}
+
 hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t n,
                                tensor ***out) {
   const hlo_func *f = e->entry;
   if (n != f->num_args)
     return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %u", f->name,
                      f->num_args, n);
+  for (uint32_t i = 0; i < n; i++)
+    if (!args[i])
+      return status_at(HLO_INVALID_ARGUMENT, &f->loc, "argument %u of @%s is missing", i, f->name);
   pthread_mutex_lock(&e->lock);
-  hlo_status st = interp_call(e->it, f, args, n, out);
+  interp *it;
+  hlo_status st = pick_target(e, NULL, args, &it, &f);
+  if (!st) st = interp_call(it, f, args, n, out);
   pthread_mutex_unlock(&e->lock);
   return st;
 }
@@ -307,13 +490,18 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
   tensor **in = xcalloc(f->num_args ? f->num_args : 1, sizeof *in);
   if (!in) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   hlo_status st = NULL;
-  for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(f, i, &args[i], &in[i]);
   tensor **res = NULL;
-  if (!st) {
-    pthread_mutex_lock(&e->lock);
-    st = interp_call(e->it, f, in, f->num_args, &res);
-    pthread_mutex_unlock(&e->lock);
+  pthread_mutex_lock(&e->lock);
+  interp *it = NULL;
+  const hlo_func *run_f = f;
+  if (e->dynamic) {
+    /* the declared types first: a misfit names the argument and dimension */
+    for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_check_view(f, i, &args[i]);
   }
+  if (!st) st = pick_target(e, args, NULL, &it, &run_f);
+  for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(run_f, i, &args[i], &in[i]);
+  if (!st) st = interp_call(it, run_f, in, f->num_args, &res);
+  pthread_mutex_unlock(&e->lock);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
   if (st) return st;
@@ -334,6 +522,10 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
 void hlo_executable_destroy(hlo_executable *e) {
   if (!e) return;
   interp_destroy(e->it);
+  for (shape_spec *s = e->specs, *n; s; s = n) {
+    n = s->next;
+    spec_free(s);
+  }
   pthread_mutex_destroy(&e->lock);
   free(e);
 }

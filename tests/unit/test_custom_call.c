@@ -489,4 +489,167 @@ static void run_model(const char *file) {
 TEST(model_linalg_ops_cpu) { run_model("linalg_ops.cpu.mlir"); }
 TEST(model_linalg_ops_cuda) { run_model("linalg_ops.mlir"); }
 
+/* Host callbacks: one returning only a token is skipped (the program runs
+ * on); one whose result is data fails, naming the JAX feature. */
+TEST(python_callbacks_skip_or_fail) {
+  const char *skip =
+      "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %t = stablehlo.create_token : !stablehlo.token\n"
+      "  %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%t, %x) {has_side_effect = "
+      "true} : (!stablehlo.token, tensor<2xf32>) -> !stablehlo.token\n"
+      "  stablehlo.custom_call @xla_python_cpu_callback(%x) {has_side_effect = true} : "
+      "(tensor<2xf32>) -> ()\n"
+      "  %1 = stablehlo.add %x, %x : tensor<2xf32>\n"
+      "  return %1 : tensor<2xf32>\n}\n";
+  arena ar;
+  arena_init(&ar);
+  const float X[2] = {1.5f, -2.0f};
+  int64_t d[1] = {2};
+  tensor *x = make_tensor(&ar, HLO_F32, 1, d, X);
+  tl_run r;
+  hlo_status st = run_main("cb.mlir", skip, strlen(skip), &x, 1, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) CHECK(((float *)r.res[0]->data)[1] == -4.0f);
+  tl_run_free(&r);
+  hlo_status_free(st);
+  const char *pure =
+      "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%x) : (tensor<2xf32>) -> "
+      "tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n";
+  st = run_main("cb.mlir", pure, strlen(pure), &x, 1, &r);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_UNIMPLEMENTED);
+  CHECK(st && strstr(hlo_status_message(st), "jax.pure_callback"));
+  CHECK(st && strstr(hlo_status_message(st), "Python package"));
+  CHECK(st && status_loc(st) && status_loc(st)->line == 2);
+  hlo_status_free(st);
+  CHECK(interp_custom_call_known("xla_ffi_python_gpu_callback"));
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+/* Real ?geev of a rotation: eigenvalues +-i and complex eigenvectors
+ * unpacked from LAPACK's real pair form, checked by A v = w v. */
+TEST(geev_real_rotation_complex_pair) {
+  const char *text =
+      "func.func @main(%a: tensor<2x2xf64>) -> (tensor<2xf64>, tensor<2xf64>, "
+      "tensor<2x2xcomplex<f64>>, tensor<2x2xcomplex<f64>>, tensor<i32>) {\n"
+      "  %0:5 = stablehlo.custom_call @lapack_dgeev_ffi(%a) {mhlo.backend_config = "
+      "{compute_left = 86 : ui8, compute_right = 86 : ui8}, operand_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>], result_layouts = [dense<0> : tensor<1xindex>, dense<0> : "
+      "tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>, "
+      "dense<> : tensor<0xindex>]} : (tensor<2x2xf64>) -> (tensor<2xf64>, tensor<2xf64>, "
+      "tensor<2x2xcomplex<f64>>, tensor<2x2xcomplex<f64>>, tensor<i32>)\n"
+      "  return %0#0, %0#1, %0#2, %0#3, %0#4 : tensor<2xf64>, tensor<2xf64>, "
+      "tensor<2x2xcomplex<f64>>, tensor<2x2xcomplex<f64>>, tensor<i32>\n}\n";
+  arena ar;
+  arena_init(&ar);
+  const double A[4] = {0, -1, 1, 0};
+  int64_t d[2] = {2, 2};
+  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tl_run r;
+  hlo_status st = run_main("geev.mlir", text, strlen(text), &x, 1, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *wr = (const double *)r.res[0]->data, *wi = (const double *)r.res[1]->data;
+    CHECK_EQ_INT(*(int32_t *)r.res[4]->data, 0);
+    CHECK(fabs(wr[0]) < 1e-12 && fabs(fabs(wi[0]) - 1) < 1e-12 && fabs(wi[0] + wi[1]) < 1e-12);
+    const double complex *v = (const double complex *)r.res[3]->data; /* row-major v[i][j] */
+    for (int j = 0; j < 2; j++) {
+      double complex w = wr[j] + I * wi[j];
+      double nrm = 0;
+      for (int i = 0; i < 2; i++) {
+        double complex av = A[i * 2 + 0] * v[0 * 2 + j] + A[i * 2 + 1] * v[1 * 2 + j];
+        CHECK(cabs(av - w * v[i * 2 + j]) < 1e-12);
+        nrm += cabs(v[i * 2 + j]) * cabs(v[i * 2 + j]);
+      }
+      CHECK(fabs(nrm - 1) < 1e-12);
+    }
+  }
+  tl_run_free(&r);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
+/* cusparse_gtsv2_ffi: a solvable system (checked by substitution), then a
+ * singular one: NaN. JAX's convention: dl[0] = du[n-1] = 0. */
+TEST(gtsv2_solve_and_singular) {
+  const char *text =
+      "func.func @main(%dl: tensor<3xf64>, %d: tensor<3xf64>, %du: tensor<3xf64>, %b: "
+      "tensor<3x1xf64>) -> tensor<3x1xf64> {\n"
+      "  %0 = stablehlo.custom_call @cusparse_gtsv2_ffi(%dl, %d, %du, %b) {operand_layouts = "
+      "[dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>, "
+      "dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>]} : "
+      "(tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3x1xf64>) -> tensor<3x1xf64>\n"
+      "  return %0 : tensor<3x1xf64>\n}\n";
+  arena ar;
+  arena_init(&ar);
+  const double DL[3] = {0, 1, 2}, D[3] = {4, 5, 6}, DU[3] = {1, 1, 0}, B[3] = {1, 2, 3};
+  const double Z[3] = {0, 0, 0};
+  int64_t d1[1] = {3}, d2[2] = {3, 1};
+  tensor *in[4] = {make_tensor(&ar, HLO_F64, 1, d1, DL), make_tensor(&ar, HLO_F64, 1, d1, D),
+                   make_tensor(&ar, HLO_F64, 1, d1, DU), make_tensor(&ar, HLO_F64, 2, d2, B)};
+  tl_run r;
+  hlo_status st = run_main("gtsv.mlir", text, strlen(text), in, 4, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *X = (const double *)r.res[0]->data;
+    for (int i = 0; i < 3; i++) {
+      double s = D[i] * X[i] + (i > 0 ? DL[i] * X[i - 1] : 0) + (i < 2 ? DU[i] * X[i + 1] : 0);
+      CHECK(fabs(s - B[i]) < 1e-12);
+    }
+  }
+  tl_run_free(&r);
+  hlo_status_free(st);
+  tensor_release(in[1]);
+  in[1] = make_tensor(&ar, HLO_F64, 1, d1, Z);
+  tensor_release(in[0]);
+  in[0] = make_tensor(&ar, HLO_F64, 1, d1, Z);
+  st = run_main("gtsv.mlir", text, strlen(text), in, 4, &r);
+  CHECK(st == NULL);
+  if (!st) CHECK(isnan(((const double *)r.res[0]->data)[0]));
+  tl_run_free(&r);
+  hlo_status_free(st);
+  for (int i = 0; i < 4; i++) tensor_release(in[i]);
+  arena_deinit(&ar);
+}
+
+/* Refusals: gees with sorting (not supported), gesvdj with a u of the
+ * wrong shape. */
+TEST(gees_sort_and_bad_svd_shapes_refused) {
+  const char *gees =
+      "func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {\n"
+      "  %0:6 = stablehlo.custom_call @lapack_sgees_ffi(%a) {mhlo.backend_config = {mode = 86 : "
+      "ui8, sort = 83 : ui8}} : (tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, "
+      "tensor<2xf32>, tensor<2xf32>, tensor<i32>, tensor<i32>)\n"
+      "  return %0#0 : tensor<2x2xf32>\n}\n";
+  arena ar;
+  arena_init(&ar);
+  const float A[4] = {1, 2, 3, 4};
+  int64_t d[2] = {2, 2};
+  tensor *x = make_tensor(&ar, HLO_F32, 2, d, A);
+  tl_run r;
+  hlo_status st = run_main("gees.mlir", gees, strlen(gees), &x, 1, &r);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_UNIMPLEMENTED);
+  CHECK(st && strstr(hlo_status_message(st), "sort"));
+  hlo_status_free(st);
+  const char *svdj =
+      "func.func @main(%a: tensor<2x2xf32>) -> tensor<2xf32> {\n"
+      "  %0:5 = stablehlo.custom_call @cusolver_gesvdj_ffi(%a) {mhlo.backend_config = "
+      "{compute_uv = true, full_matrices = true}, operand_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>]} : (tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, "
+      "tensor<2x3xf32>, tensor<2x2xf32>, tensor<i32>)\n"
+      "  return %0#1 : tensor<2xf32>\n}\n";
+  st = run_main("svdj.mlir", svdj, strlen(svdj), &x, 1, &r);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
+  CHECK(st && strstr(hlo_status_message(st), "cusolver_gesvdj_ffi"));
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
 TEST_MAIN()

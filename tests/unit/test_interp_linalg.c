@@ -158,6 +158,115 @@ TEST(dot_general_bad_dimension_is_an_error) {
   tl_run_free(&r);
 }
 
+/* ------------------------------------------------- dot algorithms */
+
+/* Runs `lhs . rhs` (1xK times Kx1 or 2x2 times 2x2: contracting lhs dim 1
+ * with rhs dim 0) of element type `ty` under the dot algorithm with the
+ * given fields (alg NULL: none; "HIGHEST": precision_config HIGHEST). */
+static hlo_status run_alg(const char *ty, const char *lshape, const char *rshape,
+                          const char *oshape, const char *l, const char *r, const char *alg,
+                          tl_run *out) {
+  static char text[2048];
+  char attr[400] = "";
+  if (alg && !strcmp(alg, "HIGHEST"))
+    snprintf(attr, sizeof attr, ", precision_config = [#stablehlo<precision HIGHEST>, "
+             "#stablehlo<precision HIGHEST>]");
+  else if (alg)
+    snprintf(attr, sizeof attr, ", algorithm = #stablehlo.dot_algorithm<%s>", alg);
+  snprintf(text, sizeof text,
+           "func.func @main() -> tensor<%s%s> {\n"
+           CONSTF("l", "%s", "tensor<%s%s>") CONSTF("r", "%s", "tensor<%s%s>")
+           "  %%0 = \"stablehlo.dot_general\"(%%l, %%r) <{dot_dimension_numbers = #stablehlo.dot<"
+           "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>%s}> : "
+           "(tensor<%s%s>, tensor<%s%s>) -> tensor<%s%s>\n"
+           "  \"func.return\"(%%0) : (tensor<%s%s>) -> ()\n}\n",
+           oshape, ty, l, lshape, ty, lshape, ty, r, rshape, ty, rshape, ty, attr, lshape, ty,
+           rshape, ty, oshape, ty, oshape, ty);
+  return run_text(text, out);
+}
+
+#define ALG(l, acc, n, imp)                                                          \
+  "lhs_precision_type = " l ", rhs_precision_type = " l ", accumulation_type = " acc \
+  ", lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = " n \
+  ", allow_imprecise_accumulation = " imp
+
+/* Runs a dot expecting success and a result equal to want[0..n) exactly. */
+static bool alg_values(const char *ty, const char *ls, const char *rs, const char *os,
+                       const char *l, const char *r, const char *alg, const double *want,
+                       int64_t n) {
+  tl_run run;
+  hlo_status st = run_alg(ty, ls, rs, os, l, r, alg, &run);
+  bool ok = st == NULL && run.n == 1 && run.res[0]->num_elems == n;
+  for (int64_t i = 0; ok && i < n; i++) /* exact, infinities included */
+    if (f64_at(run.res[0], i) != want[i]) {
+      fprintf(stderr, "  element %lld: got %.17g want %.17g\n", (long long)i,
+              f64_at(run.res[0], i), want[i]);
+      ok = false;
+    }
+  if (st) hlo_status_print(st, stderr);
+  hlo_status_free(st);
+  tl_run_free(&run);
+  return ok;
+}
+
+TEST(dot_algorithm_rounds_operands_to_the_precision_type) {
+  /* The example of issue 6: inputs rounded to bf16 first (1 + 2^-12 -> 1,
+   * 1 + 2^-8 -> 1, a tie to even), so [[1, 1], [2, 1]] exactly. */
+  const char *a = "[[1.000244140625, 1.00390625], [2.0, 1.0]]", *eye = "[[1.0, 0.0], [0.0, 1.0]]";
+  double bf[] = {1, 1, 2, 1}, exact[] = {1 + 0x1p-12, 1 + 0x1p-8, 2, 1};
+  CHECK(alg_values("f32", "2x2x", "2x2x", "2x2x", a, eye, ALG("bf16", "f32", "1", "false"), bf, 4));
+  /* No algorithm, HIGHEST, F32_F32_F32: the f32 product, as before. */
+  CHECK(alg_values("f32", "2x2x", "2x2x", "2x2x", a, eye, NULL, exact, 4));
+  CHECK(alg_values("f32", "2x2x", "2x2x", "2x2x", a, eye, "HIGHEST", exact, 4));
+  CHECK(alg_values("f32", "2x2x", "2x2x", "2x2x", a, eye, ALG("f32", "f32", "1", "false"), exact, 4));
+  /* tf32 keeps 10 mantissa bits: 1 + 2^-11 ties to 1, 1 + 3*2^-11 to 1 + 2^-9. */
+  double tf[] = {1, 1 + 0x1p-9, 2, 1};
+  CHECK(alg_values("f32", "2x2x", "2x2x", "2x2x", "[[1.00048828125, 1.00146484375], [2.0, 1.0]]",
+                   eye, ALG("tf32", "f32", "1", "false"), tf, 4));
+}
+
+TEST(dot_algorithm_bf16_passes_and_accumulation_type) {
+  /* a = 1 + 2^-10 + 2^-20: one bf16 pass sees 1; X3 (hi, mid) adds 2^-10;
+   * X6 and X9 (hi, mid, lo) give a exactly. */
+  const char *a = "[[1.0009775161743164]]", *one = "[[1.0]]";
+  double x1[] = {1}, x3[] = {1 + 0x1p-10}, x6[] = {1 + 0x1p-10 + 0x1p-20};
+  CHECK(alg_values("f32", "1x1x", "1x1x", "1x1x", a, one, ALG("bf16", "f32", "1", "false"), x1, 1));
+  CHECK(alg_values("f32", "1x1x", "1x1x", "1x1x", a, one, ALG("bf16", "f32", "3", "false"), x3, 1));
+  CHECK(alg_values("f32", "1x1x", "1x1x", "1x1x", a, one, ALG("bf16", "f32", "6", "false"), x6, 1));
+  CHECK(alg_values("f32", "1x1x", "1x1x", "1x1x", a, one, ALG("bf16", "f32", "9", "false"), x6, 1));
+  /* inf: the correction terms are inf - inf = NaN, dropped before hi*hi. */
+  double inf[] = {INFINITY};
+  CHECK(alg_values("f32", "1x1x", "1x1x", "1x1x", "[[0x7F800000]]", one,
+                   ALG("bf16", "f32", "6", "false"), inf, 1));
+  /* F16_F16_F16 adds in f16: 2048 + 1 ties back to 2048, twice; an f32
+   * accumulator (no algorithm) reaches 2050. */
+  const char *l = "[[2048.0, 1.0, 1.0]]", *r = "[[1.0], [1.0], [1.0]]";
+  double f16[] = {2048}, f32[] = {2050};
+  CHECK(alg_values("f16", "1x3x", "3x1x", "1x1x", l, r, ALG("f16", "f16", "1", "false"), f16, 1));
+  CHECK(alg_values("f16", "1x3x", "3x1x", "1x1x", l, r, NULL, f32, 1));
+  CHECK(alg_values("f16", "1x3x", "3x1x", "1x1x", l, r, ALG("f16", "f32", "1", "false"), f32, 1));
+}
+
+TEST(dot_algorithm_unsupported_is_an_error) {
+  static const char *const bad[] = {
+      ALG("bf16", "f32", "2", "false"), ALG("bf16", "f32", "1", "true"),
+      ALG("f16", "bf16", "1", "false"), ALG("tf32", "f32", "6", "false"),
+      "lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type = f32, "
+      "lhs_component_count = 3, rhs_component_count = 3, num_primitive_operations = 6, "
+      "allow_imprecise_accumulation = false"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    tl_run run;
+    hlo_status st = run_alg("f32", "1x1x", "1x1x", "1x1x", "[[1.0]]", "[[1.0]]", bad[i], &run);
+    CHECK(st != NULL);
+    if (st) {
+      CHECK(strstr(hlo_status_message(st), "unsupported dot algorithm") != NULL);
+      CHECK(status_loc(st) != NULL && status_loc(st)->line == 4);
+    }
+    hlo_status_free(st);
+    tl_run_free(&run);
+  }
+}
+
 /* ---------------------------------------------------------- convolution */
 
 #define CONV_LHS "[[[[1], [2], [5], [6]], [[3], [4], [7], [8]], [[10], [11], [14], [15]], [[12], [13], [16], [17]]]]"

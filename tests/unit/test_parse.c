@@ -2,12 +2,14 @@
  * (attributes compared with attr_equal), types, dense literals, and errors
  * located at the right line:col. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ir/element.h"
 #include "parse/parse.h"
 #include "support/arena.h"
 #include "support/float.h"
 #include "test.h"
+#include "testlib.h"
 
 static hlo_module_ir *parse_text(const char *text, hlo_status *out_st) {
   hlo_source src = {"t.mlir", text, strlen(text), 1};
@@ -630,6 +632,174 @@ TEST(attributes) {
   CHECK(l->items[9].value->kind == ATTR_STRUCT && l->items[9].value->u.st.n == 2);
   CHECK(l->items[10].value->kind == ATTR_OPAQUE);
   module_free(m);
+}
+
+/* Shardy: meshes and shardings are stored structured (ir.h's sdy_*). */
+TEST(sdy_structured) {
+  hlo_module_ir *m = parse_text(
+      "module {\n"
+      "  sdy.mesh @mesh = <[\"x\"=4, \"y\"=1], device_ids=[3, 2, 1, 0]> {stablehlo.mesh = {axes = []}}\n"
+      "  sdy.mesh @max = <[], device_ids=[0]>\n"
+      "  func.func @main(%a: tensor<8x2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"x\":(1)2, ?}p3, {?}, {}], "
+      "replicated={\"x\":(2)2}, unreduced={\"y\"}>}) -> tensor<8x2x3xf32> {\n"
+      "    %0 = sdy.sharding_constraint %a <mesh<[\"z\"=2]>, [{\"z\"}, {}, {}]> : tensor<8x2x3xf32>\n"
+      "    %1 = sdy.manual_computation(%0) in_shardings=[<@mesh, [{\"x\"}, {}, {}]>] out_shardings=[<@mesh, [{\"x\"}, {}, {}]>] "
+      "manual_axes={\"x\"} (%b: tensor<2x2x3xf32>) {\n"
+      "      sdy.return %b : tensor<2x2x3xf32>\n"
+      "    } : (tensor<8x2x3xf32>) -> tensor<8x2x3xf32>\n"
+      "    sdy.sharding_group %1 group_id=3 : tensor<8x2x3xf32>\n"
+      "    return %1 : tensor<8x2x3xf32>\n  }\n}\n",
+      NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  CHECK_EQ_INT(m->num_meshes, 2);
+  const sdy_mesh_decl *d = module_find_mesh(m, "mesh");
+  CHECK(d && d->mesh->num_axes == 2 && !strcmp(d->mesh->axis_names[1], "y") && d->mesh->axis_sizes[0] == 4);
+  CHECK(d && d->mesh->num_device_ids == 4 && d->mesh->device_ids[0] == 3 && d->attrs.n == 1);
+  CHECK(d && sdy_mesh_num_devices(d->mesh) == 4);
+  const sdy_mesh_decl *mx = module_find_mesh(m, "max");
+  CHECK(mx && mx->mesh->num_axes == 0 && sdy_mesh_num_devices(mx->mesh) == 1);
+  const hlo_func *f = m->funcs;
+  const hlo_attr *a = f->arg_attrs[0].items[0].value;
+  CHECK(a->kind == ATTR_SDY && a->u.sdy->kind == SDY_SHARDING);
+  if (a->kind == ATTR_SDY) {
+    const sdy_sharding *sh = a->u.sdy->shardings[0];
+    CHECK(!strcmp(sh->mesh_name, "mesh") && sh->rank == 3);
+    CHECK(sh->dims[0].num_axes == 1 && sh->dims[0].axes[0].pre_size == 1 && sh->dims[0].axes[0].size == 2);
+    CHECK(sh->dims[0].is_open && sh->dims[0].priority == 3 && sh->dims[1].is_open && !sh->dims[2].is_open);
+    CHECK(sh->dims[1].priority == -1 && sh->num_replicated == 1 && sh->replicated[0].pre_size == 2);
+    CHECK(sh->num_unreduced == 1 && !strcmp(sh->unreduced[0].name, "y"));
+    CHECK(sdy_sharding_mesh(m, sh) == d->mesh);
+  }
+  const hlo_op *c = f->body.block.first;
+  CHECK(c->opcode == OP_SDY_SHARDING_CONSTRAINT);
+  const hlo_attr *cs = op_attr(c, "sharding");
+  CHECK(cs && cs->kind == ATTR_SDY && cs->u.sdy->shardings[0]->mesh_name == NULL &&
+        cs->u.sdy->shardings[0]->mesh->axis_sizes[0] == 2);
+  const hlo_op *mc = c->next;
+  CHECK(mc->opcode == OP_SDY_MANUAL_COMPUTATION && mc->num_regions == 1);
+  const hlo_attr *ax = op_attr(mc, "manual_axes");
+  CHECK(ax && ax->kind == ATTR_SDY && ax->u.sdy->kind == SDY_AXES && ax->u.sdy->n == 1);
+  const hlo_attr *in = op_attr(mc, "in_shardings");
+  CHECK(in && in->kind == ATTR_SDY && in->u.sdy->kind == SDY_SHARDING_PER_VALUE && in->u.sdy->n == 1);
+  CHECK(mc->regions[0].block.args[0].type->dims[0] == 2);
+  const hlo_op *g = mc->next;
+  CHECK(g->opcode == OP_SDY_SHARDING_GROUP && op_attr_int(g, "group_id", -1) == 3 && g->num_results == 0);
+  module_free(m);
+}
+
+TEST(sdy_errors_located) {
+  expect_err("module {\n  sdy.mesh @m = <[\"x\"=2]>\n  sdy.mesh @m = <[\"y\"=2]>\n}\n", "sdy.mesh @m = <[\"y", "redefinition of mesh", 0);
+  expect_err("module {\n  sdy.mesh @m = <[x=2]>\n}\n", "x=2", "expected mesh axis name string", 0);
+  expect_err("func.func @f(%a: tensor<2xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}], bogus={}>}) {\n}\n",
+             "bogus", "expected 'replicated' or 'unreduced'", 0);
+  expect_err("func.func @f(%a: tensor<2xf32> {sdy.sharding = #sdy.sharding<@m, [{\"x\"}]p>}) {\n}\n",
+             "p>}", "expected '>' in sdy sharding", 0);
+  expect_err("func.func @f(%a: tensor<2xf32>) {\n  %0 = sdy.sharding_constraint %a <@m, [{\"x\":(0)2}]> : tensor<2xf32>\n}\n",
+             "(0)2", "sub-axis sizes must be positive", -0);
+}
+
+/* dense_resource literals resolved from the trailing resource section. */
+TEST(dense_resource) {
+  hlo_module_ir *m = parse_text(
+      "module {\n  func.func @main() -> tensor<2xi32> {\n"
+      "    %0 = stablehlo.constant dense_resource<blob_1> : tensor<2xi32>\n    return %0 : tensor<2xi32>\n  }\n}\n"
+      "{-#\n  dialect_resources: {\n    builtin: {\n      blob_1: \"0x0400000001000000FEFFFFFF\"\n    }\n  }\n#-}\n",
+      NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  CHECK_EQ_INT(m->num_resources, 1);
+  const hlo_attr *v = op_attr(m->funcs->body.block.first, "value");
+  CHECK(v && v->kind == ATTR_DENSE && v->u.dense.resource && !strcmp(v->u.dense.resource, "blob_1"));
+  if (v && v->kind == ATTR_DENSE && v->u.dense.nbytes == 8) {
+    int32_t e[2];
+    memcpy(e, v->u.dense.data, 8);
+    CHECK(e[0] == 1 && e[1] == -2);
+  } else {
+    CHECK(0);
+  }
+  CHECK(m->resources[0].alignment == 4);
+  module_free(m);
+  const char *tail = "    return %0 : tensor<2xi32>\n  }\n}\n";
+  char buf[1024];
+#define RES_CASE(ref, blob, needle, msg)                                                          \
+  snprintf(buf, sizeof buf,                                                                       \
+           "module {\n  func.func @main() -> tensor<2xi32> {\n    %%0 = stablehlo.constant " ref  \
+           " : tensor<2xi32>\n%s{-#\n  dialect_resources: {\n    builtin: {\n      b: " blob     \
+           "\n    }\n  }\n#-}\n", tail);                                                          \
+  expect_err(buf, needle, msg, 0)
+  RES_CASE("dense_resource<nope>", "\"0x0400000001000000FEFFFFFF\"", "dense_resource<nope>", "no blob named 'nope'");
+  RES_CASE("dense_resource<__elided__>", "\"0x0400000001000000FEFFFFFF\"", "dense_resource<__elided__>", "elided");
+  RES_CASE("dense_resource<b>", "\"0x0400000001000000\"", "dense_resource<b>", "the blob holds 4 bytes");
+  RES_CASE("dense_resource<b>", "\"0x04000000010000G0FEFFFFFF\"", "\"0x04000000010000G0", "invalid hex digit 'G'");
+  RES_CASE("dense_resource<b>", "\"0x040000\"", "\"0x040000\"", "shorter than its 4-byte alignment header");
+  RES_CASE("dense_resource<b>", "\"0x0300000001000000FEFFFFFF\"", "\"0x0300", "not a power of two");
+  RES_CASE("dense_resource<b>", "\"0x04000000010000000\"", "\"0x0400000001000000", "odd number of hex digits");
+  RES_CASE("dense_resource<b>", "42", "42\n", "expected a string value");
+#undef RES_CASE
+  hlo_status st;
+  CHECK(parse_text("module {\n}\n{-#\n  dialect_resources: {\n    builtin: {\n      b: \"0x04000000\"\n", &st) == NULL);
+  CHECK(hlo_status_code_of(st) == HLO_PARSE_ERROR && strstr(hlo_status_message(st), "end of input"));
+  hlo_status_free(st);
+}
+
+/* Every truncation (every 5th byte) and many one-byte corruptions of the
+ * sharding and resource fixtures: an error or a module that verifies and
+ * prints to text that parses again; never a crash (run under ASan). */
+static void parse_damaged(const char *text, size_t len, int *errors) {
+  hlo_source src = {"damaged.mlir", text, len, 1};
+  hlo_module_ir *m = NULL;
+  hlo_status st = parse_module(&src, 0, len, &m);
+  if (!st) st = module_verify(m);
+  if (st) {
+    CHECK(hlo_status_message(st) != NULL);
+    (*errors)++;
+    hlo_status_free(st);
+    module_free(m);
+    return;
+  }
+  char *t = module_print(m);
+  CHECK(t != NULL);
+  if (t) {
+    hlo_module_ir *m2 = parse_text(t, NULL);
+    if (!m2) fprintf(stderr, "printed text of a damaged input does not parse:\n%s\n", t);
+    CHECK(m2 != NULL);
+    module_free(m2);
+  }
+  free(t);
+  module_free(m);
+}
+
+static void damage_file(const char *path, void *ctx) {
+  int *errors = ctx;
+  size_t len;
+  char *text = tl_read_file(path, &len);
+  CHECK(text != NULL);
+  if (!text) return;
+  char *buf = malloc(len + 1);
+  CHECK(buf != NULL);
+  if (!buf) { free(text); return; }
+  for (size_t cut = 0; cut < len; cut += 5) {
+    memcpy(buf, text, cut);
+    buf[cut] = 0;
+    parse_damaged(buf, cut, errors);
+  }
+  static const char subst[] = "<>{}[]\"@%:,?#-0x=p";
+  for (size_t at = 0; at < len; at += 3) {
+    memcpy(buf, text, len + 1);
+    buf[at] = subst[at % (sizeof subst - 1)];
+    parse_damaged(buf, len, errors);
+  }
+  free(buf);
+  free(text);
+}
+
+TEST(damaged_sharding_and_resource_fixtures) {
+  int errors = 0;
+  size_t n = tl_for_each_mlir("tests/jax/sharding", true, damage_file, &errors);
+  n += tl_for_each_mlir("tests/jax/resources", true, damage_file, &errors);
+  printf("damaged fixtures: %zu files, %d variants rejected\n", n, errors);
+  CHECK(n >= 10 && errors > 100);
 }
 
 TEST_MAIN()

@@ -408,4 +408,35 @@ TEST(float_spelling) {
   CHECK(float_is(HLO_BF16, 0x3EABu, "3.339840e-01"));
 }
 
+/* Shardy attributes print in Shardy's own syntax from the structured form. */
+TEST(sdy_attrs) {
+  const char *names[2] = {"x", "y"};
+  int64_t sizes[2] = {4, 1}, ids[4] = {0, 2, 1, 3};
+  sdy_mesh mesh = {2, names, sizes, 4, ids};
+  sdy_attr am = {.kind = SDY_MESH, .mesh = &mesh};
+  hlo_attr a = {.kind = ATTR_SDY, .u.sdy = &am};
+  char *t = attr_text(&a);
+  CHECK(t && !strcmp(t, "#sdy.mesh<[\"x\"=4, \"y\"=1], device_ids=[0, 2, 1, 3]>"));
+  free(t);
+  sdy_axis_ref ax[2] = {{"x", 1, 2}, {"y", 0, 0}};
+  sdy_axis_ref rep[1] = {{"x", 2, 2}};
+  sdy_dim_sharding dims[3] = {{2, ax, true, 0}, {0, NULL, true, -1}, {0, NULL, false, 2}};
+  sdy_sharding sh = {"mesh", NULL, 3, dims, 1, 0, rep, NULL};
+  const sdy_sharding *one[1] = {&sh};
+  sdy_attr as = {.kind = SDY_SHARDING, .n = 1, .shardings = one};
+  a.u.sdy = &as;
+  t = attr_text(&a);
+  CHECK(t && !strcmp(t, "#sdy.sharding<@mesh, [{\"x\":(1)2, \"y\", ?}p0, {?}, {}p2], replicated={\"x\":(2)2}>"));
+  free(t);
+  sdy_sharding inl = {NULL, &mesh, 0, NULL, 0, 1, NULL, ax + 1};
+  const sdy_sharding *two[2] = {&sh, &inl};
+  sdy_attr ap = {.kind = SDY_SHARDING_PER_VALUE, .n = 2, .shardings = two};
+  a.u.sdy = &ap;
+  t = attr_text(&a);
+  CHECK(t && !strcmp(t, "#sdy.sharding_per_value<[<@mesh, [{\"x\":(1)2, \"y\", ?}p0, {?}, {}p2], "
+                        "replicated={\"x\":(2)2}>, <mesh<[\"x\"=4, \"y\"=1], device_ids=[0, 2, 1, 3]>, [], "
+                        "unreduced={\"y\"}>]>"));
+  free(t);
+}
+
 TEST_MAIN()

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""gen_linalg.py — fixtures tests/jax/linalg/CASE: linear algebra as JAX
+lowers it for "cpu", "cuda" and "rocm" (custom calls lapack_*_ffi,
+cusolver_* / hipsolver_*, cusparse_gtsv2_ffi, *hybrid_eig*, ...), run by
+tests/suite_jax.sh.
+
+Each case is one function of jnp.linalg / jax.scipy.linalg / jax.lax.linalg
+(FUNCS below), one element type and batch shape, lowered on this CPU-only
+machine with jax.jit(f).trace(*args).lower(lowering_platforms=(PLATFORM,)):
+  CASE = FUNC_DTYPE_PLATFORM
+  program.mlir   the lowered module's text
+  inputs/argK.npy  the arguments (seeded random, well conditioned)
+  expected/outK.npy  XLA:CPU's result of the *cpu* lowering (jax.jit(f) on
+                 this machine's jaxlib), also for the cuda / rocm programs:
+                 a program lowered for a GPU must compute the same values
+  cmp            --rtol 1e-4 (f32, c64) or 1e-10 (f64, c128)
+Where a decomposition is not unique (eigenvector and singular vector signs
+or phases, Schur vectors), the function returns something that is: values,
+reconstructions (Q R, U S V^H, V diag(w) V^-1), projectors, absolute values.
+Every dtype runs on cpu (lapack_s/d/c/z targets); cuda and rocm take two
+each (their targets are type-generic), so every target sees every type.
+
+usage: python3 tests/jax/gen_linalg.py   (rewrites tests/jax/linalg/)
+"""
+import os
+import shutil
+import zlib
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+from jax import lax
+from jax._src.lax.linalg import geqrf  # not exported by jax.lax.linalg
+
+jax.config.update("jax_enable_x64", True)
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "linalg")
+SVD = lax.linalg.SvdAlgorithm
+
+
+def mT(a):
+  return jnp.swapaxes(a, -1, -2)
+
+
+def mH(a):
+  return jnp.conj(mT(a))
+
+
+def spd(a):
+  n = a.shape[-1]
+  return a @ mH(a) + n * jnp.eye(n, dtype=a.dtype)
+
+
+def herm(a):
+  return (a + mH(a)) / 2
+
+
+def svd_recon(u, s, vh):
+  return (u * s[..., None, :].astype(u.dtype)) @ vh
+
+
+def eig_recon(a):
+  w, v = jnp.linalg.eig(a)
+  return v @ (w[..., :, None] * jnp.linalg.inv(v)), jnp.sort_complex(w)
+
+
+def sorted_c(w):
+  return jnp.sort_complex(w.astype(jnp.complex128))
+
+
+def tri_args(a):
+  # (dl, d, du, b) of a diagonally dominant tridiagonal system; JAX's
+  # convention: dl[0] = 0, du[-1] = 0.
+  n = a.shape[-1]
+  dl = a[..., 0, :].at[..., 0].set(0)
+  du = a[..., 1, :].at[..., n - 1].set(0)
+  d = a[..., 2, :] + 4
+  return dl, d, du, a[..., :, :2]
+
+
+# name -> (function of one square matrix a (..., 4, 4), kinds it takes,
+#          batched allowed)
+FUNCS = {
+    "cholesky": (lambda a: jnp.linalg.cholesky(spd(a)), True),
+    "cho_solve": (lambda a: jsl.cho_solve(jsl.cho_factor(spd(a)), a[..., :2]), True),
+    "qr": (lambda a: (lambda q, r: (q @ r, jnp.abs(r)))(*jnp.linalg.qr(a)), True),
+    "qr_complete": (lambda a: (lambda q, r: (q @ r, mH(q) @ q))(
+        *jnp.linalg.qr(a[..., :3], mode="complete")), True),
+    "qr_r": (lambda a: jnp.abs(jnp.linalg.qr(a, mode="r")), True),
+    "qr_pivoting": (lambda a: (lambda q, r, p: (q @ r, p))(*jsl.qr(a, pivoting=True)), False),
+    "householder_product": (lambda a: lax.linalg.householder_product(
+        *geqrf(a)), True),
+    "svd": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s, mH(u) @ u))(
+        *jnp.linalg.svd(a)), True),
+    "svd_reduced": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(
+        *jnp.linalg.svd(a[..., :3, :], full_matrices=False)), True),
+    "svd_wide": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(
+        *jnp.linalg.svd(a[..., :2, :], full_matrices=False)), True),
+    "svdvals": (lambda a: jnp.linalg.svd(a, compute_uv=False), True),
+    "svd_qr": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(
+        *lax.linalg.svd(a, algorithm=SVD.QR)), True),
+    "svd_qr_wide": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(
+        *lax.linalg.svd(a[..., :3, :], full_matrices=False, algorithm=SVD.QR)), True),
+    "pinv": (lambda a: jnp.linalg.pinv(a), True),
+    "matrix_rank": (lambda a: jnp.linalg.matrix_rank(a), True),
+    "lstsq": (lambda a: jnp.linalg.lstsq(a[:, :3], a[:, 3])[0], False),
+    "eigh": (lambda a: (lambda w, v: (w, (v * w[..., None, :].astype(v.dtype)) @ mH(v)))(
+        *jnp.linalg.eigh(herm(a))), True),
+    "eigvalsh": (lambda a: jnp.linalg.eigvalsh(herm(a)), True),
+    "eig": (eig_recon, True),
+    "eigvals": (lambda a: sorted_c(jnp.linalg.eigvals(a)), True),
+    "eig_left": (lambda a: (lambda w, vl, vr: (sorted_c(w), jnp.abs(
+        jnp.sum(mH(vl) @ a @ vr, axis=-1))))(*lax.linalg.eig(a)), False),
+    "inv": (jnp.linalg.inv, True),
+    "solve": (lambda a: jnp.linalg.solve(a, a[..., :2] + 1), True),
+    "det": (jnp.linalg.det, True),
+    "slogdet": (lambda a: tuple(jnp.linalg.slogdet(a)), True),
+    "lu": (lambda a: jsl.lu(a), False),
+    "lu_solve": (lambda a: jsl.lu_solve(jsl.lu_factor(a), a[:, 0]), False),
+    "solve_triangular": (lambda a: jsl.solve_triangular(a + 4 * jnp.eye(4, dtype=a.dtype),
+                                                        a[..., :2], lower=True), True),
+    "expm": (jsl.expm, False),
+    "schur": (lambda a: (lambda t, z: (z @ t @ mH(z), sorted_c(jnp.diagonal(t)) if
+                                       jnp.iscomplexobj(t) else jnp.abs(t[0, 0])))(
+        *jsl.schur(a)), False),
+    "sqrtm": (lambda a: jsl.sqrtm(spd(a)), False),
+    "hessenberg": (lambda a: (lambda h, q: (q @ h @ mH(q), jnp.abs(h)))(
+        *jsl.hessenberg(a, calc_q=True)), False),
+    "polar": (lambda a: jsl.polar(a), False),
+    "tridiagonal": (lambda a: (lambda arr, d, e, tau: (d, jnp.abs(e)))(
+        *lax.linalg.tridiagonal(herm(a))), True),
+    "eigh_tridiagonal": (lambda a: jsl.eigh_tridiagonal(
+        jnp.real(a[0]), jnp.real(a[1, :3]), eigvals_only=True), False),
+    "tridiagonal_solve": (lambda a: lax.linalg.tridiagonal_solve(*tri_args(a)), True),
+}
+# GPU-only algorithms: the expected value is XLA:CPU's for the function of
+# REF (the CPU cannot lower these algorithms; the values are the same).
+FUNCS.update({
+    "svd_polar": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(
+        *lax.linalg.svd(a, algorithm=SVD.POLAR)), True),
+    "svd_dc": (lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(
+        *lax.linalg.svd(a[..., :3], full_matrices=False,
+                        algorithm=SVD.DIVIDE_AND_CONQUER)), True),
+    "svdvals_qr": (lambda a: lax.linalg.svd(a, compute_uv=False, algorithm=SVD.QR), True),
+    "eigh_jacobi": (lambda a: (lambda v, w: (w, (v * w[..., None, :].astype(v.dtype)) @ mH(v)))(
+        *lax.linalg.eigh(herm(a), implementation=lax.linalg.EighImplementation.JACOBI)), True),
+    "ormqr": (lambda a: (lambda r, tau: (
+        lax.linalg.ormqr(r, tau, a[..., :2] + 1, left=True, transpose=False),
+        lax.linalg.ormqr(r, tau, a[..., :2, :] + 1, left=False, transpose=True)))(
+            *geqrf(a)), True),
+})
+REF = {
+    "svd_polar": lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(*jnp.linalg.svd(a)),
+    "eigh_jacobi": FUNCS["eigh"][0],
+}
+REAL_ONLY = {"eigh_tridiagonal"}
+# (dtype, batch) per platform: cpu takes every type.
+PLAN = {
+    "cpu": [(np.float32, (2,)), (np.float64, ()), (np.complex64, (2,)), (np.complex128, ())],
+    "cuda": [(np.float64, (2,)), (np.complex64, ())],
+    "rocm": [(np.float32, ()), (np.complex128, (2,))],
+}
+SHORT = {np.float32: "f32", np.float64: "f64", np.complex64: "c64", np.complex128: "c128"}
+
+
+def make_input(name, dtype, batch):
+  rng = np.random.default_rng(zlib.crc32(f"{name}/{SHORT[dtype]}/{batch}".encode()))
+  a = rng.standard_normal(batch + (4, 4))
+  if np.issubdtype(dtype, np.complexfloating):
+    a = a + 1j * rng.standard_normal(batch + (4, 4))
+  return (a + 2 * np.eye(4)).astype(dtype)
+
+
+def real_outputs(fn):
+  # npycmp compares complex arrays exactly: return them as (..., 2) real
+  # (re, im) so the tolerance applies.
+  def g(a):
+    out = fn(a)
+    single = not isinstance(out, (tuple, list))
+    outs = [out] if single else list(out)
+    outs = [jnp.stack([jnp.real(o), jnp.imag(o)], -1) if jnp.iscomplexobj(o) else o
+            for o in outs]
+    return outs[0] if single else tuple(outs)
+  return g
+
+
+def main():
+  if os.path.isdir(OUT):
+    shutil.rmtree(OUT)
+  count = 0
+  for name, (fn, batched) in FUNCS.items():
+    fn = real_outputs(fn)
+    for plat, plan in PLAN.items():
+      for dtype, batch in plan:
+        if name in REAL_ONLY and np.issubdtype(dtype, np.complexfloating):
+          continue
+        if not batched:
+          batch = ()
+        a = make_input(name, dtype, batch)
+        try:
+          text = jax.jit(fn).trace(a).lower(lowering_platforms=(plat,)).as_text()
+        except NotImplementedError as e:
+          # e.g. schur / hessenberg have no GPU lowering in this JAX
+          print(f"skip {name} {plat}: {str(e).splitlines()[0][:80]}")
+          continue
+        expected = jax.jit(real_outputs(REF[name]) if name in REF else fn)(a)
+        if not isinstance(expected, (tuple, list)):
+          expected = [expected]
+        d = os.path.join(OUT, f"{name}_{SHORT[dtype]}_{plat}")
+        os.makedirs(os.path.join(d, "inputs"))
+        os.makedirs(os.path.join(d, "expected"))
+        with open(os.path.join(d, "program.mlir"), "w") as f:
+          f.write(text)
+        np.save(os.path.join(d, "inputs", "arg0.npy"), a)
+        for k, e in enumerate(expected):
+          np.save(os.path.join(d, "expected", f"out{k}.npy"), np.asarray(e))
+        single = dtype in (np.float32, np.complex64)
+        with open(os.path.join(d, "cmp"), "w") as f:
+          f.write("--rtol 1e-4\n" if single else "--rtol 1e-10\n")
+        count += 1
+  print(f"wrote {count} cases to {OUT}")
+
+
+if __name__ == "__main__":
+  main()

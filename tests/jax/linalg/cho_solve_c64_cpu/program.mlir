@@ -1,0 +1,69 @@
+module @jit_g attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x4x4xcomplex<f32>>) -> (tensor<2x4x2x2xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.transpose %arg0, dims = [0, 2, 1] : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %1 = stablehlo.real %0 : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xf32>
+    %2 = stablehlo.imag %0 : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xf32>
+    %3 = stablehlo.negate %2 : tensor<2x4x4xf32>
+    %4 = stablehlo.complex %1, %3 : tensor<2x4x4xcomplex<f32>>
+    %5 = stablehlo.dot_general %arg0, %4, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<2x4x4xcomplex<f32>>, tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %6 = stablehlo.iota dim = 0 : tensor<4x4xi64>
+    %7 = stablehlo.iota dim = 1 : tensor<4x4xi64>
+    %c = stablehlo.constant dense<0> : tensor<i64>
+    %8 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i64>) -> tensor<4x4xi64>
+    %9 = stablehlo.add %6, %8 : tensor<4x4xi64>
+    %10 = stablehlo.compare EQ, %9, %7, SIGNED : (tensor<4x4xi64>, tensor<4x4xi64>) -> tensor<4x4xi1>
+    %11 = stablehlo.convert %10 : (tensor<4x4xi1>) -> tensor<4x4xcomplex<f32>>
+    %cst = stablehlo.constant dense<(4.000000e+00,0.000000e+00)> : tensor<complex<f32>>
+    %12 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<complex<f32>>) -> tensor<4x4xcomplex<f32>>
+    %13 = stablehlo.multiply %12, %11 : tensor<4x4xcomplex<f32>>
+    %14 = stablehlo.broadcast_in_dim %13, dims = [1, 2] : (tensor<4x4xcomplex<f32>>) -> tensor<1x4x4xcomplex<f32>>
+    %15 = stablehlo.broadcast_in_dim %14, dims = [0, 1, 2] : (tensor<1x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %16 = stablehlo.add %5, %15 : tensor<2x4x4xcomplex<f32>>
+    %17 = call @_cholesky(%16) : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %18 = stablehlo.slice %arg0 [0:2, 0:4, 0:2] : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x2xcomplex<f32>>
+    %19 = call @_cho_solve(%17, %18) : (tensor<2x4x4xcomplex<f32>>, tensor<2x4x2xcomplex<f32>>) -> tensor<2x4x2xcomplex<f32>>
+    %20 = stablehlo.real %19 : (tensor<2x4x2xcomplex<f32>>) -> tensor<2x4x2xf32>
+    %21 = stablehlo.imag %19 : (tensor<2x4x2xcomplex<f32>>) -> tensor<2x4x2xf32>
+    %22 = stablehlo.broadcast_in_dim %20, dims = [0, 1, 2] : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
+    %23 = stablehlo.broadcast_in_dim %21, dims = [0, 1, 2] : (tensor<2x4x2xf32>) -> tensor<2x4x2x1xf32>
+    %24 = stablehlo.concatenate %22, %23, dim = 3 : (tensor<2x4x2x1xf32>, tensor<2x4x2x1xf32>) -> tensor<2x4x2x2xf32>
+    return %24 : tensor<2x4x2x2xf32>
+  }
+  func.func private @_cholesky(%arg0: tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>> {
+    %0 = stablehlo.transpose %arg0, dims = [0, 2, 1] : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %1 = stablehlo.real %0 : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xf32>
+    %2 = stablehlo.imag %0 : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xf32>
+    %3 = stablehlo.negate %2 : tensor<2x4x4xf32>
+    %4 = stablehlo.complex %1, %3 : tensor<2x4x4xcomplex<f32>>
+    %5:2 = stablehlo.custom_call @lapack_cpotrf_ffi(%4) {backend_config = "", mhlo.backend_config = {uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i]) {i=2, j=4, k=4, l=4, m=4}, custom>} : (tensor<2x4x4xcomplex<f32>>) -> (tensor<2x4x4xcomplex<f32>>, tensor<2xi32>)
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %6 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2xi32>
+    %7 = stablehlo.compare EQ, %5#1, %6, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    %8 = stablehlo.broadcast_in_dim %7, dims = [0] : (tensor<2xi1>) -> tensor<2x1x1xi1>
+    %cst = stablehlo.constant dense<(0x7FC00000,0x7FC00000)> : tensor<complex<f32>>
+    %9 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<complex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %10 = stablehlo.broadcast_in_dim %8, dims = [0, 1, 2] : (tensor<2x1x1xi1>) -> tensor<2x4x4xi1>
+    %11 = stablehlo.select %10, %5#0, %9 : tensor<2x4x4xi1>, tensor<2x4x4xcomplex<f32>>
+    %12 = stablehlo.iota dim = 0 : tensor<4x4xi64>
+    %c_0 = stablehlo.constant dense<0> : tensor<i64>
+    %13 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<i64>) -> tensor<4x4xi64>
+    %14 = stablehlo.add %12, %13 : tensor<4x4xi64>
+    %15 = stablehlo.iota dim = 1 : tensor<4x4xi64>
+    %16 = stablehlo.compare GE, %14, %15, SIGNED : (tensor<4x4xi64>, tensor<4x4xi64>) -> tensor<4x4xi1>
+    %17 = stablehlo.broadcast_in_dim %16, dims = [1, 2] : (tensor<4x4xi1>) -> tensor<2x4x4xi1>
+    %cst_1 = stablehlo.constant dense<(0.000000e+00,0.000000e+00)> : tensor<complex<f32>>
+    %18 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<complex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %19 = stablehlo.select %17, %11, %18 : tensor<2x4x4xi1>, tensor<2x4x4xcomplex<f32>>
+    %20 = stablehlo.transpose %19, dims = [0, 2, 1] : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xcomplex<f32>>
+    %21 = stablehlo.real %20 : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xf32>
+    %22 = stablehlo.imag %20 : (tensor<2x4x4xcomplex<f32>>) -> tensor<2x4x4xf32>
+    %23 = stablehlo.negate %22 : tensor<2x4x4xf32>
+    %24 = stablehlo.complex %21, %23 : tensor<2x4x4xcomplex<f32>>
+    return %24 : tensor<2x4x4xcomplex<f32>>
+  }
+  func.func private @_cho_solve(%arg0: tensor<2x4x4xcomplex<f32>>, %arg1: tensor<2x4x2xcomplex<f32>>) -> tensor<2x4x2xcomplex<f32>> {
+    %0 = stablehlo.custom_call @lapack_ctrsm_ffi(%arg0, %arg1) {backend_config = "", mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 67 : ui8, uplo = 85 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k], [i, l, m])->([i, n, o]) {i=2, j=4, k=4, l=4, m=2, n=4, o=2}, custom>} : (tensor<2x4x4xcomplex<f32>>, tensor<2x4x2xcomplex<f32>>) -> tensor<2x4x2xcomplex<f32>>
+    %1 = stablehlo.custom_call @lapack_ctrsm_ffi(%arg0, %0) {backend_config = "", mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k], [i, l, m])->([i, n, o]) {i=2, j=4, k=4, l=4, m=2, n=4, o=2}, custom>} : (tensor<2x4x4xcomplex<f32>>, tensor<2x4x2xcomplex<f32>>) -> tensor<2x4x2xcomplex<f32>>
+    return %1 : tensor<2x4x2xcomplex<f32>>
+  }
+}

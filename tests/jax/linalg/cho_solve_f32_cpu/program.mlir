@@ -1,0 +1,52 @@
+module @jit_g attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x4x4xf32>) -> (tensor<2x4x2xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.transpose %arg0, dims = [0, 2, 1] : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %1 = stablehlo.dot_general %arg0, %0, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %2 = stablehlo.iota dim = 0 : tensor<4x4xi64>
+    %3 = stablehlo.iota dim = 1 : tensor<4x4xi64>
+    %c = stablehlo.constant dense<0> : tensor<i64>
+    %4 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i64>) -> tensor<4x4xi64>
+    %5 = stablehlo.add %2, %4 : tensor<4x4xi64>
+    %6 = stablehlo.compare EQ, %5, %3, SIGNED : (tensor<4x4xi64>, tensor<4x4xi64>) -> tensor<4x4xi1>
+    %7 = stablehlo.convert %6 : (tensor<4x4xi1>) -> tensor<4x4xf32>
+    %cst = stablehlo.constant dense<4.000000e+00> : tensor<f32>
+    %8 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4x4xf32>
+    %9 = stablehlo.multiply %8, %7 : tensor<4x4xf32>
+    %10 = stablehlo.broadcast_in_dim %9, dims = [1, 2] : (tensor<4x4xf32>) -> tensor<1x4x4xf32>
+    %11 = stablehlo.broadcast_in_dim %10, dims = [0, 1, 2] : (tensor<1x4x4xf32>) -> tensor<2x4x4xf32>
+    %12 = stablehlo.add %1, %11 : tensor<2x4x4xf32>
+    %13 = call @_cholesky(%12) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %14 = stablehlo.slice %arg0 [0:2, 0:4, 0:2] : (tensor<2x4x4xf32>) -> tensor<2x4x2xf32>
+    %15 = call @_cho_solve(%13, %14) : (tensor<2x4x4xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+    return %15 : tensor<2x4x2xf32>
+  }
+  func.func private @_cholesky(%arg0: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+    %0 = stablehlo.transpose %arg0, dims = [0, 2, 1] : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %1:2 = stablehlo.custom_call @lapack_spotrf_ffi(%0) {backend_config = "", mhlo.backend_config = {uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i]) {i=2, j=4, k=4, l=4, m=4}, custom>} : (tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2xi32>)
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %2 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2xi32>
+    %3 = stablehlo.compare EQ, %1#1, %2, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    %4 = stablehlo.broadcast_in_dim %3, dims = [0] : (tensor<2xi1>) -> tensor<2x1x1xi1>
+    %cst = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %5 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x4x4xf32>
+    %6 = stablehlo.broadcast_in_dim %4, dims = [0, 1, 2] : (tensor<2x1x1xi1>) -> tensor<2x4x4xi1>
+    %7 = stablehlo.select %6, %1#0, %5 : tensor<2x4x4xi1>, tensor<2x4x4xf32>
+    %8 = stablehlo.iota dim = 0 : tensor<4x4xi64>
+    %c_0 = stablehlo.constant dense<0> : tensor<i64>
+    %9 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<i64>) -> tensor<4x4xi64>
+    %10 = stablehlo.add %8, %9 : tensor<4x4xi64>
+    %11 = stablehlo.iota dim = 1 : tensor<4x4xi64>
+    %12 = stablehlo.compare GE, %10, %11, SIGNED : (tensor<4x4xi64>, tensor<4x4xi64>) -> tensor<4x4xi1>
+    %13 = stablehlo.broadcast_in_dim %12, dims = [1, 2] : (tensor<4x4xi1>) -> tensor<2x4x4xi1>
+    %cst_1 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %14 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<2x4x4xf32>
+    %15 = stablehlo.select %13, %7, %14 : tensor<2x4x4xi1>, tensor<2x4x4xf32>
+    %16 = stablehlo.transpose %15, dims = [0, 2, 1] : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    return %16 : tensor<2x4x4xf32>
+  }
+  func.func private @_cho_solve(%arg0: tensor<2x4x4xf32>, %arg1: tensor<2x4x2xf32>) -> tensor<2x4x2xf32> {
+    %0 = stablehlo.custom_call @lapack_strsm_ffi(%arg0, %arg1) {backend_config = "", mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k], [i, l, m])->([i, n, o]) {i=2, j=4, k=4, l=4, m=2, n=4, o=2}, custom>} : (tensor<2x4x4xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+    %1 = stablehlo.custom_call @lapack_strsm_ffi(%arg0, %0) {backend_config = "", mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k], [i, l, m])->([i, n, o]) {i=2, j=4, k=4, l=4, m=2, n=4, o=2}, custom>} : (tensor<2x4x4xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+    return %1 : tensor<2x4x2xf32>
+  }
+}

@@ -1,0 +1,93 @@
+module @jit_g attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x4xcomplex<f32>>) -> (tensor<3x2xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.slice %arg0 [0:4, 0:3] : (tensor<4x4xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+    %1 = stablehlo.slice %arg0 [0:4, 3:4] : (tensor<4x4xcomplex<f32>>) -> tensor<4x1xcomplex<f32>>
+    %2 = stablehlo.reshape %1 : (tensor<4x1xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+    %3 = call @_lstsq(%0, %2) : (tensor<4x3xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+    %4 = stablehlo.real %3 : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+    %5 = stablehlo.imag %3 : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+    %6 = stablehlo.broadcast_in_dim %4, dims = [0] : (tensor<3xf32>) -> tensor<3x1xf32>
+    %7 = stablehlo.broadcast_in_dim %5, dims = [0] : (tensor<3xf32>) -> tensor<3x1xf32>
+    %8 = stablehlo.concatenate %6, %7, dim = 1 : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
+    return %8 : tensor<3x2xf32>
+  }
+  func.func private @_lstsq(%arg0: tensor<4x3xcomplex<f32>>, %arg1: tensor<4xcomplex<f32>>) -> tensor<3xcomplex<f32>> {
+    %0 = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<4xcomplex<f32>>) -> tensor<4x1xcomplex<f32>>
+    %1:3 = call @svd(%arg0) : (tensor<4x3xcomplex<f32>>) -> (tensor<4x3xcomplex<f32>>, tensor<3xf32>, tensor<3x3xcomplex<f32>>)
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %3 = stablehlo.compare GT, %1#1, %2, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+    %4 = stablehlo.slice %1#1 [0:1] : (tensor<3xf32>) -> tensor<1xf32>
+    %5 = stablehlo.reshape %4 : (tensor<1xf32>) -> tensor<f32>
+    %cst_0 = stablehlo.constant dense<4.76837158E-7> : tensor<f32>
+    %6 = stablehlo.multiply %cst_0, %5 : tensor<f32>
+    %7 = stablehlo.broadcast_in_dim %6, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %8 = stablehlo.compare GE, %1#1, %7, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+    %9 = stablehlo.and %3, %8 : tensor<3xi1>
+    %c = stablehlo.constant dense<1> : tensor<i64>
+    %10 = call @_where(%9, %1#1, %c) : (tensor<3xi1>, tensor<3xf32>, tensor<i64>) -> tensor<3xf32>
+    %11 = stablehlo.convert %10 : (tensor<3xf32>) -> tensor<3xcomplex<f32>>
+    %cst_1 = stablehlo.constant dense<(1.000000e+00,0.000000e+00)> : tensor<complex<f32>>
+    %12 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<complex<f32>>) -> tensor<3xcomplex<f32>>
+    %13 = stablehlo.divide %12, %11 : tensor<3xcomplex<f32>>
+    %c_2 = stablehlo.constant dense<0> : tensor<i64>
+    %14 = call @_where_0(%9, %13, %c_2) : (tensor<3xi1>, tensor<3xcomplex<f32>>, tensor<i64>) -> tensor<3xcomplex<f32>>
+    %15 = stablehlo.broadcast_in_dim %14, dims = [0] : (tensor<3xcomplex<f32>>) -> tensor<3x1xcomplex<f32>>
+    %16 = stablehlo.real %1#0 : (tensor<4x3xcomplex<f32>>) -> tensor<4x3xf32>
+    %17 = stablehlo.imag %1#0 : (tensor<4x3xcomplex<f32>>) -> tensor<4x3xf32>
+    %18 = stablehlo.negate %17 : tensor<4x3xf32>
+    %19 = stablehlo.complex %16, %18 : tensor<4x3xcomplex<f32>>
+    %20 = stablehlo.transpose %19, dims = [1, 0] : (tensor<4x3xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+    %21 = stablehlo.dot_general %20, %0, contracting_dims = [1] x [0], precision = [HIGHEST, HIGHEST] : (tensor<3x4xcomplex<f32>>, tensor<4x1xcomplex<f32>>) -> tensor<3x1xcomplex<f32>>
+    %22 = stablehlo.real %1#2 : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xf32>
+    %23 = stablehlo.imag %1#2 : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xf32>
+    %24 = stablehlo.negate %23 : tensor<3x3xf32>
+    %25 = stablehlo.complex %22, %24 : tensor<3x3xcomplex<f32>>
+    %26 = stablehlo.transpose %25, dims = [1, 0] : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xcomplex<f32>>
+    %27 = stablehlo.multiply %15, %21 : tensor<3x1xcomplex<f32>>
+    %28 = stablehlo.dot_general %26, %27, contracting_dims = [1] x [0], precision = [HIGHEST, HIGHEST] : (tensor<3x3xcomplex<f32>>, tensor<3x1xcomplex<f32>>) -> tensor<3x1xcomplex<f32>>
+    %29 = stablehlo.reshape %28 : (tensor<3x1xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+    return %29 : tensor<3xcomplex<f32>>
+  }
+  func.func private @svd(%arg0: tensor<4x3xcomplex<f32>>) -> (tensor<4x3xcomplex<f32>>, tensor<3xf32>, tensor<3x3xcomplex<f32>>) {
+    %0:5 = stablehlo.custom_call @cusolver_gesvdj_ffi(%arg0) {backend_config = "", mhlo.backend_config = {compute_uv = true, full_matrices = true}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([k, l], [m], [n, o], [p, q], []) {i=4, j=3, k=4, l=3, m=3, n=4, o=4, p=3, q=3}, custom>} : (tensor<4x3xcomplex<f32>>) -> (tensor<4x3xcomplex<f32>>, tensor<3xf32>, tensor<4x4xcomplex<f32>>, tensor<3x3xcomplex<f32>>, tensor<i32>)
+    %1 = stablehlo.transpose %0#3, dims = [1, 0] : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xcomplex<f32>>
+    %2 = stablehlo.real %1 : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xf32>
+    %3 = stablehlo.imag %1 : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xf32>
+    %4 = stablehlo.negate %3 : tensor<3x3xf32>
+    %5 = stablehlo.complex %2, %4 : tensor<3x3xcomplex<f32>>
+    %6 = stablehlo.slice %0#2 [0:4, 0:3] : (tensor<4x4xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+    %7 = stablehlo.slice %5 [0:3, 0:3] : (tensor<3x3xcomplex<f32>>) -> tensor<3x3xcomplex<f32>>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %8 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<i32>
+    %9 = stablehlo.compare EQ, %0#4, %8, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %10 = stablehlo.broadcast_in_dim %9, dims = [] : (tensor<i1>) -> tensor<1xi1>
+    %cst = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %11 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %12 = stablehlo.broadcast_in_dim %10, dims = [0] : (tensor<1xi1>) -> tensor<3xi1>
+    %13 = stablehlo.select %12, %0#1, %11 : tensor<3xi1>, tensor<3xf32>
+    %14 = stablehlo.broadcast_in_dim %9, dims = [] : (tensor<i1>) -> tensor<1x1xi1>
+    %cst_0 = stablehlo.constant dense<(0x7FC00000,0x7FC00000)> : tensor<complex<f32>>
+    %15 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<complex<f32>>) -> tensor<4x3xcomplex<f32>>
+    %16 = stablehlo.broadcast_in_dim %14, dims = [0, 1] : (tensor<1x1xi1>) -> tensor<4x3xi1>
+    %17 = stablehlo.select %16, %6, %15 : tensor<4x3xi1>, tensor<4x3xcomplex<f32>>
+    %18 = stablehlo.broadcast_in_dim %9, dims = [] : (tensor<i1>) -> tensor<1x1xi1>
+    %cst_1 = stablehlo.constant dense<(0x7FC00000,0x7FC00000)> : tensor<complex<f32>>
+    %19 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<complex<f32>>) -> tensor<3x3xcomplex<f32>>
+    %20 = stablehlo.broadcast_in_dim %18, dims = [0, 1] : (tensor<1x1xi1>) -> tensor<3x3xi1>
+    %21 = stablehlo.select %20, %7, %19 : tensor<3x3xi1>, tensor<3x3xcomplex<f32>>
+    return %17, %13, %21 : tensor<4x3xcomplex<f32>>, tensor<3xf32>, tensor<3x3xcomplex<f32>>
+  }
+  func.func private @_where(%arg0: tensor<3xi1>, %arg1: tensor<3xf32>, %arg2: tensor<i64>) -> tensor<3xf32> {
+    %0 = stablehlo.convert %arg2 : (tensor<i64>) -> tensor<f32>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %2 = stablehlo.select %arg0, %arg1, %1 : tensor<3xi1>, tensor<3xf32>
+    return %2 : tensor<3xf32>
+  }
+  func.func private @_where_0(%arg0: tensor<3xi1>, %arg1: tensor<3xcomplex<f32>>, %arg2: tensor<i64>) -> tensor<3xcomplex<f32>> {
+    %0 = stablehlo.convert %arg2 : (tensor<i64>) -> tensor<complex<f32>>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<complex<f32>>) -> tensor<3xcomplex<f32>>
+    %2 = stablehlo.select %arg0, %arg1, %1 : tensor<3xi1>, tensor<3xcomplex<f32>>
+    return %2 : tensor<3xcomplex<f32>>
+  }
+}

@@ -1,0 +1,26 @@
+module @jit_g attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x4xcomplex<f32>>) -> (tensor<4x2x2xf32> {jax.result_info = "result[0]"}, tensor<2x4x2xf32> {jax.result_info = "result[1]"}) {
+    %0:2 = stablehlo.custom_call @cusolver_geqrf_ffi(%arg0) {backend_config = "", mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([k, l], [m]) {i=4, j=4, k=4, l=4, m=4}, custom>} : (tensor<4x4xcomplex<f32>>) -> (tensor<4x4xcomplex<f32>>, tensor<4xcomplex<f32>>)
+    %1 = stablehlo.slice %arg0 [0:4, 0:2] : (tensor<4x4xcomplex<f32>>) -> tensor<4x2xcomplex<f32>>
+    %cst = stablehlo.constant dense<(1.000000e+00,0.000000e+00)> : tensor<complex<f32>>
+    %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<complex<f32>>) -> tensor<4x2xcomplex<f32>>
+    %3 = stablehlo.add %1, %2 : tensor<4x2xcomplex<f32>>
+    %4 = stablehlo.custom_call @cusolver_ormqr_ffi(%0#0, %0#1, %3) {backend_config = "", mhlo.backend_config = {left = true, transpose = false}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 2, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [k], [l, m])->([n, o]) {i=4, j=4, k=4, l=4, m=2, n=4, o=2}, custom>} : (tensor<4x4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4x2xcomplex<f32>>) -> tensor<4x2xcomplex<f32>>
+    %5 = stablehlo.slice %arg0 [0:2, 0:4] : (tensor<4x4xcomplex<f32>>) -> tensor<2x4xcomplex<f32>>
+    %cst_0 = stablehlo.constant dense<(1.000000e+00,0.000000e+00)> : tensor<complex<f32>>
+    %6 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<complex<f32>>) -> tensor<2x4xcomplex<f32>>
+    %7 = stablehlo.add %5, %6 : tensor<2x4xcomplex<f32>>
+    %8 = stablehlo.custom_call @cusolver_ormqr_ffi(%0#0, %0#1, %7) {backend_config = "", mhlo.backend_config = {left = false, transpose = true}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 2, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [k], [l, m])->([n, o]) {i=4, j=4, k=4, l=2, m=4, n=2, o=4}, custom>} : (tensor<4x4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<2x4xcomplex<f32>>) -> tensor<2x4xcomplex<f32>>
+    %9 = stablehlo.real %4 : (tensor<4x2xcomplex<f32>>) -> tensor<4x2xf32>
+    %10 = stablehlo.imag %4 : (tensor<4x2xcomplex<f32>>) -> tensor<4x2xf32>
+    %11 = stablehlo.broadcast_in_dim %9, dims = [0, 1] : (tensor<4x2xf32>) -> tensor<4x2x1xf32>
+    %12 = stablehlo.broadcast_in_dim %10, dims = [0, 1] : (tensor<4x2xf32>) -> tensor<4x2x1xf32>
+    %13 = stablehlo.concatenate %11, %12, dim = 2 : (tensor<4x2x1xf32>, tensor<4x2x1xf32>) -> tensor<4x2x2xf32>
+    %14 = stablehlo.real %8 : (tensor<2x4xcomplex<f32>>) -> tensor<2x4xf32>
+    %15 = stablehlo.imag %8 : (tensor<2x4xcomplex<f32>>) -> tensor<2x4xf32>
+    %16 = stablehlo.broadcast_in_dim %14, dims = [0, 1] : (tensor<2x4xf32>) -> tensor<2x4x1xf32>
+    %17 = stablehlo.broadcast_in_dim %15, dims = [0, 1] : (tensor<2x4xf32>) -> tensor<2x4x1xf32>
+    %18 = stablehlo.concatenate %16, %17, dim = 2 : (tensor<2x4x1xf32>, tensor<2x4x1xf32>) -> tensor<2x4x2xf32>
+    return %13, %18 : tensor<4x2x2xf32>, tensor<2x4x2xf32>
+  }
+}

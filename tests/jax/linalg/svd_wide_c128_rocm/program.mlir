@@ -1,0 +1,46 @@
+module @jit_g attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x4x4xcomplex<f64>>) -> (tensor<2x2x4x2xf64> {jax.result_info = "result[0]"}, tensor<2x2xf64> {jax.result_info = "result[1]"}) {
+    %0 = stablehlo.slice %arg0 [0:2, 0:2, 0:4] : (tensor<2x4x4xcomplex<f64>>) -> tensor<2x2x4xcomplex<f64>>
+    %1:3 = call @svd(%0) : (tensor<2x2x4xcomplex<f64>>) -> (tensor<2x2x2xcomplex<f64>>, tensor<2x2xf64>, tensor<2x2x4xcomplex<f64>>)
+    %2 = stablehlo.broadcast_in_dim %1#1, dims = [0, 2] : (tensor<2x2xf64>) -> tensor<2x1x2xf64>
+    %3 = stablehlo.convert %2 : (tensor<2x1x2xf64>) -> tensor<2x1x2xcomplex<f64>>
+    %4 = stablehlo.broadcast_in_dim %3, dims = [0, 1, 2] : (tensor<2x1x2xcomplex<f64>>) -> tensor<2x2x2xcomplex<f64>>
+    %5 = stablehlo.multiply %1#0, %4 : tensor<2x2x2xcomplex<f64>>
+    %6 = stablehlo.dot_general %5, %1#2, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<2x2x2xcomplex<f64>>, tensor<2x2x4xcomplex<f64>>) -> tensor<2x2x4xcomplex<f64>>
+    %7 = stablehlo.real %6 : (tensor<2x2x4xcomplex<f64>>) -> tensor<2x2x4xf64>
+    %8 = stablehlo.imag %6 : (tensor<2x2x4xcomplex<f64>>) -> tensor<2x2x4xf64>
+    %9 = stablehlo.broadcast_in_dim %7, dims = [0, 1, 2] : (tensor<2x2x4xf64>) -> tensor<2x2x4x1xf64>
+    %10 = stablehlo.broadcast_in_dim %8, dims = [0, 1, 2] : (tensor<2x2x4xf64>) -> tensor<2x2x4x1xf64>
+    %11 = stablehlo.concatenate %9, %10, dim = 3 : (tensor<2x2x4x1xf64>, tensor<2x2x4x1xf64>) -> tensor<2x2x4x2xf64>
+    return %11, %1#1 : tensor<2x2x4x2xf64>, tensor<2x2xf64>
+  }
+  func.func private @svd(%arg0: tensor<2x2x4xcomplex<f64>>) -> (tensor<2x2x2xcomplex<f64>>, tensor<2x2xf64>, tensor<2x2x4xcomplex<f64>>) {
+    %0:5 = stablehlo.custom_call @hipsolver_gesvdj_ffi(%arg0) {backend_config = "", mhlo.backend_config = {compute_uv = true, full_matrices = true}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i, n], [i, o, p], [i, q, r], [i]) {i=2, j=2, k=4, l=2, m=4, n=2, o=2, p=2, q=4, r=4}, custom>} : (tensor<2x2x4xcomplex<f64>>) -> (tensor<2x2x4xcomplex<f64>>, tensor<2x2xf64>, tensor<2x2x2xcomplex<f64>>, tensor<2x4x4xcomplex<f64>>, tensor<2xi32>)
+    %1 = stablehlo.transpose %0#3, dims = [0, 2, 1] : (tensor<2x4x4xcomplex<f64>>) -> tensor<2x4x4xcomplex<f64>>
+    %2 = stablehlo.real %1 : (tensor<2x4x4xcomplex<f64>>) -> tensor<2x4x4xf64>
+    %3 = stablehlo.imag %1 : (tensor<2x4x4xcomplex<f64>>) -> tensor<2x4x4xf64>
+    %4 = stablehlo.negate %3 : tensor<2x4x4xf64>
+    %5 = stablehlo.complex %2, %4 : tensor<2x4x4xcomplex<f64>>
+    %6 = stablehlo.slice %0#2 [0:2, 0:2, 0:2] : (tensor<2x2x2xcomplex<f64>>) -> tensor<2x2x2xcomplex<f64>>
+    %7 = stablehlo.slice %5 [0:2, 0:2, 0:4] : (tensor<2x4x4xcomplex<f64>>) -> tensor<2x2x4xcomplex<f64>>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %8 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2xi32>
+    %9 = stablehlo.compare EQ, %0#4, %8, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    %10 = stablehlo.broadcast_in_dim %9, dims = [0] : (tensor<2xi1>) -> tensor<2x1xi1>
+    %cst = stablehlo.constant dense<0x7FF8000000000000> : tensor<f64>
+    %11 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f64>) -> tensor<2x2xf64>
+    %12 = stablehlo.broadcast_in_dim %10, dims = [0, 1] : (tensor<2x1xi1>) -> tensor<2x2xi1>
+    %13 = stablehlo.select %12, %0#1, %11 : tensor<2x2xi1>, tensor<2x2xf64>
+    %14 = stablehlo.broadcast_in_dim %9, dims = [0] : (tensor<2xi1>) -> tensor<2x1x1xi1>
+    %cst_0 = stablehlo.constant dense<(0x7FF8000000000000,0x7FF8000000000000)> : tensor<complex<f64>>
+    %15 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<complex<f64>>) -> tensor<2x2x2xcomplex<f64>>
+    %16 = stablehlo.broadcast_in_dim %14, dims = [0, 1, 2] : (tensor<2x1x1xi1>) -> tensor<2x2x2xi1>
+    %17 = stablehlo.select %16, %6, %15 : tensor<2x2x2xi1>, tensor<2x2x2xcomplex<f64>>
+    %18 = stablehlo.broadcast_in_dim %9, dims = [0] : (tensor<2xi1>) -> tensor<2x1x1xi1>
+    %cst_1 = stablehlo.constant dense<(0x7FF8000000000000,0x7FF8000000000000)> : tensor<complex<f64>>
+    %19 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<complex<f64>>) -> tensor<2x2x4xcomplex<f64>>
+    %20 = stablehlo.broadcast_in_dim %18, dims = [0, 1, 2] : (tensor<2x1x1xi1>) -> tensor<2x2x4xi1>
+    %21 = stablehlo.select %20, %7, %19 : tensor<2x2x4xi1>, tensor<2x2x4xcomplex<f64>>
+    return %17, %13, %21 : tensor<2x2x2xcomplex<f64>>, tensor<2x2xf64>, tensor<2x2x4xcomplex<f64>>
+  }
+}
