@@ -180,6 +180,42 @@ expect token-result-skipped 0 "result 0: !stablehlo.token \(not written\)" \
                                                  "$HLO" run tests/jax/tokens/token_passthrough/program.mlir --arg 'dense<1.0> : tensor<3xf32>'
 expect token-no-input     1 "takes 1 argument \(besides its tokens" \
                                                  "$HLO" run tests/jax/tokens/token_passthrough/program.mlir
+# inputs whose sizes conflict: the inputs are named, hlo is not blamed
+cat > "$T/dynadd.mlir" <<'X'
+func.func @main(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = stablehlo.add %x, %y : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+X
+cat > "$T/dynres.mlir" <<'X'
+func.func @main(%x: tensor<?xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.convert %x : (tensor<?xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+X
+expect dyn-inputs-conflict 1 "dynadd\.mlir:2:8: error: the sizes of input 0 dim 0 \(5\) and input 1 dim 0 \(7\) must agree for this add" \
+                                                 "$HLO" run "$T/dynadd.mlir" --arg 'dense<1.0> : tensor<5xf32>' --arg 'dense<1.0> : tensor<7xf32>'
+expect dyn-result-conflict 1 "dynres\.mlir:2:8: error: the size of input 0 dim 0 \(5\) must be 3 for this convert" \
+                                                 "$HLO" run "$T/dynres.mlir" --arg 'dense<1.0> : tensor<5xf32>'
+out=$("$HLO" run "$T/dynadd.mlir" --arg 'dense<1.0> : tensor<5xf32>' --arg 'dense<1.0> : tensor<7xf32>' 2>&1)
+if printf '%s\n' "$out" | grep -q "hlo bug"; then
+  fail=$((fail + 1)); echo "FAIL dyn-inputs-conflict-no-bug-note: $out"
+else pass=$((pass + 1)); fi
+
+# tuple results (nested too): element J of result K is written to outK_J.npy
+cat > "$T/tuple.mlir" <<'X'
+func.func @main(%x: tensor<?xf32>) -> tuple<tensor<?xf32>, tuple<tensor<i32>, tensor<?xf32>>> {
+  %n = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?xf32>) -> tensor<i32>
+  %y = stablehlo.add %x, %x : tensor<?xf32>
+  %i = stablehlo.tuple %n, %y : tuple<tensor<i32>, tensor<?xf32>>
+  %t = stablehlo.tuple %x, %i : tuple<tensor<?xf32>, tuple<tensor<i32>, tensor<?xf32>>>
+  return %t : tuple<tensor<?xf32>, tuple<tensor<i32>, tensor<?xf32>>>
+}
+X
+expect tuple-result-summary 0 "result 0_1_1: tensor<2xf32> \[3, 3\]" \
+                                                 "$HLO" run "$T/tuple.mlir" --arg 'dense<1.5> : tensor<2xf32>'
+expect tuple-result-print 0 "tensor<i32> \{2\}"  "$HLO" run "$T/tuple.mlir" --arg 'dense<1.5> : tensor<2xf32>' --print-results
+expect tuple-result-written 0 "out0_1_1\.npy"   sh -c "\"$HLO\" run \"$T/tuple.mlir\" --arg 'dense<1.5> : tensor<2xf32>' --output-dir \"$T/tup\" --quiet && ls \"$T/tup\""
 
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

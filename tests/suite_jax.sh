@@ -29,7 +29,7 @@ fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/hlo_jax.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT INT TERM
 
-groups=${*:-$(ls tests/jax)}
+groups=${*:-$(for g in tests/jax/*/; do basename "$g"; done)}
 sanitizer_report() { grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; }
 
 # contains_lines FILE OUTPUT: every non-empty line of FILE occurs in OUTPUT.

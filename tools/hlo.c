@@ -68,7 +68,8 @@ static const char *usage_run =
     "                      .npy files are accepted for bf16/f16/f8 parameters when every\n"
     "                      value is exactly representable.\n"
     "  --output-dir DIR    write result K to DIR/outK.npy, creating DIR (types numpy\n"
-    "                      lacks, such as bf16, are written as float32; a note says so)\n"
+    "                      lacks, such as bf16, are written as float32; a note says so;\n"
+    "                      a tuple result's element J is written to outK_J.npy)\n"
     "  --entry NAME        run function @NAME instead of @main\n"
     "  --backend interp    the reference interpreter (the only backend so far)\n"
     "  --split-input-file  run each `// -----`-separated module of FILE\n"
@@ -360,11 +361,22 @@ static hlo_status view_from_npy(const hlo_func *f, uint32_t i, const char *path,
   return check_input(f, i, path, a, v->dtype, narrow_float);
 }
 
-/* Writes result `k` to DIR/outK.npy; types numpy lacks become float32 (floats)
- * or int8/uint8 (i2/i4/ui2/ui4). */
-static hlo_status write_result(const char *dir, int k, const hlo_buffer *b, bool *noted) {
+/* Writes result `name` ("0"; a tuple's elements "0_1", "0_1_0", ...) to
+ * DIR/out<name>.npy; types numpy lacks become float32 (floats) or int8/uint8
+ * (i2/i4/ui2/ui4). Tokens are not written; a tuple writes its elements. */
+static hlo_status write_result(const char *dir, const char *name, const hlo_buffer *b,
+                               bool *noted) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/out%d.npy", dir, k);
+  if (hlo_buffer_rank(b) == HLO_RANK_TOKEN) return NULL;
+  if (hlo_buffer_rank(b) == HLO_RANK_TUPLE) {
+    for (int j = 0; j < hlo_buffer_tuple_size(b); j++) {
+      char sub[256];
+      snprintf(sub, sizeof sub, "%s_%d", name, j);
+      HLO_TRY(write_result(dir, sub, hlo_buffer_tuple_element(b, j), noted));
+    }
+    return NULL;
+  }
+  snprintf(path, sizeof path, "%s/out%s.npy", dir, name);
   hlo_dtype dt = hlo_buffer_dtype(b);
   int rank = hlo_buffer_rank(b);
   const int64_t *dims = hlo_buffer_dims(b);
@@ -433,18 +445,28 @@ static hlo_status make_dirs(const char *dir) {
   return NULL;
 }
 
-/* One line per result: shape and type, the first values, min/max and NaNs. */
-static void summarize(FILE *o, int k, const hlo_buffer *b) {
+/* One line per result ("result 0", a tuple's elements "result 0_1"): shape
+ * and type, the first values, min/max and NaNs. */
+static void summarize(FILE *o, const char *k, const hlo_buffer *b) {
   hlo_dtype dt = hlo_buffer_dtype(b);
   int rank = hlo_buffer_rank(b);
   if (rank == HLO_RANK_TOKEN) {
-    fprintf(o, "result %d: !stablehlo.token (not written)\n", k);
+    fprintf(o, "result %s: !stablehlo.token (not written)\n", k);
+    return;
+  }
+  if (rank == HLO_RANK_TUPLE) {
+    fprintf(o, "result %s: tuple of %d\n", k, hlo_buffer_tuple_size(b));
+    for (int j = 0; j < hlo_buffer_tuple_size(b); j++) {
+      char sub[256];
+      snprintf(sub, sizeof sub, "%s_%d", k, j);
+      summarize(o, sub, hlo_buffer_tuple_element(b, j));
+    }
     return;
   }
   const int64_t *dims = hlo_buffer_dims(b);
   const void *data = hlo_buffer_data(b);
   int64_t n = (int64_t)(hlo_buffer_nbytes(b) / hlo_dtype_size(dt));
-  fprintf(o, "result %d: tensor<", k);
+  fprintf(o, "result %s: tensor<", k);
   for (int d = 0; d < rank; d++) fprintf(o, "%lldx", (long long)dims[d]);
   fprintf(o, "%s> [", hlo_dtype_name(dt));
   for (int64_t i = 0; i < n && i < 6; i++) {
@@ -567,41 +589,58 @@ static hlo_status load_inputs(const hlo_func *f, const run_opts *ro, run_inputs 
   return NULL;
 }
 
+/* Prints result `b` (of declared type `rt`) in full; a tuple prints its
+ * elements in order, a token nothing (it holds no value). */
+static void print_result(const hlo_type *rt, const hlo_buffer *b) {
+  if (hlo_buffer_rank(b) == HLO_RANK_TOKEN) return;
+  if (hlo_buffer_rank(b) == HLO_RANK_TUPLE) {
+    for (int j = 0; j < hlo_buffer_tuple_size(b); j++)
+      print_result(rt->kind == TYPE_TUPLE && (uint32_t)j < rt->num_elems ? rt->elems[j] : rt,
+                   hlo_buffer_tuple_element(b, j));
+    return;
+  }
+  /* the result's own shape (a dynamic result type takes the run's) */
+  int64_t dims[64];
+  hlo_type shaped = *rt;
+  shaped.kind = TYPE_TENSOR;
+  shaped.dtype = hlo_buffer_dtype(b);
+  if (hlo_buffer_rank(b) <= 64) {
+    memcpy(dims, hlo_buffer_dims(b), (size_t)hlo_buffer_rank(b) * sizeof *dims);
+    shaped.rank = (uint32_t)hlo_buffer_rank(b);
+    shaped.dims = dims;
+  }
+  tensor x = {0};
+  x.type = &shaped;
+  x.data = (uint8_t *)hlo_buffer_data(b);
+  x.nbytes = hlo_buffer_nbytes(b);
+  strbuf sb;
+  sb_init(&sb);
+  tensor_print(&sb, &x);
+  fputs(sb_cstr(&sb), stdout);
+  sb_free(&sb);
+}
+
 /* Writes, prints in full, or summarises the results of a run, as asked. */
 static hlo_status report_results(const hlo_func *f, const run_opts *ro, const char *label,
                                  hlo_buffer **res, int nres, double secs) {
   if (ro->output_dir) {
     bool noted = false;
     HLO_TRY(make_dirs(ro->output_dir));
-    for (int k = 0; k < nres; k++)
-      if (hlo_buffer_rank(res[k]) != HLO_RANK_TOKEN)
-        HLO_TRY(write_result(ro->output_dir, k, res[k], &noted));
+    for (int k = 0; k < nres; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "%d", k);
+      HLO_TRY(write_result(ro->output_dir, name, res[k], &noted));
+    }
   }
   if (ro->print_results) {
-    for (int k = 0; k < nres; k++) {
-      if (hlo_buffer_rank(res[k]) == HLO_RANK_TOKEN) continue; /* tokens hold no value */
-      /* the result's own shape (a dynamic result type takes the run's) */
-      hlo_type *rt = f->result_types[k];
-      int64_t dims[64];
-      hlo_type shaped = *rt;
-      if (hlo_buffer_rank(res[k]) <= 64) {
-        memcpy(dims, hlo_buffer_dims(res[k]), (size_t)hlo_buffer_rank(res[k]) * sizeof *dims);
-        shaped.rank = (uint32_t)hlo_buffer_rank(res[k]);
-        shaped.dims = dims;
-      }
-      tensor x = {0};
-      x.type = &shaped;
-      x.data = (uint8_t *)hlo_buffer_data(res[k]);
-      x.nbytes = hlo_buffer_nbytes(res[k]);
-      strbuf b;
-      sb_init(&b);
-      tensor_print(&b, &x);
-      fputs(sb_cstr(&b), stdout);
-      sb_free(&b);
-    }
+    for (int k = 0; k < nres; k++) print_result(f->result_types[k], res[k]);
   } else if (!ro->quiet) {
     printf("%s@%s: %d result%s (%.3f s)\n", label, f->name, nres, nres == 1 ? "" : "s", secs);
-    for (int k = 0; k < nres; k++) summarize(stdout, k, res[k]);
+    for (int k = 0; k < nres; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "%d", k);
+      summarize(stdout, name, res[k]);
+    }
   }
   return NULL;
 }

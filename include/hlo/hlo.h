@@ -116,6 +116,11 @@ void hlo_module_destroy(hlo_module *m);
  * of the entry function (e.g. JAX's ordered effects); token results come back
  * as buffers of this rank with no data (NULL, 0 bytes). */
 #define HLO_RANK_TOKEN (-1)
+/* The rank of a result buffer that holds a tuple (a `tuple<...>` result of
+ * the entry function): no dtype, dims or data of its own; its elements are
+ * buffers (hlo_buffer_tuple_size / hlo_buffer_tuple_element), nested tuples
+ * included. */
+#define HLO_RANK_TUPLE (-2)
 
 /* A dense row-major array in host memory. */
 typedef struct hlo_buffer_view {
@@ -136,7 +141,13 @@ int hlo_buffer_rank(const hlo_buffer *b);
 const int64_t *hlo_buffer_dims(const hlo_buffer *b);
 const void *hlo_buffer_data(const hlo_buffer *b);
 size_t hlo_buffer_nbytes(const hlo_buffer *b);
-/* Frees a result buffer (NULL is fine). */
+/* A tuple buffer's (rank HLO_RANK_TUPLE) element count; -1 for any other
+ * buffer. */
+int hlo_buffer_tuple_size(const hlo_buffer *b);
+/* Element `i` of a tuple buffer, lent (owned by `b`, valid until `b` is
+ * destroyed); NULL when `b` is no tuple or `i` is out of range. */
+const hlo_buffer *hlo_buffer_tuple_element(const hlo_buffer *b, int i);
+/* Frees a result buffer (NULL is fine), a tuple's elements included. */
 void hlo_buffer_destroy(hlo_buffer *b);
 
 /* ------------------------------------------------------------ executing */
@@ -172,7 +183,8 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * parameter's element type and shape; a token parameter takes a view of rank
  * HLO_RANK_TOKEN). On success *out_results is a malloc'd array of
  * num_results buffers, all yours (free each with hlo_buffer_destroy, then
- * the array with free()); a token result is a buffer of rank HLO_RANK_TOKEN.
+ * the array with free()); a token result is a buffer of rank HLO_RANK_TOKEN,
+ * a tuple result one of rank HLO_RANK_TUPLE holding its elements.
  * Dynamic shapes (`tensor<?x3xf32>` parameters, as jax.export prints with
  * symbolic dimensions): each `?` takes the size of the input; the program is
  * specialized to the inputs' shapes (StableHLO's refine-shapes: shape
@@ -185,7 +197,7 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, naming
  * the argument and dimension; NULL `args` with arguments expected; NULL
  * data; a failed JAX shape assertion, with JAX's message); HLO_UNIMPLEMENTED
- * (tuple arguments or results, results of rank over 32, a dynamic shape that
+ * (tuple arguments, results of rank over 32, a dynamic shape that
  * cannot be made static, an op the interpreter lacks);
  * HLO_RESOURCE_EXHAUSTED; and the interpreter's errors, located at the op
  * that failed (HLO_FAILED_CHECK, HLO_NOT_FOUND for a custom-call target,

@@ -171,6 +171,8 @@ typedef struct interp_shared {
   void *probe;
   void (*probe_cleanup)(void *);
   arena_node *dead_arenas;   /* arenas of destroyed forks (types may live on) */
+  char **once;               /* keys interp_first_time has seen (malloc'd) */
+  uint32_t once_n;
 } interp_shared;
 
 typedef struct frame {
@@ -309,6 +311,8 @@ void interp_destroy(interp *it) {
   free(it);
   if (left) return;
   if (sh->probe_cleanup) sh->probe_cleanup(sh->probe);
+  for (uint32_t i = 0; i < sh->once_n; i++) free(sh->once[i]);
+  free(sh->once);
   for (arena_node *a = sh->dead_arenas, *next; a; a = next) {
     next = a->next;
     arena_deinit(&a->a);
@@ -327,6 +331,21 @@ const hlo_type *interp_scalar_type(interp *it, hlo_dtype t) {
   if ((unsigned)t >= HLO_DTYPE_COUNT) return NULL;
   if (!it->scalar[t]) it->scalar[t] = type_tensor(&it->arena, t, 0, NULL);
   return it->scalar[t];
+}
+
+bool interp_first_time(interp *it, const char *key) {
+  interp_shared *sh = it->sh;
+  bool first = true;
+  pthread_mutex_lock(&sh->mu);
+  for (uint32_t i = 0; i < sh->once_n && first; i++) first = strcmp(sh->once[i], key) != 0;
+  char **grown = first ? xrealloc(sh->once, (sh->once_n + 1) * sizeof *grown) : NULL;
+  if (grown) {
+    sh->once = grown;
+    size_t len = strlen(key) + 1;
+    if ((sh->once[sh->once_n] = xmalloc(len)) != NULL) memcpy(sh->once[sh->once_n++], key, len);
+  }
+  pthread_mutex_unlock(&sh->mu);
+  return first;
 }
 
 void *interp_probe_state(interp *it) {

@@ -171,6 +171,10 @@ interp_process *interp_current_process(interp *it);
  * Errors: HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status interp_fork(interp *parent, const interp_process *p, interp **out);
 
+/* True the first time `key` (compared by content, copied) is passed for
+ * `it`'s family (it and its forks: one executable), false after; thread-safe.
+ * For warnings given once per executable. Out of memory: true again. */
+bool interp_first_time(interp *it, const char *key);
 /* Opaque per-run state slot for interp_check.c (probe counters); shared by
  * forks, initially NULL, freed by nobody but its owner through the cleanup
  * function it registers with interp_set_probe_state. */

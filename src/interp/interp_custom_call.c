@@ -3,7 +3,7 @@
  *   check.*                        -> interp_check_custom_call (interp_check.c)
  * Linear algebra as JAX 0.10 lowers it for cpu, cuda and rocm, all computed
  * on the CPU with the reference LAPACK / BLAS (kernels in interp_lapack.c,
- * interp_lapack_eig.c, interp_solver.c; conventions of jaxlib's FFI
+ * interp_lapack_eig.c, interp_solver.c, interp_jaxlib_linalg.c; conventions of jaxlib's FFI
  * handlers, see interp_lapack.h):
  *   lapack_{s,d,c,z}potrf_ffi, cusolver_/hipsolver_potrf_ffi   Cholesky (?potrf)
  *   lapack_{s,d,c,z}getrf_ffi, cusolver_/hipsolver_getrf_ffi   LU (?getrf)
@@ -30,18 +30,23 @@
  *                                  tridiagonal reduction (?sytrd / ?hetrd)
  *   lapack_{s,d,c,z}gtsv_ffi, cusparse_/hipsparse_gtsv2_ffi   tridiagonal solve
  *   cu_/hip_lu_pivots_to_permutation   LU pivots -> permutation
+ *   tridiagonal_solve_perturbed_ffi, cu_/hip_tridiagonal_solve_perturbed
+ *                                  tridiagonal solve perturbing tiny pivots
+ *   cu_/hip_cholesky_update_ffi    rank-1 Cholesky update (Givens rotations)
+ *   cusolver_/hipsolver_syrk_ffi   symmetric rank-k update (BLAS ?syrk)
+ *                                  (these three: interp_jaxlib_linalg.c)
  * Sharding, SPMDFullToShardShape, SPMDShardToFullShape,
  * annotate_device_placement, MoveToHost, MoveToDevice   identity (1 device)
  * Host callbacks into Python (xla_ffi_python_cpu_callback, ...; from
  * jax.debug.print, jax.debug.callback, jax.pure_callback, io_callback): a
  * call whose results are only tokens or empty tuples is skipped with one
- * warning per target and module on stderr; one whose results carry values
+ * warning per target and executable on stderr (interp_first_time: state
+ * of the interpreter family, not of this file); one whose results carry values
  * fails, naming the JAX feature (a C program cannot call into a Python
  * process that is gone).
  *
  * An unknown target fails with HLO_NOT_FOUND when the call is executed.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,29 +107,6 @@ static hlo_status cc_identity(interp *it, const hlo_op *op, tensor *const *in,
 
 /* ------------------------------------------------------ host callbacks */
 
-/* Targets already warned about: (module, target) pairs, so a skipped
- * callback warns once per target and module. */
-static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  const void *module;
-  const char *name;
-} cb_warned[64];
-static unsigned cb_nwarned;
-
-/* True the first time (module, name) is seen. */
-static bool cb_first(const void *module, const char *name) {
-  bool first = true;
-  pthread_mutex_lock(&cb_mu);
-  for (unsigned i = 0; i < cb_nwarned && first; i++)
-    if (cb_warned[i].module == module && !strcmp(cb_warned[i].name, name)) first = false;
-  if (first && cb_nwarned < sizeof cb_warned / sizeof cb_warned[0]) {
-    cb_warned[cb_nwarned].module = module;
-    cb_warned[cb_nwarned++].name = name;
-  }
-  pthread_mutex_unlock(&cb_mu);
-  return first;
-}
-
 /* Whether value type `t` carries no data: a token or a tuple of such. */
 static bool carries_nothing(const hlo_type *t) {
   if (t->kind == TYPE_TOKEN) return true;
@@ -151,7 +133,7 @@ static hlo_status empty_value(const hlo_op *op, const hlo_type *t, tensor **out)
 
 /* A host callback into Python (jax.debug.print / debug.callback /
  * pure_callback / io_callback). One whose results carry no data is skipped
- * (a warning on stderr, once per target and module); one whose results are
+ * (a warning on stderr, once per target and executable); one whose results are
  * data fails with HLO_UNIMPLEMENTED naming the JAX feature. */
 static hlo_status cc_callback(interp *it, const hlo_op *op, tensor *const *in,
                               const hlo_type *const *rt, tensor **out, const cc_target *t) {
@@ -169,7 +151,7 @@ static hlo_status cc_callback(interp *it, const hlo_op *op, tensor *const *in,
                         side ? "jax.experimental.io_callback or jax.debug.callback"
                              : "jax.pure_callback");
   }
-  if (cb_first(interp_module(it), t->name)) {
+  if (interp_first_time(it, t->name)) {
     const hlo_source *s = op->loc.src;
     fprintf(stderr,
             "%s:%u:%u: warning: skipping host callback '%s' (from jax.debug.print, "
@@ -243,8 +225,14 @@ static const cc_target targets[] = {
     {"hiphybrid_eig_comp", cc_geev, HLO_DTYPE_COUNT},
     {"cuhybrid_geqp3", cc_geqp3, HLO_DTYPE_COUNT},
     {"hiphybrid_geqp3", cc_geqp3, HLO_DTYPE_COUNT},
+    GPU2("syrk", cc_syrk),
     {"cusparse_gtsv2_ffi", cc_gtsv2, HLO_DTYPE_COUNT},
     {"hipsparse_gtsv2_ffi", cc_gtsv2, HLO_DTYPE_COUNT},
+    {"tridiagonal_solve_perturbed_ffi", cc_tridiagonal_solve_perturbed, HLO_DTYPE_COUNT},
+    {"cu_tridiagonal_solve_perturbed", cc_tridiagonal_solve_perturbed, HLO_DTYPE_COUNT},
+    {"hip_tridiagonal_solve_perturbed", cc_tridiagonal_solve_perturbed, HLO_DTYPE_COUNT},
+    {"cu_cholesky_update_ffi", cc_cholesky_update, HLO_DTYPE_COUNT},
+    {"hip_cholesky_update_ffi", cc_cholesky_update, HLO_DTYPE_COUNT},
     {"cu_lu_pivots_to_permutation", cc_lu_perm, HLO_DTYPE_COUNT},
     {"hip_lu_pivots_to_permutation", cc_lu_perm, HLO_DTYPE_COUNT},
     {"xla_ffi_python_cpu_callback", cc_callback, HLO_DTYPE_COUNT},

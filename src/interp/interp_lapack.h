@@ -150,4 +150,17 @@ hlo_status cc_geqp3(interp *, const hlo_op *, tensor *const *, const hlo_type *c
 /* ?ormqr / ?unmqr and GPU ormqr: (a, tau, c) -> c; options left, transpose. */
 hlo_status cc_ormqr(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
                     tensor **, const cc_target *);
+
+/* ------------------------------------- kernels (interp_jaxlib_linalg.c) */
+/* Perturbed tridiagonal solve (cpu and GPU targets): (dl, d, du, b) -> x;
+ * near-singular pivots are perturbed as jaxlib does. */
+hlo_status cc_tridiagonal_solve_perturbed(interp *, const hlo_op *, tensor *const *,
+                                          const hlo_type *const *, tensor **, const cc_target *);
+/* GPU rank-1 Cholesky update: (r, w) -> (r', w'), f32 / f64. */
+hlo_status cc_cholesky_update(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
+                              tensor **, const cc_target *);
+/* GPU syrk: (a, c, alpha, beta) -> c' (lower triangle of the row-major
+ * result = alpha a a^T + beta c); option transpose. */
+hlo_status cc_syrk(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
+                   tensor **, const cc_target *);
 #endif

@@ -347,6 +347,40 @@ struct hlo_func {
   hlo_func *next;
 };
 
+/* The GSPMD sharding string of `mhlo.sharding = "{devices=[2,1]0,1}"` (the
+ * older path; XLA's HloSharding::ToString syntax), decoded on demand by
+ * gspmd_sharding_parse. The attribute itself stays an ATTR_STRING. */
+typedef enum gspmd_kind {
+  GSPMD_REPLICATED,   /* {replicated} (and the empty string) */
+  GSPMD_MAXIMAL,      /* {maximal device=N} */
+  GSPMD_MANUAL,       /* {manual} */
+  GSPMD_UNKNOWN,      /* {unknown} */
+  GSPMD_TILED,        /* {devices=[d0,d1]ids} / {devices=[d0,d1]<=[n]T(p)} */
+  GSPMD_TUPLE,        /* {{...}, {...}} */
+} gspmd_kind;
+
+typedef struct gspmd_sharding gspmd_sharding;
+struct gspmd_sharding {
+  gspmd_kind kind;
+  int64_t device;                 /* GSPMD_MAXIMAL */
+  uint32_t rank;                  /* GSPMD_TILED: tile assignment dims */
+  int64_t *tile_dims;
+  uint32_t num_devices;           /* product of tile_dims */
+  int64_t *devices;               /* device ids in tile order (iota forms expanded) */
+  bool last_tile_dim_replicate;
+  uint32_t num_subgroups;         /* `last_tile_dims={manual, replicated}` */
+  const char **subgroup_types;
+  uint32_t num_elems;             /* GSPMD_TUPLE */
+  gspmd_sharding *elems;
+};
+
+/* Decodes the GSPMD sharding text s[0..len) into *out (arrays in `a`).
+ * Trailing `metadata={...}`, `shard_as N`/`shard_like N` are skipped.
+ * Errors: HLO_INVALID_ARGUMENT naming what is malformed (no location: the
+ * caller locates it); HLO_RESOURCE_EXHAUSTED; over 2^20 devices is refused. */
+HLO_MUST_USE hlo_status gspmd_sharding_parse(arena *a, const char *s, size_t len,
+                                             gspmd_sharding *out);
+
 /* A module-level `sdy.mesh @name = <...> {attrs}`. */
 typedef struct sdy_mesh_decl {
   const char *name;        /* without '@' */

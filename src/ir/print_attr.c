@@ -617,7 +617,7 @@ void print_attr(strbuf *b, const hlo_attr *a) {
   case ATTR_DENSE:
     if (a->u.dense.resource) {
       sb_puts(b, "dense_resource<");
-      sb_puts(b, a->u.dense.resource);
+      print_name(b, a->u.dense.resource);
       sb_puts(b, "> : ");
       print_type(b, a->u.dense.type);
       return;

@@ -234,15 +234,6 @@ void print_sdy_meshes(strbuf *b, const hlo_module_ir *m) {
   }
 }
 
-static void res_key(strbuf *b, const char *k) {
-  bool bare = (k[0] >= 'a' && k[0] <= 'z') || (k[0] >= 'A' && k[0] <= 'Z') || k[0] == '_';
-  for (const char *c = k; *c && bare; c++)
-    bare = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-           *c == '_' || *c == '.' || *c == '$' || *c == '-';
-  if (bare) sb_puts(b, k);
-  else print_string(b, k, strlen(k));
-}
-
 void print_resources(strbuf *b, const hlo_module_ir *m) {
   if (!m->num_resources) return;
   const hlo_resource *r = m->resources;
@@ -256,7 +247,7 @@ void print_resources(strbuf *b, const hlo_module_ir *m) {
     if (!first_sec) continue;
     if (i) sb_puts(b, ",\n");
     sb_printf(b, "  ");
-    res_key(b, r[i].section);
+    print_name(b, r[i].section);
     sb_puts(b, ": {\n");
     bool any_d = false;
     for (uint32_t j = i; j < n; j++) {
@@ -268,7 +259,7 @@ void print_resources(strbuf *b, const hlo_module_ir *m) {
       if (any_d) sb_puts(b, ",\n");
       any_d = true;
       sb_puts(b, "    ");
-      res_key(b, r[j].dialect);
+      print_name(b, r[j].dialect);
       sb_puts(b, ": {\n");
       bool any_e = false;
       for (uint32_t e = j; e < n; e++) {
@@ -276,7 +267,7 @@ void print_resources(strbuf *b, const hlo_module_ir *m) {
         if (any_e) sb_puts(b, ",\n");
         any_e = true;
         sb_puts(b, "      ");
-        res_key(b, r[e].key);
+        print_name(b, r[e].key);
         sb_puts(b, ": ");
         print_string(b, r[e].text, strlen(r[e].text));
       }

@@ -91,7 +91,10 @@ static hlo_status check_sharding(const hlo_module_ir *mod, const hlo_loc *loc, c
   if (!m) return fail(loc, who, "%s: the sharding's mesh @%s is not defined (no `sdy.mesh @%s`)", what,
                       s->mesh_name ? s->mesh_name : "?", s->mesh_name ? s->mesh_name : "?");
   if (s->mesh) HLO_TRY(check_mesh(loc, who, s->mesh));
-  if (t && t->kind == TYPE_TENSOR && s->rank != t->rank)
+  /* a sharding over a maximal mesh (no axes) lists no dimensions, whatever
+   * the rank (Shardy: a maximal sharding puts the whole value on one device) */
+  bool maximal = m->num_axes == 0 && s->rank == 0;
+  if (t && t->kind == TYPE_TENSOR && s->rank != t->rank && !maximal)
     return fail(loc, who, "%s: the sharding has %u dimension(s) but the tensor has rank %u", what, s->rank,
                 t->rank);
   if (t && t->kind != TYPE_TENSOR && s->rank)
@@ -115,6 +118,37 @@ static hlo_status check_sharding_attr(const hlo_module_ir *mod, const hlo_loc *l
   return check_sharding(mod, loc, who, what, a->u.sdy->shardings[0], t);
 }
 
+/* A GSPMD `mhlo.sharding` string of a value of type `t` (NULL: any). */
+static hlo_status check_gspmd(const hlo_loc *loc, const char *who, const char *what, const hlo_attr *a,
+                              const hlo_type *t, uint32_t num_values) {
+  if (a->kind != ATTR_STRING)
+    return status_at(HLO_VERIFY_ERROR, loc, "%s (GSPMD): %s: `mhlo.sharding` must be a string", who, what);
+  arena ar;
+  arena_init(&ar);
+  gspmd_sharding g;
+  hlo_status st = gspmd_sharding_parse(&ar, a->u.str.s, a->u.str.len, &g);
+  if (st) {
+    hlo_status e = status_at(hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED ? HLO_RESOURCE_EXHAUSTED
+                                                                               : HLO_VERIFY_ERROR,
+                             loc, "%s (GSPMD): %s: %s in \"%.80s\"", who, what, hlo_status_message(st),
+                             a->u.str.s);
+    hlo_status_free(st);
+    arena_deinit(&ar);
+    return e;
+  }
+  if (g.kind == GSPMD_TILED && t && t->kind == TYPE_TENSOR) {
+    uint32_t data_rank = g.rank - (g.last_tile_dim_replicate ? 1u : 0u) - g.num_subgroups;
+    if (data_rank != t->rank)
+      st = status_at(HLO_VERIFY_ERROR, loc, "%s (GSPMD): %s: the sharding tiles %u dimension(s) but the "
+                     "tensor has rank %u", who, what, data_rank, t->rank);
+  }
+  if (!st && g.kind == GSPMD_TUPLE && num_values > 1 && g.num_elems != num_values)
+    st = status_at(HLO_VERIFY_ERROR, loc, "%s (GSPMD): %s: a tuple sharding of %u element(s) for %u "
+                   "values", who, what, g.num_elems, num_values);
+  arena_deinit(&ar);
+  return st;
+}
+
 hlo_status verify_sdy_module(const hlo_module_ir *m) {
   for (uint32_t i = 0; i < m->num_meshes; i++) {
     char who[96];
@@ -129,20 +163,26 @@ hlo_status verify_sdy_func(const hlo_module_ir *m, const hlo_func *f) {
   for (uint32_t i = 0; i < f->num_args; i++) {
     if (!f->arg_attrs) break;
     for (uint32_t k = 0; k < f->arg_attrs[i].n; k++) {
-      if (strcmp(f->arg_attrs[i].items[k].name, "sdy.sharding")) continue;
+      const char *an = f->arg_attrs[i].items[k].name;
+      bool sdy = !strcmp(an, "sdy.sharding"), gspmd = !strcmp(an, "mhlo.sharding");
+      if (!sdy && !gspmd) continue;
       snprintf(what, sizeof what, "argument #%u", i);
       const hlo_type *t = f->body.block.num_args > i ? f->body.block.args[i].type : NULL;
       const hlo_loc *loc = t && f->body.block.args[i].loc.line ? &f->body.block.args[i].loc : &f->loc;
-      HLO_TRY(check_sharding_attr(m, loc, "func", what, f->arg_attrs[i].items[k].value, t));
+      if (sdy) HLO_TRY(check_sharding_attr(m, loc, "func", what, f->arg_attrs[i].items[k].value, t));
+      else HLO_TRY(check_gspmd(loc, "func", what, f->arg_attrs[i].items[k].value, t, 1));
     }
   }
   for (uint32_t i = 0; i < f->num_results; i++) {
     if (!f->result_attrs) break;
     for (uint32_t k = 0; k < f->result_attrs[i].n; k++) {
-      if (strcmp(f->result_attrs[i].items[k].name, "sdy.sharding")) continue;
+      const char *an = f->result_attrs[i].items[k].name;
       snprintf(what, sizeof what, "result #%u", i);
-      HLO_TRY(check_sharding_attr(m, &f->loc, "func", what, f->result_attrs[i].items[k].value,
-                                  f->result_types[i]));
+      if (!strcmp(an, "sdy.sharding"))
+        HLO_TRY(check_sharding_attr(m, &f->loc, "func", what, f->result_attrs[i].items[k].value,
+                                    f->result_types[i]));
+      else if (!strcmp(an, "mhlo.sharding"))
+        HLO_TRY(check_gspmd(&f->loc, "func", what, f->result_attrs[i].items[k].value, f->result_types[i], 1));
     }
   }
   return NULL;
@@ -167,6 +207,10 @@ static hlo_status check_per_value(const hlo_module_ir *m, const hlo_op *op, cons
 }
 
 hlo_status verify_sdy_op_attrs(const hlo_module_ir *m, const hlo_op *op) {
+  const hlo_attr *gs = op_attr(op, "mhlo.sharding");
+  if (gs)
+    HLO_TRY(check_gspmd(&op->loc, op_name(op->opcode), "mhlo.sharding", gs,
+                        op->num_results == 1 ? op->results[0].type : NULL, op->num_results));
   const hlo_attr *a = op_attr(op, "sdy.sharding");
   if (!a) return NULL;
   /* an op without results may carry one sharding for the op itself (a

@@ -12,9 +12,11 @@
 /* The module's `sdy.mesh` declarations (axis sizes positive, names unique,
  * device_ids a permutation-sized list of distinct non-negative ids). */
 HLO_MUST_USE hlo_status verify_sdy_module(const hlo_module_ir *m);
-/* `sdy.sharding` attributes of @f's arguments and results. */
+/* `sdy.sharding` and GSPMD `mhlo.sharding` attributes of @f's arguments and
+ * results. */
 HLO_MUST_USE hlo_status verify_sdy_func(const hlo_module_ir *m, const hlo_func *f);
-/* An `sdy.sharding` (#sdy.sharding_per_value) attribute on any op. */
+/* An `sdy.sharding` (#sdy.sharding_per_value) or GSPMD `mhlo.sharding`
+ * attribute on any op. */
 HLO_MUST_USE hlo_status verify_sdy_op_attrs(const hlo_module_ir *m, const hlo_op *op);
 /* An sdy op (OP_SDY_*): its own constraints. */
 HLO_MUST_USE hlo_status verify_sdy_op(const hlo_module_ir *m, const hlo_op *op);

@@ -315,7 +315,7 @@ static bool p_sharding_op(pstate *ps, opb *b) {
   if (!a || !one) return false;
   sdy_sharding *s;
   ps_ws(ps);
-  if (ps_accept_str(ps, "#sdy.sharding")) {}
+  (void)ps_accept_str(ps, "#sdy.sharding"); /* the generic spelling of the same */
   TRY(parse_sdy_sharding_body(ps, &s));
   one[0] = s;
   a->kind = SDY_SHARDING;

@@ -229,8 +229,107 @@ static hlo_status infer_dot(hlo_module_ir *m, hlo_op *op, uint32_t rank, int64_t
   return NULL;
 }
 
-/* The shape of a one-result tensor op into dims[0..rank). */
-static hlo_status infer_one(hlo_module_ir *m, hlo_op *op, const hlo_type *rt, int64_t *dims) {
+/* stablehlo.fft (spec C2-C5): FFT/IFFT keep the operand's shape; RFFT
+ * makes the last dimension fft_length[-1] / 2 + 1, IRFFT fft_length[-1]. */
+static hlo_status infer_fft(hlo_module_ir *m, hlo_op *op, uint32_t rank, int64_t *dims) {
+  const hlo_type *x = opnd(op, 0);
+  const hlo_attr *ty = op_attr(op, "fft_type");
+  int64_t *fl;
+  uint32_t nfl;
+  if (!x) return ierr(op, HLO_UNIMPLEMENTED, "operands are not static tensors");
+  if (x->rank != rank || rank == 0 || !ty || ty->kind != ATTR_ENUM ||
+      !ints_attr(m, op, "fft_length", &fl, &nfl) || nfl == 0 || nfl > rank)
+    return ierr(op, HLO_INVALID_ARGUMENT, "malformed fft_type or fft_length");
+  memcpy(dims, x->dims, rank * sizeof *dims);
+  if (!strcmp(ty->u.en.value, "RFFT")) dims[rank - 1] = fl[nfl - 1] / 2 + 1;
+  else if (!strcmp(ty->u.en.value, "IRFFT")) dims[rank - 1] = fl[nfl - 1];
+  return NULL;
+}
+
+/* stablehlo.dot (legacy): vector.vector, matrix.vector, vector.matrix,
+ * matrix.matrix. */
+static hlo_status infer_dot_legacy(hlo_op *op, uint32_t rank, int64_t *dims) {
+  const hlo_type *a = opnd(op, 0), *b = opnd(op, 1);
+  if (!a || !b) return ierr(op, HLO_UNIMPLEMENTED, "operands are not static tensors");
+  uint32_t k = 0;
+  if (a->rank == 2) dims[k++] = a->dims[0];
+  if (b->rank == 2) dims[k++] = b->dims[1];
+  if (k != rank || a->rank > 2 || b->rank > 2)
+    return ierr(op, HLO_INVALID_ARGUMENT, "result rank does not match the operands");
+  return NULL;
+}
+
+/* stablehlo.einsum / unary_einsum: einsum_config "ab,bc->ac" (one letter per
+ * dimension); each result letter takes the size it has in the operands. */
+static hlo_status infer_einsum(hlo_op *op, uint32_t rank, int64_t *dims) {
+  const hlo_attr *c = op_attr(op, "einsum_config");
+  if (!c || c->kind != ATTR_STRING) return ierr(op, HLO_INVALID_ARGUMENT, "no einsum_config");
+  int64_t size[256];
+  for (int i = 0; i < 256; i++) size[i] = HLO_DYN;
+  const char *s = c->u.str.s, *e = s + c->u.str.len;
+  uint32_t k = 0, d = 0;
+  const hlo_type *t = opnd(op, 0);
+  for (; s < e && !(s[0] == '-' && s + 1 < e && s[1] == '>'); s++) {
+    if (*s == ',') { t = opnd(op, ++k); d = 0; continue; }
+    if (*s == ' ') continue;
+    if (!t || d >= t->rank) return ierr(op, HLO_INVALID_ARGUMENT, "einsum_config does not match the operands");
+    size[(unsigned char)*s] = t->dims[d++];
+  }
+  if (s >= e) return ierr(op, HLO_INVALID_ARGUMENT, "einsum_config has no '->'");
+  d = 0;
+  for (s += 2; s < e; s++) {
+    if (*s == ' ') continue;
+    if (d >= rank || size[(unsigned char)*s] == HLO_DYN)
+      return ierr(op, HLO_INVALID_ARGUMENT, "einsum_config does not match the result");
+    dims[d++] = size[(unsigned char)*s];
+  }
+  if (d != rank) return ierr(op, HLO_INVALID_ARGUMENT, "einsum_config does not match the result");
+  return NULL;
+}
+
+/* chlo.broadcast_*: numpy broadcasting of the operands to the result rank
+ * (trailing dimensions aligned, or operand dimension i at result dimension
+ * broadcast_dimensions[i]); per dimension the sizes other than 1 agree. */
+static hlo_status infer_chlo_broadcast(hlo_module_ir *m, hlo_op *op, uint32_t rank,
+                                       int64_t *dims) {
+  int64_t *bd;
+  uint32_t nbd;
+  if (!ints_attr(m, op, "broadcast_dimensions", &bd, &nbd))
+    return ierr(op, HLO_INVALID_ARGUMENT, "malformed broadcast_dimensions");
+  for (uint32_t d = 0; d < rank; d++) dims[d] = 1;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const hlo_type *t = opnd(op, i);
+    if (!t) return ierr(op, HLO_UNIMPLEMENTED, "operands are not static tensors");
+    if (t->rank > rank) return ierr(op, HLO_INVALID_ARGUMENT, "an operand's rank exceeds the result's");
+    bool explicit_dims = nbd && nbd == t->rank && t->rank < rank;
+    for (uint32_t j = 0; j < t->rank; j++) {
+      int64_t rd = explicit_dims ? bd[j] : (int64_t)(rank - t->rank + j);
+      if (rd < 0 || rd >= rank) return ierr(op, HLO_INVALID_ARGUMENT, "bad broadcast_dimensions");
+      if (t->dims[j] == 1) continue;
+      if (dims[rd] != 1 && dims[rd] != t->dims[j]) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "operand sizes %lld and %lld cannot be broadcast together",
+                 (long long)dims[rd], (long long)t->dims[j]);
+        return ierr(op, HLO_INVALID_ARGUMENT, msg);
+      }
+      dims[rd] = t->dims[j];
+    }
+  }
+  return NULL;
+}
+
+/* The number of processes in each group of a collective's replica_groups
+ * (a G x N dense attribute: N), or 1 when it has none. */
+static int64_t group_size(const hlo_op *op) {
+  const hlo_attr *g = op_attr(op, "replica_groups");
+  if (g && g->kind == ATTR_DENSE && g->u.dense.type->rank == 2 && g->u.dense.type->dims[1] > 0)
+    return g->u.dense.type->dims[1];
+  return 1;
+}
+
+/* The shape of tensor result `ri` of `op` into dims[0..rank). */
+static hlo_status infer_one(hlo_module_ir *m, hlo_op *op, uint32_t ri, const hlo_type *rt,
+                            int64_t *dims) {
   uint32_t rank = rt->rank;
   const hlo_type *x = opnd(op, 0);
   int64_t *v;
@@ -355,6 +454,98 @@ static hlo_status infer_one(hlo_module_ir *m, hlo_op *op, const hlo_type *rt, in
       if (!x || x->rank != rank) break;
       memcpy(dims, x->dims, rank * sizeof *dims);
       return NULL;
+    case OP_UNIFORM_QUANTIZE:
+    case OP_UNIFORM_DEQUANTIZE:
+    case OP_CHLO_NEXT_AFTER:
+    case OP_CHLO_POLYGAMMA:
+    case OP_CHLO_ZETA:
+    case OP_CHLO_MULHI:
+    case OP_CHLO_CONSTANT_LIKE:
+    case OP_BATCH_NORM_INFERENCE:
+    case OP_COLLECTIVE_PERMUTE:
+    case OP_COLLECTIVE_BROADCAST:
+    case OP_CROSS_REPLICA_SUM:
+    case OP_SDY_SHARDING_CONSTRAINT:
+    case OP_SDY_RESHARD:
+    case OP_SDY_PROPAGATION_BARRIER:
+      if (!x || x->rank != rank) break;
+      memcpy(dims, x->dims, rank * sizeof *dims);
+      return NULL;
+    case OP_ALL_REDUCE:
+    case OP_ALL_GATHER:
+    case OP_REDUCE_SCATTER:
+    case OP_ALL_TO_ALL: {
+      /* variadic: result ri comes from operand ri */
+      const hlo_type *t = opnd(op, ri);
+      if (!t || t->rank != rank) break;
+      memcpy(dims, t->dims, rank * sizeof *dims);
+      int64_t g = group_size(op);
+      if (op->opcode == OP_ALL_GATHER || op->opcode == OP_REDUCE_SCATTER) {
+        int64_t d = op_attr_int(op, op->opcode == OP_ALL_GATHER ? "all_gather_dim"
+                                                                : "scatter_dimension", -1);
+        if (d < 0 || d >= rank) break;
+        dims[d] = op->opcode == OP_ALL_GATHER ? dims[d] * g : dims[d] / g;
+      } else if (op->opcode == OP_ALL_TO_ALL) {
+        int64_t sd = op_attr_int(op, "split_dimension", -1);
+        int64_t cd = op_attr_int(op, "concat_dimension", -1);
+        int64_t sc = op_attr_int(op, "split_count", 0);
+        if (sd < 0 || sd >= rank || cd < 0 || cd >= rank || sc <= 0) break;
+        dims[sd] /= sc;
+        dims[cd] *= sc;
+      }
+      return NULL;
+    }
+    case OP_RNG_BIT_GENERATOR:
+      /* output_state has initial_state's shape; output's is declared */
+      if (ri != 0 || !x || x->rank != rank) break;
+      memcpy(dims, x->dims, rank * sizeof *dims);
+      return NULL;
+    case OP_BATCH_NORM_TRAINING:
+    case OP_BATCH_NORM_GRAD: {
+      /* result 0 has the operand's shape; the others are [dim(operand,
+       * feature_index)] (spec C4-C7) */
+      int64_t fi = op_attr_int(op, "feature_index", -1);
+      if (!x || fi < 0 || fi >= x->rank) break;
+      if (ri == 0) {
+        if (x->rank != rank) break;
+        memcpy(dims, x->dims, rank * sizeof *dims);
+      } else {
+        if (rank != 1) break;
+        dims[0] = x->dims[fi];
+      }
+      return NULL;
+    }
+    case OP_BROADCAST: {
+      if (!x || !ints_attr(m, op, "broadcast_sizes", &v, &n) || n + x->rank != rank) break;
+      memcpy(dims, v, n * sizeof *dims);
+      memcpy(dims + n, x->dims, x->rank * sizeof *dims);
+      return NULL;
+    }
+    case OP_DOT:
+      return infer_dot_legacy(op, rank, dims);
+    case OP_EINSUM:
+    case OP_UNARY_EINSUM:
+      return infer_einsum(op, rank, dims);
+    case OP_FFT:
+      return infer_fft(m, op, rank, dims);
+    case OP_CHLO_TOP_K: {
+      int64_t k = op_attr_int(op, "k", -1);
+      if (!x || x->rank != rank || rank == 0 || k < 0 || k > x->dims[rank - 1]) break;
+      memcpy(dims, x->dims, rank * sizeof *dims);
+      dims[rank - 1] = k;
+      return NULL;
+    }
+    case OP_CHLO_BROADCAST_ADD: case OP_CHLO_BROADCAST_AND: case OP_CHLO_BROADCAST_ATAN2:
+    case OP_CHLO_BROADCAST_COMPARE: case OP_CHLO_BROADCAST_COMPLEX:
+    case OP_CHLO_BROADCAST_DIVIDE: case OP_CHLO_BROADCAST_MAXIMUM:
+    case OP_CHLO_BROADCAST_MINIMUM: case OP_CHLO_BROADCAST_MULTIPLY:
+    case OP_CHLO_BROADCAST_NEXT_AFTER: case OP_CHLO_BROADCAST_OR:
+    case OP_CHLO_BROADCAST_POLYGAMMA: case OP_CHLO_BROADCAST_POWER:
+    case OP_CHLO_BROADCAST_REMAINDER: case OP_CHLO_BROADCAST_SELECT:
+    case OP_CHLO_BROADCAST_SHIFT_LEFT: case OP_CHLO_BROADCAST_SHIFT_RIGHT_ARITHMETIC:
+    case OP_CHLO_BROADCAST_SHIFT_RIGHT_LOGICAL: case OP_CHLO_BROADCAST_SUBTRACT:
+    case OP_CHLO_BROADCAST_XOR: case OP_CHLO_BROADCAST_ZETA:
+      return infer_chlo_broadcast(m, op, rank, dims);
     case OP_TRIANGULAR_SOLVE: {
       const hlo_type *b = opnd(op, 1);
       if (!b || b->rank != rank) break;
@@ -369,7 +560,109 @@ static hlo_status infer_one(hlo_module_ir *m, hlo_op *op, const hlo_type *rt, in
   return ierr(op, HLO_INVALID_ARGUMENT, "malformed attributes or operands");
 }
 
+/* ------------------------------------------- where a size comes from */
+
+/* Describes where dimension `d` of `v` comes from, following it back
+ * through ops that keep it (elementwise ops, broadcast_in_dim, transpose,
+ * loop-carried values) to an argument of the entry function: "input 1 dim
+ * 0 (7)"; else "operand K dim D (N)" of `op`. */
+static void dim_origin(const hlo_op *op, uint32_t k, uint32_t d, char *buf, size_t n) {
+  const hlo_value *v = op->operands[k];
+  int64_t size = v->type->dims[d];
+  for (int depth = 0; depth < 256; depth++) {
+    const hlo_op *def = v->def;
+    if (!def) {
+      const hlo_region *r = v->block ? v->block->parent : NULL;
+      const hlo_op *owner = r ? r->parent : NULL;
+      if (!owner) {
+        snprintf(buf, n, "input %u dim %u (%lld)", v->index, d, (long long)size);
+        return;
+      }
+      if ((owner->opcode != OP_WHILE && owner->opcode != OP_SDY_NAMED_COMPUTATION) ||
+          v->index >= owner->num_operands)
+        break;
+      v = owner->operands[v->index];
+      continue;
+    }
+    const hlo_value *next = NULL;
+    uint32_t nd = d;
+    if (op_flags(def->opcode) & OPF_ELEMENTWISE) {
+      for (uint32_t i = 0; i < def->num_operands && !next; i++) {
+        const hlo_type *t = def->operands[i]->type;
+        if (t->kind == TYPE_TENSOR && t->rank == v->type->rank && t->dims[d] == size)
+          next = def->operands[i];
+      }
+    } else if (def->opcode == OP_BROADCAST_IN_DIM || def->opcode == OP_TRANSPOSE) {
+      const hlo_attr *a = op_attr(def, def->opcode == OP_TRANSPOSE ? "permutation"
+                                                                   : "broadcast_dimensions");
+      const hlo_type *t = def->operands[0]->type;
+      if (a && a->kind == ATTR_DENSE_ARRAY && t->kind == TYPE_TENSOR) {
+        for (uint32_t i = 0; i < a->u.darr.n && !next; i++) {
+          if (def->opcode == OP_TRANSPOSE && i == d && a->u.darr.ints[i] < t->rank &&
+              t->dims[a->u.darr.ints[i]] == size) {
+            next = def->operands[0];
+            nd = (uint32_t)a->u.darr.ints[i];
+          } else if (def->opcode == OP_BROADCAST_IN_DIM && a->u.darr.ints[i] == d &&
+                     i < t->rank && t->dims[i] == size) {
+            next = def->operands[0];
+            nd = i;
+          }
+        }
+      }
+    }
+    if (!next) break;
+    v = next;
+    d = nd;
+  }
+  snprintf(buf, n, "operand %u dim %u (%lld)", k, d, (long long)op->operands[k]->type->dims[d]);
+}
+
+/* An elementwise op (and chlo's same-shape binary ops) needs operands of
+ * one shape (select's predicate and clamp's bounds may be scalars) and a
+ * result of that shape. Once the inputs' sizes are in, a mismatch is the
+ * inputs' fault: say which sizes conflict, naming the inputs. */
+static hlo_status check_same_shape(const hlo_op *op) {
+  const hlo_type *rt = op->num_results == 1 ? op->results[0].type : NULL;
+  if (!rt || rt->kind != TYPE_TENSOR || op->opcode == OP_BITCAST_CONVERT) return NULL;
+  int first = -1;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const hlo_type *t = op->operands[i]->type;
+    if (t->kind != TYPE_TENSOR || !type_is_static(t) || t->rank != rt->rank) continue;
+    if (first < 0) { first = (int)i; continue; }
+    const hlo_type *f = op->operands[first]->type;
+    for (uint32_t d = 0; d < t->rank; d++) {
+      if (t->dims[d] == f->dims[d]) continue;
+      char a[160], b[160];
+      dim_origin(op, (uint32_t)first, d, a, sizeof a);
+      dim_origin(op, i, d, b, sizeof b);
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc,
+                       "the sizes of %s and %s must agree for this %s", a, b,
+                       op_name(op->opcode) + (strncmp(op_name(op->opcode), "stablehlo.", 10)
+                                                  ? 0 : 10));
+    }
+  }
+  if (first < 0) return NULL;
+  const hlo_type *f = op->operands[first]->type;
+  for (uint32_t d = 0; d < rt->rank; d++) {
+    if (rt->dims[d] == HLO_DYN || rt->dims[d] == f->dims[d]) continue;
+    char a[160], want[256];
+    dim_origin(op, (uint32_t)first, d, a, sizeof a);
+    refine_type_str(rt, want, sizeof want);
+    return status_at(HLO_INVALID_ARGUMENT, &op->loc,
+                     "the size of %s must be %lld for this %s, whose result type is %s", a,
+                     (long long)rt->dims[d],
+                     op_name(op->opcode) + (strncmp(op_name(op->opcode), "stablehlo.", 10)
+                                                ? 0 : 10),
+                     want);
+  }
+  return NULL;
+}
+
 hlo_status refine_infer_op(hlo_module_ir *m, hlo_op *op) {
+  if (op_flags(op->opcode) & OPF_ELEMENTWISE || op->opcode == OP_CHLO_NEXT_AFTER ||
+      op->opcode == OP_CHLO_POLYGAMMA || op->opcode == OP_CHLO_ZETA ||
+      op->opcode == OP_CHLO_MULHI)
+    HLO_TRY(check_same_shape(op));
   bool all_static = true;
   for (uint32_t i = 0; i < op->num_results; i++)
     if (!type_is_static(op->results[i].type)) all_static = false;
@@ -386,7 +679,8 @@ hlo_status refine_infer_op(hlo_module_ir *m, hlo_op *op) {
       }
       return NULL;
     case OP_IF:
-    case OP_CASE: {
+    case OP_CASE:
+    case OP_SDY_NAMED_COMPUTATION: {
       if (op->num_regions == 0 || !op->regions[0].block.last)
         return ierr(op, HLO_INVALID_ARGUMENT, "no branch");
       const hlo_op *ret = op->regions[0].block.last;
@@ -423,7 +717,7 @@ hlo_status refine_infer_op(hlo_module_ir *m, hlo_op *op) {
       HLO_TRY(refine_set_result(op, i, refine_type_like(m, rt, rt->rank, op->results[0].type->dims)));
       continue;
     }
-    HLO_TRY(infer_one(m, op, rt, dims));
+    HLO_TRY(infer_one(m, op, i, rt, dims));
     HLO_TRY(refine_set_result(op, i, refine_type_like(m, rt, rt->rank, dims)));
   }
   return NULL;

@@ -7,7 +7,8 @@
  *   1. set the entry's argument types to the concrete ones (after checking
  *      that each fits the declared type: kind, element type, rank, static
  *      dims);
- *   2. inline every func.call (recursively), so that the shapes and the
+ *   2. inline every func.call and stablehlo.composite (its decomposition;
+ *      recursively), so that the shapes and the
  *      dimension-variable arguments (`jax.global_constant`) of callees become
  *      the call site's;
  *   3. walk the ops: fold integer shape computations whose operands are
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "ir/element.h"
+#include "passes/builder.h"
 #include "passes/passes.h"
 #include "passes/refine_internal.h"
 #include "support/status.h"
@@ -168,9 +170,12 @@ static hlo_status clone_block_into(hlo_module_ir *m, const hlo_block *src, hlo_b
 }
 
 /* Replaces the func.call `call` (in the function whose body is `top`) by a
- * copy of its callee's body. */
+ * copy of its callee's body; a stablehlo.composite likewise by a copy of its
+ * `decomposition` function (the spec: a composite is "semantically
+ * equivalent to calling decomposition"), so that its shapes are refined as
+ * the call site's. */
 static hlo_status inline_call(hlo_module_ir *m, hlo_block *top, hlo_op *call, size_t *count) {
-  const hlo_attr *c = op_attr(call, "callee");
+  const hlo_attr *c = op_attr(call, call->opcode == OP_COMPOSITE ? "decomposition" : "callee");
   const char *name = c && (c->kind == ATTR_SYMBOL || c->kind == ATTR_STRING) ? c->u.str.s : NULL;
   hlo_func *f = name ? module_find_func(m, name) : NULL;
   if (!f)
@@ -196,11 +201,11 @@ static hlo_status inline_call(hlo_module_ir *m, hlo_block *top, hlo_op *call, si
   return st;
 }
 
-/* Inlines every call in `b` (and nested regions), including the calls the
- * inlined bodies make. */
+/* Inlines every call and composite in `b` (and nested regions), including
+ * the calls the inlined bodies make. */
 static hlo_status inline_calls(hlo_module_ir *m, hlo_block *top, hlo_block *b, size_t *count) {
   for (hlo_op *op = b->first; op;) {
-    if (op->opcode == OP_FUNC_CALL) {
+    if (op->opcode == OP_FUNC_CALL || op->opcode == OP_COMPOSITE) {
       hlo_op *prev = op->prev;
       HLO_TRY(inline_call(m, top, op, count));
       op = prev ? prev->next : b->first; /* walk the inlined ops too */
@@ -492,6 +497,145 @@ static hlo_status replace_op(hlo_module_ir *m, hlo_block *top, hlo_op *op, hlo_o
   return NULL;
 }
 
+/* ------------------------------------------ symbolic index differences */
+
+#define MAX_AFFINE_DEPTH 64
+
+/* Element `k` of the integer vector `v` as base[kb] + off: `base` is the
+ * value the chain of additions of constants starts from (NULL when the
+ * element is the constant `off`). Follows add/subtract of constants,
+ * concatenate, reshape, broadcast of a scalar, integer convert and clamp
+ * whose bounds are equal constants; anything else is its own base. Used to
+ * fold limit - start when both are "the same value plus constants" (JAX's
+ * slices at a loop counter: start = clamp(i), limit = start + sizes). */
+static void elem_affine(hlo_module_ir *m, const hlo_value *v, int64_t k, int depth,
+                        const hlo_value **base, int64_t *kb, int64_t *off) {
+  *base = v;
+  *kb = k;
+  *off = 0;
+  const hlo_op *d = v->def;
+  const hlo_type *t = v->type;
+  if (!d || depth > MAX_AFFINE_DEPTH || t->kind != TYPE_TENSOR || t->rank > 1) return;
+  int64_t *c;
+  uint32_t nc;
+  if (const_ints(m, v, &c, &nc)) {
+    if (k < (int64_t)nc) { *base = NULL; *off = c[k]; }
+    return;
+  }
+  switch (d->opcode) {
+    case OP_ADD:
+    case OP_SUBTRACT: {
+      const hlo_value *ba, *bb;
+      int64_t ka, kbb, oa, ob;
+      elem_affine(m, d->operands[0], k, depth + 1, &ba, &ka, &oa);
+      elem_affine(m, d->operands[1], k, depth + 1, &bb, &kbb, &ob);
+      if (bb == NULL) {
+        *base = ba; *kb = ka;
+        *off = d->opcode == OP_ADD ? (int64_t)((uint64_t)oa + (uint64_t)ob)
+                                   : (int64_t)((uint64_t)oa - (uint64_t)ob);
+      } else if (ba == NULL && d->opcode == OP_ADD) {
+        *base = bb; *kb = kbb; *off = (int64_t)((uint64_t)oa + (uint64_t)ob);
+      }
+      return;
+    }
+    case OP_CONCATENATE: {
+      int64_t j = k;
+      for (uint32_t i = 0; i < d->num_operands; i++) {
+        const hlo_type *ti = d->operands[i]->type;
+        int64_t n = ti->rank == 1 && ti->dims[0] != HLO_DYN ? ti->dims[0] : -1;
+        if (n < 0) return;
+        if (j < n) { elem_affine(m, d->operands[i], j, depth + 1, base, kb, off); return; }
+        j -= n;
+      }
+      return;
+    }
+    case OP_RESHAPE:
+    case OP_CONVERT:
+      if (d->operands[0]->type->kind == TYPE_TENSOR && d->operands[0]->type->rank <= 1 &&
+          dtype_is_int(d->operands[0]->type->dtype))
+        elem_affine(m, d->operands[0], k, depth + 1, base, kb, off);
+      return;
+    case OP_BROADCAST_IN_DIM:
+      if (d->operands[0]->type->kind == TYPE_TENSOR && d->operands[0]->type->rank == 0)
+        elem_affine(m, d->operands[0], 0, depth + 1, base, kb, off);
+      return;
+    default:
+      return;
+  }
+}
+
+/* A real_dynamic_slice whose start_indices are not constants but whose
+ * limit_indices - start_indices fold (elem_affine) and whose strides are
+ * constants: its result has the static size ceil((limit - start) / stride)
+ * per dimension, so it becomes a stablehlo.dynamic_slice at the start
+ * (sizes (size - 1) * stride + 1) followed, for strides > 1, by a strided
+ * stablehlo.slice. The spec requires 0 <= start <= limit <= dim for
+ * real_dynamic_slice (anything else is undefined behaviour); dynamic_slice
+ * clamps the start into range, which agrees where the spec defines it. */
+static hlo_status real_dynamic_slice_symbolic(hlo_module_ir *m, hlo_block *top, hlo_op *op) {
+  const hlo_type *x = op->operands[0]->type, *sit = op->operands[1]->type;
+  int64_t *st;
+  uint32_t nst;
+  HLO_TRY(shape_operand(m, op, 3, "strides", &st, &nst));
+  if (x->kind != TYPE_TENSOR || !type_is_static(x) || x->rank > 64 || nst != x->rank ||
+      sit->kind != TYPE_TENSOR || sit->rank != 1 || sit->dims[0] != x->rank)
+    return status_at(HLO_INVALID_ARGUMENT, &op->loc,
+                     "refine shapes: real_dynamic_slice: index operands must have the "
+                     "operand's rank %u", x->rank);
+  int64_t size[64], extent[64], lim[64];
+  for (uint32_t d = 0; d < x->rank; d++) {
+    const hlo_value *bs, *bl;
+    int64_t ks, kl, os, ol;
+    elem_affine(m, op->operands[1], d, 0, &bs, &ks, &os);
+    elem_affine(m, op->operands[2], d, 0, &bl, &kl, &ol);
+    if (bs != bl || (bs && ks != kl))
+      return status_at(HLO_UNIMPLEMENTED, &op->loc,
+                       "refine shapes: real_dynamic_slice: neither its start_indices nor "
+                       "limit_indices - start_indices (dimension %u) fold to a constant for "
+                       "these inputs",
+                       d);
+    int64_t diff = ol - os;
+    if (diff < 0 || diff > x->dims[d] || st[d] <= 0)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc,
+                       "refine shapes: real_dynamic_slice: dimension %u: limit - start is %lld "
+                       "and stride %lld; they must fit size %lld",
+                       d, (long long)diff, (long long)st[d], (long long)x->dims[d]);
+    size[d] = (diff + st[d] - 1) / st[d];
+    extent[d] = size[d] ? (size[d] - 1) * st[d] + 1 : 0;
+    lim[d] = extent[d];
+  }
+  builder b;
+  builder_at(&b, m, op);
+  hlo_value *ops[65];
+  ops[0] = op->operands[0];
+  hlo_type *scalar = b_type(&b, sit->dtype, 0, NULL);
+  for (uint32_t d = 0; d < x->rank; d++) {
+    int64_t s0 = d, l0 = d + 1;
+    hlo_value *e = b_slice(&b, op->operands[1], &s0, &l0, NULL);
+    ops[d + 1] = b_reshape(&b, e, scalar);
+  }
+  hlo_type *dst = refine_type_like(m, x, x->rank, extent);
+  hlo_op *ds = dst ? b_op(&b, OP_DYNAMIC_SLICE, ops, x->rank + 1, &dst, 1, 0) : NULL;
+  b_set_attr(&b, ds, "slice_sizes", b_i64s(&b, extent, x->rank));
+  HLO_TRY(builder_status(&b));
+  hlo_value *r = &ds->results[0];
+  bool strided = false;
+  for (uint32_t d = 0; d < x->rank; d++) strided |= st[d] > 1;
+  if (strided) {
+    int64_t zero[64] = {0};
+    r = b_slice(&b, r, zero, lim, st);
+    HLO_TRY(builder_status(&b));
+  }
+  hlo_op *last = r->def;
+  hlo_type *rt = r->type;
+  r->type = op->results[0].type; /* the result must fit the declared type */
+  HLO_TRY(refine_set_result(last, 0, rt));
+  last->results[0].name = op->results[0].name;
+  block_replace_uses(top, &op->results[0], r);
+  op_unlink(op);
+  return NULL;
+}
+
 static hlo_status rewrite_dynamic(hlo_module_ir *m, hlo_block *top, hlo_op *op) {
   int64_t *v, *l, *s;
   uint32_t n, nl, ns;
@@ -526,6 +670,9 @@ static hlo_status rewrite_dynamic(hlo_module_ir *m, hlo_block *top, hlo_op *op) 
     case OP_REAL_DYNAMIC_SLICE: {
       int64_t *st;
       uint32_t nst;
+      if (op->num_operands == 4 && (!const_ints(m, op->operands[1], &s, &ns) ||
+                                    !const_ints(m, op->operands[2], &l, &nl)))
+        return real_dynamic_slice_symbolic(m, top, op);
       HLO_TRY(shape_operand(m, op, 1, "start_indices", &s, &ns));
       HLO_TRY(shape_operand(m, op, 2, "limit_indices", &l, &nl));
       HLO_TRY(shape_operand(m, op, 3, "strides", &st, &nst));
@@ -695,6 +842,43 @@ static hlo_status check_shape_assertion(hlo_module_ir *m, hlo_op *op) {
   return st;
 }
 
+/* ------------------------------------------ results given by operands */
+
+/* Ops whose result shape is the value of a shape operand:
+ * stablehlo.rng (operand 2) and custom calls with an
+ * `indices_of_shape_operands` attribute (result i has the shape held by
+ * operand indices_of_shape_operands[i], as jax.export emits for custom calls
+ * whose results are dynamic). The result types are set; the op stays. */
+static hlo_status refine_from_shape_operands(hlo_module_ir *m, hlo_op *op) {
+  int64_t *idx = NULL, rng_idx = 2;
+  uint32_t nidx = 1;
+  if (op->opcode == OP_RNG) {
+    idx = &rng_idx;
+  } else {
+    const hlo_attr *a = op_attr(op, "indices_of_shape_operands");
+    if (!a) return NULL;
+    if (!attr_as_ints(&m->arena, a, &idx, &nidx) || nidx != op->num_results)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc,
+                       "refine shapes: %s: indices_of_shape_operands must have one entry per "
+                       "result",
+                       op_name(op->opcode));
+  }
+  for (uint32_t i = 0; i < nidx && i < op->num_results; i++) {
+    hlo_type *rt = op->results[i].type;
+    if (type_is_static(rt) || rt->kind != TYPE_TENSOR) continue;
+    int64_t *v;
+    uint32_t n;
+    if (idx[i] < 0 || idx[i] >= op->num_operands)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc,
+                       "refine shapes: %s: shape operand %lld is out of range",
+                       op_name(op->opcode), (long long)idx[i]);
+    HLO_TRY(shape_operand(m, op, (uint32_t)idx[i], "shape", &v, &n));
+    HLO_TRY(check_sizes(op, "shape", v, n));
+    HLO_TRY(refine_set_result(op, i, refine_type_like(m, rt, n, v)));
+  }
+  return NULL;
+}
+
 /* ---------------------------------------------------------- the walk */
 
 static hlo_status refine_block(hlo_module_ir *m, hlo_block *top, hlo_block *b);
@@ -718,14 +902,20 @@ static hlo_status refine_op(hlo_module_ir *m, hlo_block *top, hlo_op *op) {
       if (is_target(op, "shape_assertion")) return check_shape_assertion(m, op);
       if (is_target(op, "stablehlo.dynamic_reduce_window"))
         return rewrite_dynamic_reduce_window(m, top, op);
+      HLO_TRY(refine_from_shape_operands(m, op));
       break;
+    case OP_RNG:
+      HLO_TRY(refine_from_shape_operands(m, op));
+      break;
+    case OP_SDY_NAMED_COMPUTATION:
     case OP_WHILE:
-      /* the loop-carried values keep the operands' types */
+      /* the loop-carried values keep the operands' types (named_computation:
+       * its body takes the operands) */
       for (uint32_t r = 0; r < op->num_regions; r++) {
         hlo_block *rb = &op->regions[r].block;
         if (rb->num_args != op->num_operands)
-          return status_at(HLO_INVALID_ARGUMENT, &op->loc, "refine shapes: while: region "
-                           "arguments do not match the operands");
+          return status_at(HLO_INVALID_ARGUMENT, &op->loc, "refine shapes: %s: region "
+                           "arguments do not match the operands", op_name(op->opcode));
         for (uint32_t i = 0; i < rb->num_args; i++) rb->args[i].type = op->operands[i]->type;
       }
       break;

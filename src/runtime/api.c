@@ -36,10 +36,12 @@ static hlo_module *module_wrap(hlo_module_ir *ir) {
 
 struct hlo_buffer {
   hlo_dtype dtype;
-  int rank;
+  int rank;              /* HLO_RANK_TOKEN / HLO_RANK_TUPLE for those */
   int64_t dims[HLO_MAX_RANK];
   void *data;
   size_t nbytes;
+  int num_elems;         /* tuples: element count */
+  hlo_buffer **elems;    /* tuples: owned elements */
 };
 
 /* A specialization of a dynamic-shaped entry function to one signature of
@@ -148,8 +150,15 @@ const int64_t *hlo_buffer_dims(const hlo_buffer *b) { return b->dims; }
 const void *hlo_buffer_data(const hlo_buffer *b) { return b->data; }
 size_t hlo_buffer_nbytes(const hlo_buffer *b) { return b->nbytes; }
 
+int hlo_buffer_tuple_size(const hlo_buffer *b) { return b->rank == HLO_RANK_TUPLE ? b->num_elems : -1; }
+const hlo_buffer *hlo_buffer_tuple_element(const hlo_buffer *b, int i) {
+  return b->rank == HLO_RANK_TUPLE && i >= 0 && i < b->num_elems ? b->elems[i] : NULL;
+}
+
 void hlo_buffer_destroy(hlo_buffer *b) {
   if (!b) return;
+  for (int i = 0; i < b->num_elems; i++) hlo_buffer_destroy(b->elems[i]);
+  free(b->elems);
   free(b->data);
   free(b);
 }
@@ -317,8 +326,30 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
     *out = b;
     return NULL;
   }
+  if (t->kind == TYPE_TUPLE) {
+    /* a buffer of rank HLO_RANK_TUPLE owning one buffer per element */
+    hlo_buffer *b = xcalloc(1, sizeof *b);
+    hlo_buffer **el = xcalloc(x->num_tuple ? x->num_tuple : 1, sizeof *el);
+    if (!b || !el) {
+      free(b);
+      free(el);
+      return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    b->rank = HLO_RANK_TUPLE;
+    b->elems = el;
+    b->num_elems = (int)x->num_tuple;
+    for (uint32_t i = 0; i < x->num_tuple; i++) {
+      hlo_status st = buffer_from_tensor(x->tuple[i], &el[i]);
+      if (st) {
+        hlo_buffer_destroy(b);
+        return status_note(st, "in element %u of a tuple result", i);
+      }
+    }
+    *out = b;
+    return NULL;
+  }
   if (t->kind != TYPE_TENSOR)
-    return status_new(HLO_UNIMPLEMENTED, "tuple results are not supported by the C API");
+    return status_new(HLO_UNIMPLEMENTED, "results of this kind are not supported by the C API");
   if (t->rank > HLO_MAX_RANK)
     return status_new(HLO_UNIMPLEMENTED, "result of rank %u is over the C API's %d", t->rank,
                       HLO_MAX_RANK);
@@ -397,7 +428,10 @@ static hlo_status spec_create(hlo_executable *e, const hlo_buffer_view *v, tenso
   if (!st) st = pass_refine_shapes(s->ir, f->name, types, f->num_args);
   if (!st) {
     st = module_verify(s->ir);
-    if (st) status_note(st, "after refining the shapes of @%s for these inputs (an hlo bug)",
+    /* the inputs' sizes make the program inconsistent where refinement
+     * did not check it (refinement itself names the inputs for the ops it
+     * checks) */
+    if (st) status_note(st, "after refining the shapes of @%s for the shapes of these inputs",
                         f->name);
   }
   if (!st) {

@@ -8,7 +8,10 @@ has `tensor<?x3xf32>` arguments, get_dimension_size, dynamic_* ops, calls with
 hlo refines the shapes from the inputs (refine-shapes) and runs it. Every
 program is written once per concrete size as CASE_<size>/ (the same
 program.mlir, three sizes each); expected values come from `exp.call(...)`
-on XLA:CPU. The `*_bad_*` cases expect an error: a failing shape assertion
+on XLA:CPU. Cases cover the kinds of op that carry dynamic shapes: calls,
+stablehlo.composite (erf, gelu, asinh..., top_k: refined through their
+decomposition functions), fft, while loops and lax.scan (a slice at the loop
+counter: real_dynamic_slice with a dynamic start but a static size). The `*_bad_*` cases expect an error: a failing shape assertion
 (JAX's own message, formatted with the sizes) or an input that does not fit
 the argument type (hlo's message naming the argument and the dimension).
 
@@ -104,8 +107,38 @@ CASES = {
     # sort along the dynamic axis, argmax (variadic reduce)
     "sort_argmax": (lambda x: (jnp.sort(x), jnp.argmax(x)), [("b", jnp.float32)],
                     lambda n: [f32(n)]),
+    # stablehlo.composite with a dynamic shape (refined through its
+    # decomposition function): the exact gelu, x/2 (1 + erf(x/sqrt 2)), whose
+    # erf is a chlo.erf composite
+    "gelu": (lambda x: jax.nn.gelu(x, approximate=False), [("b", jnp.float32)],
+             lambda n: [f32(n)]),
+    # composites of chlo.asinh / acosh / atanh / sinh over two symbols
+    "hyperbolic": (lambda x: jnp.arcsinh(x) + jnp.sinh(x) + jnp.arccosh(jnp.abs(x) + 1)
+                   + jnp.arctanh(0.5 * jnp.tanh(x)),
+                   [("b, c", jnp.float32)], lambda n: [f32(n, n + 1)]),
+    # lax.top_k: a chlo.top_k composite with two results (values, indices)
+    "top_k": (lambda x: lax.top_k(x, 2), [("b, 5", jnp.float32)], lambda n: [f32(n, 5)]),
+    # stablehlo.fft over a dynamic batch: FFT, RFFT and IRFFT (complex results
+    # compared as stacked real and imaginary parts)
+    "fft": (lambda x: (jnp.stack([jnp.fft.fft(x).real, jnp.fft.fft(x).imag]),
+                       jnp.stack([jnp.fft.rfft(x).real, jnp.fft.rfft(x).imag]),
+                       jnp.fft.irfft(jnp.fft.rfft(x), 8)),
+            [("b, 8", jnp.float32)], lambda n: [f32(n, 8)]),
+    # lax.scan over xs of shape (b, c), both symbolic: the slice at the loop
+    # counter is a real_dynamic_slice whose start is not a constant but whose
+    # limit - start is [1, c]
+    "scan_2sym": (lambda xs: lax.scan(lambda h, x: (h + x, 2 * h), jnp.zeros(xs.shape[1:]), xs),
+                  [("b, c", jnp.float32)], lambda n: [f32(n, n + 2)]),
+    # the gradient of a scan (the backward scan slices and updates at the counter)
+    "grad_scan": (jax.grad(lambda w, xs: lax.scan(lambda h, x: (jnp.tanh(h * w + x), None),
+                                                  jnp.zeros(xs.shape[1:]), xs)[0].sum()),
+                  [("c", jnp.float32), ("b, c", jnp.float32)],
+                  lambda n: [f32(n + 1), f32(n, n + 1)]),
 }
 SIZES = (1, 3, 7)
+# comparison tolerances other than the default --rtol 1e-5 (float32 math
+# whose order of operations differs from XLA's)
+CMP = {"fft": "--rtol 1e-4", "grad_scan": "--rtol 1e-4", "hyperbolic": "--rtol 1e-4"}
 
 
 def main():
@@ -114,7 +147,7 @@ def main():
     for name, (f, specs, make) in CASES.items():
         exp = export_fn(f, specs)
         for n in SIZES:
-            write_case(f"{name}_{n}", exp, make(n), cmp="--rtol 1e-5")
+            write_case(f"{name}_{n}", exp, make(n), cmp=CMP.get(name, "--rtol 1e-5"))
     # a failing shape assertion: b >= 1 with b = 0 (JAX's message, sizes filled in)
     exp = export_fn(CASES["mlp"][0], CASES["mlp"][1])
     write_case("mlp_bad_empty", exp, [f32(0, 3), f32(3, 4), f32(4, 2)],

@@ -20,10 +20,12 @@ reconstructions (Q R, U S V^H, V diag(w) V^-1), projectors, absolute values.
 Every dtype runs on cpu (lapack_s/d/c/z targets); cuda and rocm take two
 each (their targets are type-generic), so every target sees every type.
 
-usage: python3 tests/jax/gen_linalg.py   (rewrites tests/jax/linalg/)
+usage: python3 tests/jax/gen_linalg.py [FUNC...]   (rewrites tests/jax/linalg/;
+       with FUNC names, only those functions' cases)
 """
 import os
 import shutil
+import sys
 import zlib
 
 import numpy as np
@@ -76,6 +78,25 @@ def tri_args(a):
   du = a[..., 1, :].at[..., n - 1].set(0)
   d = a[..., 2, :] + 4
   return dl, d, du, a[..., :, :2]
+
+
+def tri_singular_args(a):
+  # An exactly singular tridiagonal matrix: rows 2 and 3 are both
+  # (0, 0, 1, 1), so elimination ends on a zero pivot and
+  # perturb_singular=True perturbs it (jaxlib's MaybePerturbPivot) instead of
+  # returning NaN. (Not rows 0 and 1: their zero pivot would be swapped down
+  # and its sign, which picks the perturbation's sign, would depend on how
+  # complex division rounds signed zeros.)
+  dl, d, du, b = tri_args(a)
+  one = jnp.ones_like(d[..., :1])
+  dl = dl.at[..., 2:4].set(jnp.concatenate([0 * one, one], -1))
+  d = d.at[..., 2:4].set(jnp.concatenate([one, one], -1))
+  du = du.at[..., 2:3].set(one)
+  return dl, d, du, b
+
+
+def upper_cholesky(a):
+  return mT(jnp.linalg.cholesky(spd(a)))
 
 
 # name -> (function of one square matrix a (..., 4, 4), kinds it takes,
@@ -132,6 +153,15 @@ FUNCS = {
     "eigh_tridiagonal": (lambda a: jsl.eigh_tridiagonal(
         jnp.real(a[0]), jnp.real(a[1, :3]), eigvals_only=True), False),
     "tridiagonal_solve": (lambda a: lax.linalg.tridiagonal_solve(*tri_args(a)), True),
+    "tridiagonal_solve_perturbed": (lambda a: (
+        lax.linalg.tridiagonal_solve(*tri_args(a), perturb_singular=True),
+        lax.linalg.tridiagonal_solve(*tri_singular_args(a), perturb_singular=True)), True),
+    # cuda lowers these two to cusolver_syrk_ffi / cu_cholesky_update_ffi
+    # (cpu and rocm to plain HLO: see ONLY_ON). symmetrize_output: the GPU
+    # kernel fills only the lower triangle.
+    "symmetric_product": (lambda a: lax.linalg.symmetric_product(
+        a[..., :3], a + mT(a), alpha=2.0, beta=0.5, symmetrize_output=True), True),
+    "cholesky_update": (lambda a: lax.linalg.cholesky_update(upper_cholesky(a), a[0]), False),
 }
 # GPU-only algorithms: the expected value is XLA:CPU's for the function of
 # REF (the CPU cannot lower these algorithms; the values are the same).
@@ -153,13 +183,19 @@ REF = {
     "svd_polar": lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(*jnp.linalg.svd(a)),
     "eigh_jacobi": FUNCS["eigh"][0],
 }
-REAL_ONLY = {"eigh_tridiagonal"}
+REAL_ONLY = {"eigh_tridiagonal", "cholesky_update", "symmetric_product"}
+# Lowered without custom calls on every platform (a large program): cpu only.
+CPU_ONLY = {"eigh_tridiagonal"}
 # (dtype, batch) per platform: cpu takes every type.
 PLAN = {
     "cpu": [(np.float32, (2,)), (np.float64, ()), (np.complex64, (2,)), (np.complex128, ())],
     "cuda": [(np.float64, (2,)), (np.complex64, ())],
     "rocm": [(np.float32, ()), (np.complex128, (2,))],
 }
+# Functions with a custom call on one platform only: that platform, every type
+# (unbatched when the function is not batched).
+ONLY_ON = {"symmetric_product": "cuda", "cholesky_update": "cuda"}
+ALL_TYPES = [(np.float32, (2,)), (np.float64, ()), (np.complex64, ()), (np.complex128, (2,))]
 SHORT = {np.float32: "f32", np.float64: "f64", np.complex64: "c64", np.complex128: "c128"}
 
 
@@ -171,9 +207,17 @@ def make_input(name, dtype, batch):
   return (a + 2 * np.eye(4)).astype(dtype)
 
 
-def real_outputs(fn):
-  # npycmp compares complex arrays exactly: return them as (..., 2) real
-  # (re, im) so the tolerance applies.
+# Functions whose complex results are stored complex (npycmp's complex
+# --rtol); the older cases store them as (..., 2) real (re, im) pairs, from
+# when npycmp compared complex arrays exactly.
+KEEP_COMPLEX = {"tridiagonal_solve_perturbed", "symmetric_product", "cholesky_update"}
+
+
+def real_outputs(fn, name=None):
+  # complex results as (..., 2) real (re, im), unless name is in KEEP_COMPLEX
+  if name in KEEP_COMPLEX:
+    return fn
+
   def g(a):
     out = fn(a)
     single = not isinstance(out, (tuple, list))
@@ -184,15 +228,29 @@ def real_outputs(fn):
   return g
 
 
-def main():
-  if os.path.isdir(OUT):
+def main(only):
+  unknown = [n for n in only if n not in FUNCS]
+  if unknown:
+    raise SystemExit(f"gen_linalg: unknown functions {unknown}; known: {list(FUNCS)}")
+  if not only and os.path.isdir(OUT):
     shutil.rmtree(OUT)
   count = 0
   for name, (fn, batched) in FUNCS.items():
-    fn = real_outputs(fn)
+    if only and name not in only:
+      continue
+    for old in os.listdir(OUT) if only and os.path.isdir(OUT) else ():
+      if old.rsplit("_", 2)[0] == name:
+        shutil.rmtree(os.path.join(OUT, old))
+    fn = real_outputs(fn, name)
     for plat, plan in PLAN.items():
+      if name in ONLY_ON:
+        if plat != ONLY_ON[name]:
+          continue
+        plan = ALL_TYPES
       for dtype, batch in plan:
         if name in REAL_ONLY and np.issubdtype(dtype, np.complexfloating):
+          continue
+        if name in CPU_ONLY and plat != "cpu":
           continue
         if not batched:
           batch = ()
@@ -203,7 +261,7 @@ def main():
           # e.g. schur / hessenberg have no GPU lowering in this JAX
           print(f"skip {name} {plat}: {str(e).splitlines()[0][:80]}")
           continue
-        expected = jax.jit(real_outputs(REF[name]) if name in REF else fn)(a)
+        expected = jax.jit(real_outputs(REF[name], name) if name in REF else fn)(a)
         if not isinstance(expected, (tuple, list)):
           expected = [expected]
         d = os.path.join(OUT, f"{name}_{SHORT[dtype]}_{plat}")
@@ -222,4 +280,4 @@ def main():
 
 
 if __name__ == "__main__":
-  main()
+  main(sys.argv[1:])

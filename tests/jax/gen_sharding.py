@@ -15,6 +15,8 @@ calling the jitted function unless said otherwise):
                      out_shardings=NamedSharding(mesh, P(None, "x"))), mesh x=1
   jit_mesh_2d        the same over a named 2-D mesh ("x"=1, "y"=1), two arguments
   constraint         jax.lax.with_sharding_constraint (Auto axes)
+  explicit_reshard   explicit-axes mode (jax.sharding.set_mesh, AxisType.Explicit):
+                     jax.sharding.reshard -> chains of sdy.sharding_constraint
   shard_alike        jax.experimental.shard_alike -> sdy.sharding_group
   shard_map_1dev     jax.shard_map on a one-device 2-D mesh (JAX inlines the body:
                      no manual_computation is printed for size-1 manual axes)
@@ -131,6 +133,12 @@ def main():
              [x, f32(2, 3)], )
     jit_case("constraint", jax.jit(lambda a: jax.lax.with_sharding_constraint(
         jnp.sin(a), NamedSharding(mesh1, P("x", None))) * 3), [x])
+
+    mesh_ex = Mesh(dev1.reshape(1), ("x",), axis_types=(AxisType.Explicit,))
+    with jax.sharding.set_mesh(mesh_ex):
+        xs = jax.device_put(x, NamedSharding(mesh_ex, P("x")))
+        fn = jax.jit(lambda a: jax.sharding.reshard(a * 2, P(None, "x")))
+        write_case("explicit_reshard", fn.lower(xs).as_text(), [x], np.asarray(fn(xs)))
 
     from jax.experimental.shard_alike import shard_alike
 

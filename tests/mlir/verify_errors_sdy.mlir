@@ -179,3 +179,31 @@ module {
     return %0 : tensor<4x2xf32>
   }
 }
+
+// -----
+
+// expected-error@+1 {{func (GSPMD): argument #0: the sharding tiles 1 dimension(s) but the tensor has rank 2}}
+func.func @main(%a: tensor<4x2xf32> {mhlo.sharding = "{devices=[2]0,1}"}) -> tensor<4x2xf32> {
+  return %a : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{stablehlo.custom_call (GSPMD): mhlo.sharding: malformed GSPMD sharding at offset 15: fewer device ids than tiles}}
+  %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{devices=[2,1]0}"} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+module {
+  sdy.mesh @maximal = <[], device_ids=[0]>
+  func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {
+    // a maximal sharding (no dimensions) fits any rank; one with dimensions must match it
+    %0 = stablehlo.add %a, %a {sdy.sharding = #sdy.sharding_per_value<[<@maximal, []>]>} : tensor<4x2xf32>
+    // expected-error@+1 {{sdy.sharding #0: the sharding has 1 dimension(s) but the tensor has rank 2}}
+    %1 = stablehlo.add %0, %a {sdy.sharding = #sdy.sharding_per_value<[<@maximal, [{}]>]>} : tensor<4x2xf32>
+    return %1 : tensor<4x2xf32>
+  }
+}

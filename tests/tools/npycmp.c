@@ -7,6 +7,11 @@
  *   with --exact: every element equal (bit-exact for floats).
  *   --ulp N: float32/float64 elements at most N units in the last place
  *   apart (NaNs in the same places).
+ *   Complex (complex64 / complex128, either file): the same with |a - e|
+ *   the modulus of the complex difference, ||e|| over the moduli (so --rtol
+ *   bounds the norm-wise relative error of the whole array), an element
+ *   being NaN when either part is; --exact compares both parts. --ulp does
+ *   not apply (--rtol is used).
  * Prints one line: "ok rel=..." or "MISMATCH ..." with the worst element,
  * and exits 0 or 1 (2 on unreadable files). */
 #include <limits.h>
@@ -18,6 +23,51 @@
 #include "ir/element.h"
 #include "support/float.h"
 #include "support/npy.h"
+
+/* Complex arrays (either one; a real one reads with im = 0): exact, or the
+ * norm-wise relative error over the moduli of the differences, NaN (either
+ * part) in the same places. Prints the verdict; returns 0 or 1. */
+static int cmp_complex(const npy_array *a, const npy_array *e, int64_t n, double rtol,
+                       int exact) {
+  double num = 0, den = 0, worst = -1;
+  int64_t worst_i = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double xr, xi, yr, yi;
+    elem_get_c128(a->dtype, a->data, i, &xr, &xi);
+    elem_get_c128(e->dtype, e->data, i, &yr, &yi);
+    int xn = isnan(xr) || isnan(xi), yn = isnan(yr) || isnan(yi);
+    if (xn || yn) {
+      if (xn && yn) continue;
+      printf("MISMATCH NaN at element %lld: actual (%.9g, %.9g), expected (%.9g, %.9g)\n",
+             (long long)i, xr, xi, yr, yi);
+      return 1;
+    }
+    if (exact && (xr != yr || xi != yi)) {
+      printf("MISMATCH at element %lld: actual (%.9g, %.9g), expected (%.9g, %.9g)\n",
+             (long long)i, xr, xi, yr, yi);
+      return 1;
+    }
+    double d = hypot(xr - yr, xi - yi), m = hypot(yr, yi);
+    num += d * d;
+    den += m * m;
+    if (d > worst) { worst = d; worst_i = i; }
+  }
+  if (exact) {
+    printf("ok exact (%lld complex elements)\n", (long long)n);
+    return 0;
+  }
+  double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+  if (!(rel <= rtol)) {
+    double xr, xi, yr, yi;
+    elem_get_c128(a->dtype, a->data, worst_i, &xr, &xi);
+    elem_get_c128(e->dtype, e->data, worst_i, &yr, &yi);
+    printf("MISMATCH rel=%.3g > %.3g; worst at element %lld: actual (%.9g, %.9g), expected "
+           "(%.9g, %.9g)\n", rel, rtol, (long long)worst_i, xr, xi, yr, yi);
+    return 1;
+  }
+  printf("ok rel=%.3g (%lld complex elements)\n", rel, (long long)n);
+  return 0;
+}
 
 int main(int argc, char **argv) {
   if (argc < 3) {
@@ -74,6 +124,9 @@ int main(int argc, char **argv) {
     } else {
       printf("ok %ld ULP at most (%lld elements)\n", worst, (long long)na);
     }
+  } else if (dtype_class(a.dtype) == HLO_CLASS_COMPLEX ||
+             dtype_class(e.dtype) == HLO_CLASS_COMPLEX) {
+    rc = cmp_complex(&a, &e, na, rtol, exact);
   } else if (exact || !dtype_is_float(e.dtype)) {
     for (int64_t i = 0; i < na; i++) {
       int eq;

@@ -529,6 +529,35 @@ TEST(python_callbacks_skip_or_fail) {
   arena_deinit(&ar);
 }
 
+/* interp_first_time (the skipped-callback warning's once-only state): per
+ * interpreter family, shared by forks, fresh for a new interpreter even
+ * over a module at the same address. */
+TEST(first_time_per_interpreter_family) {
+  const char *text = "func.func @main() -> tensor<i32> {\n"
+                     "  %0 = stablehlo.constant dense<1> : tensor<i32>\n"
+                     "  return %0 : tensor<i32>\n}\n";
+  for (int round = 0; round < 2; round++) {
+    static hlo_source src;
+    src = (hlo_source){"once.mlir", text, strlen(text), 1};
+    tl_run r;
+    hlo_status st = tl_prepare(&src, 0, strlen(text), 0, NULL, &r);
+    CHECK(st == NULL);
+    if (st) {
+      hlo_status_free(st);
+      return;
+    }
+    CHECK(interp_first_time(r.it, "xla_python_cpu_callback"));
+    CHECK(!interp_first_time(r.it, "xla_python_cpu_callback"));
+    CHECK(interp_first_time(r.it, "xla_ffi_python_cpu_callback"));
+    interp *f = NULL;
+    st = interp_fork(r.it, NULL, &f);
+    CHECK(st == NULL);
+    if (!st) CHECK(!interp_first_time(f, "xla_ffi_python_cpu_callback"));
+    interp_destroy(f);
+    tl_run_free(&r);
+  }
+}
+
 /* Real ?geev of a rotation: eigenvalues +-i and complex eigenvectors
  * unpacked from LAPACK's real pair form, checked by A v = w v. */
 TEST(geev_real_rotation_complex_pair) {
@@ -649,6 +678,214 @@ TEST(gees_sort_and_bad_svd_shapes_refused) {
   CHECK(st && strstr(hlo_status_message(st), "cusolver_gesvdj_ffi"));
   hlo_status_free(st);
   tensor_release(x);
+  arena_deinit(&ar);
+}
+
+/* Writes `tmpl` (NULL: out itself) into out with every `key` replaced by
+ * `val` (test programs written once for several types / targets). */
+static void subst(char *out, size_t cap, const char *tmpl, const char *key, const char *val) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", tmpl ? tmpl : out);
+  size_t n = 0, kl = strlen(key), vl = strlen(val);
+  for (const char *p = buf; *p && n + 1 < cap;) {
+    if (!strncmp(p, key, kl) && n + vl + 1 < cap) {
+      memcpy(out + n, val, vl);
+      n += vl;
+      p += kl;
+    } else {
+      out[n++] = *p++;
+    }
+  }
+  out[n] = 0;
+}
+
+/* cusolver_syrk_ffi (jaxlib's SyrkImpl on row-major buffers): transpose =
+ * false gives alpha a a^T + beta c in the lower triangle and leaves c's
+ * strict upper triangle; transpose = true gives alpha a^T a + beta c;
+ * complex is the symmetric (unconjugated) product. */
+TEST(syrk_lower_triangle_transpose_complex) {
+  const char *tmpl =
+      "func.func @main(%a: tensor<@A>, %c: tensor<2x2xf64>) -> tensor<2x2xf64> {\n"
+      "  %al = stablehlo.constant dense<2.0> : tensor<f64>\n"
+      "  %be = stablehlo.constant dense<0.5> : tensor<f64>\n"
+      "  %0 = stablehlo.custom_call @@S(%a, %c, %al, %be) {mhlo.backend_config = "
+      "{transpose = @R}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : "
+      "tensor<2xindex>, dense<> : tensor<0xindex>, dense<> : tensor<0xindex>], result_layouts = "
+      "[dense<[1, 0]> : tensor<2xindex>]} : (tensor<@A>, tensor<2x2xf64>, tensor<f64>, "
+      "tensor<f64>) -> tensor<2x2xf64>\n"
+      "  return %0 : tensor<2x2xf64>\n}\n";
+  char text[2048];
+  arena ar;
+  arena_init(&ar);
+  const double A[6] = {1, 2, 3, 4, 5, 6}, C[4] = {1, 2, 3, 4};
+  int64_t d23[2] = {2, 3}, d32[2] = {3, 2}, d22[2] = {2, 2};
+  for (int tr = 0; tr < 2; tr++) {
+    /* a is 2x3 (a a^T) or 3x2 (a^T a): the same 2x2 product. */
+    subst(text, sizeof text, tmpl, "@A", tr ? "3x2xf64" : "2x3xf64");
+    subst(text, sizeof text, NULL, "@S", tr ? "hipsolver_syrk_ffi" : "cusolver_syrk_ffi");
+    subst(text, sizeof text, NULL, "@R", tr ? "true" : "false");
+    tensor *in[2] = {make_tensor(&ar, HLO_F64, 2, tr ? d32 : d23, A),
+                     make_tensor(&ar, HLO_F64, 2, d22, C)};
+    tl_run r;
+    hlo_status st = run_main("syrk.mlir", text, strlen(text), in, 2, &r);
+    if (st) hlo_status_print(st, stderr);
+    CHECK(st == NULL);
+    if (!st) {
+      const double *X = (const double *)r.res[0]->data;
+      for (int i = 0; i < 2; i++)
+        for (int j = 0; j <= i; j++) {
+          double p = 0;
+          for (int k = 0; k < 3; k++)
+            p += tr ? A[k * 2 + i] * A[k * 2 + j] : A[i * 3 + k] * A[j * 3 + k];
+          CHECK(fabs(X[i * 2 + j] - (2 * p + 0.5 * C[i * 2 + j])) < 1e-12);
+        }
+      CHECK(X[1] == C[1]); /* the strict upper triangle is c's */
+    }
+    tl_run_free(&r);
+    tensor_release(in[0]);
+    tensor_release(in[1]);
+  }
+  /* complex<f32>: a = [[1+i, 2]] (1x2), c = 0: a a^T = (1+i)^2 + 4 = 4 + 2i. */
+  const char *ctext =
+      "func.func @main(%a: tensor<1x2xcomplex<f32>>, %c: tensor<1x1xcomplex<f32>>) -> "
+      "tensor<1x1xcomplex<f32>> {\n"
+      "  %al = stablehlo.constant dense<(1.0, 0.0)> : tensor<complex<f32>>\n"
+      "  %be = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>\n"
+      "  %0 = stablehlo.custom_call @cusolver_syrk_ffi(%a, %c, %al, %be) {mhlo.backend_config = "
+      "{transpose = false}} : (tensor<1x2xcomplex<f32>>, tensor<1x1xcomplex<f32>>, "
+      "tensor<complex<f32>>, tensor<complex<f32>>) -> tensor<1x1xcomplex<f32>>\n"
+      "  return %0 : tensor<1x1xcomplex<f32>>\n}\n";
+  const float complex AC[2] = {1 + 1 * I, 2}, CC[1] = {0};
+  int64_t d12[2] = {1, 2}, d11[2] = {1, 1};
+  tensor *in[2] = {make_tensor(&ar, HLO_C64, 2, d12, AC), make_tensor(&ar, HLO_C64, 2, d11, CC)};
+  tl_run r;
+  hlo_status st = run_main("syrk_c.mlir", ctext, strlen(ctext), in, 2, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    float complex x = ((const float complex *)r.res[0]->data)[0];
+    CHECK(fabsf(crealf(x) - 4) < 1e-6f && fabsf(cimagf(x) - 2) < 1e-6f);
+  }
+  tl_run_free(&r);
+  tensor_release(in[0]);
+  tensor_release(in[1]);
+  arena_deinit(&ar);
+}
+
+/* cu_cholesky_update_ffi: R upper with R^T R = A; the result R' is upper
+ * triangular with a positive diagonal and R'^T R' = A + w w^T. Complex is
+ * refused (jaxlib's kernel is f32 / f64 only). */
+TEST(cholesky_update_rank_one) {
+  const char *tmpl =
+      "func.func @main(%r: tensor<3x3x@T>, %w: tensor<3x@T>) -> (tensor<3x3x@T>, tensor<3x@T>) "
+      "{\n"
+      "  %0:2 = stablehlo.custom_call @cu_cholesky_update_ffi(%r, %w) {operand_layouts = "
+      "[dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>], result_layouts = "
+      "[dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (tensor<3x3x@T>, "
+      "tensor<3x@T>) -> (tensor<3x3x@T>, tensor<3x@T>)\n"
+      "  return %0#0, %0#1 : tensor<3x3x@T>, tensor<3x@T>\n}\n";
+  char text[1536];
+  subst(text, sizeof text, tmpl, "@T", "f64");
+  arena ar;
+  arena_init(&ar);
+  const double R[9] = {2, 1, -1, 0, 3, 0.5, 0, 0, 1.5}, W[3] = {1, -2, 0.5};
+  int64_t d33[2] = {3, 3}, d3[1] = {3};
+  tensor *in[2] = {make_tensor(&ar, HLO_F64, 2, d33, R), make_tensor(&ar, HLO_F64, 1, d3, W)};
+  tl_run r;
+  hlo_status st = run_main("cholupd.mlir", text, strlen(text), in, 2, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const double *X = (const double *)r.res[0]->data;
+    for (int i = 0; i < 3; i++) {
+      CHECK(X[i * 3 + i] > 0);
+      for (int j = 0; j < i; j++) CHECK(X[i * 3 + j] == 0);
+      for (int j = 0; j < 3; j++) {
+        double a = W[i] * W[j], b = 0;
+        for (int k = 0; k < 3; k++) {
+          a += R[k * 3 + i] * R[k * 3 + j];
+          b += X[k * 3 + i] * X[k * 3 + j];
+        }
+        CHECK(fabs(a - b) < 1e-12);
+      }
+    }
+  }
+  tl_run_free(&r);
+  tensor_release(in[0]);
+  tensor_release(in[1]);
+  subst(text, sizeof text, tmpl, "@T", "complex<f64>");
+  const double complex RC[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, WC[3] = {0};
+  in[0] = make_tensor(&ar, HLO_C128, 2, d33, RC);
+  in[1] = make_tensor(&ar, HLO_C128, 1, d3, WC);
+  st = run_main("cholupd_c.mlir", text, strlen(text), in, 2, &r);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
+  CHECK(st && strstr(hlo_status_message(st), "f32 or f64"));
+  hlo_status_free(st);
+  tensor_release(in[0]);
+  tensor_release(in[1]);
+  arena_deinit(&ar);
+}
+
+/* tridiagonal_solve_perturbed_ffi: a regular system is solved (checked by
+ * substitution); an all-zero one, where gtsv gives NaN, gives finite values
+ * (its zero pivots perturbed); b's batch must match the diagonals'. */
+TEST(tridiagonal_solve_perturbed_regular_and_singular) {
+  const char *text =
+      "func.func @main(%dl: tensor<3xf32>, %d: tensor<3xf32>, %du: tensor<3xf32>, %b: "
+      "tensor<3x2xf32>) -> tensor<3x2xf32> {\n"
+      "  %0 = stablehlo.custom_call @tridiagonal_solve_perturbed_ffi(%dl, %d, %du, %b) "
+      "{operand_layouts = [dense<0> : tensor<1xindex>, dense<0> : tensor<1xindex>, dense<0> : "
+      "tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>]} : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x2xf32>) -> "
+      "tensor<3x2xf32>\n"
+      "  return %0 : tensor<3x2xf32>\n}\n";
+  arena ar;
+  arena_init(&ar);
+  /* dl[1] = 5 > d[0]: elimination swaps rows 0 and 1. */
+  const float DL[3] = {0, 5, 2}, D[3] = {1, 1, 6}, DU[3] = {2, 1, 0}, B[6] = {1, 2, 3, 4, 5, 6};
+  const float Z[3] = {0, 0, 0};
+  int64_t d1[1] = {3}, d2[2] = {3, 2};
+  tensor *in[4] = {make_tensor(&ar, HLO_F32, 1, d1, DL), make_tensor(&ar, HLO_F32, 1, d1, D),
+                   make_tensor(&ar, HLO_F32, 1, d1, DU), make_tensor(&ar, HLO_F32, 2, d2, B)};
+  tl_run r;
+  hlo_status st = run_main("tds.mlir", text, strlen(text), in, 4, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    const float *X = (const float *)r.res[0]->data; /* row-major 3x2 */
+    for (int j = 0; j < 2; j++)
+      for (int i = 0; i < 3; i++) {
+        float s = D[i] * X[i * 2 + j] + (i > 0 ? DL[i] * X[(i - 1) * 2 + j] : 0) +
+                  (i < 2 ? DU[i] * X[(i + 1) * 2 + j] : 0);
+        CHECK(fabsf(s - B[i * 2 + j]) < 1e-5f);
+      }
+  }
+  tl_run_free(&r);
+  for (int i = 0; i < 3; i++) {
+    tensor_release(in[i]);
+    in[i] = make_tensor(&ar, HLO_F32, 1, d1, Z);
+  }
+  st = run_main("tds.mlir", text, strlen(text), in, 4, &r);
+  CHECK(st == NULL);
+  if (!st)
+    for (int i = 0; i < 6; i++) CHECK(isfinite(((const float *)r.res[0]->data)[i]));
+  tl_run_free(&r);
+  hlo_status_free(st);
+  for (int i = 0; i < 4; i++) tensor_release(in[i]);
+  const char *bad =
+      "func.func @main(%dl: tensor<2xf32>, %d: tensor<2xf32>, %du: tensor<2xf32>, %b: "
+      "tensor<3x1xf32>) -> tensor<3x1xf32> {\n"
+      "  %0 = stablehlo.custom_call @cu_tridiagonal_solve_perturbed(%dl, %d, %du, %b) : "
+      "(tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3x1xf32>) -> tensor<3x1xf32>\n"
+      "  return %0 : tensor<3x1xf32>\n}\n";
+  int64_t e1[1] = {2}, e2[2] = {3, 1};
+  tensor *bin[4] = {make_tensor(&ar, HLO_F32, 1, e1, Z), make_tensor(&ar, HLO_F32, 1, e1, Z),
+                    make_tensor(&ar, HLO_F32, 1, e1, Z), make_tensor(&ar, HLO_F32, 2, e2, Z)};
+  st = run_main("tds_bad.mlir", bad, strlen(bad), bin, 4, &r);
+  CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
+  CHECK(st && strstr(hlo_status_message(st), "cu_tridiagonal_solve_perturbed"));
+  hlo_status_free(st);
+  for (int i = 0; i < 4; i++) tensor_release(bin[i]);
   arena_deinit(&ar);
 }
 

@@ -802,4 +802,72 @@ TEST(damaged_sharding_and_resource_fixtures) {
   CHECK(n >= 10 && errors > 100);
 }
 
+/* Out of memory anywhere while reading sdy syntax or a resource section is
+ * reported as such, never a crash or another error. */
+TEST(out_of_memory_sdy_and_resources) {
+  const char *files[2] = {"tests/jax/sharding/sdy_syntax/program.mlir",
+                          "tests/jax/resources/f64_two_blobs/program.mlir"};
+  for (int f = 0; f < 2; f++) {
+    size_t len;
+    char *t = tl_read_file(files[f], &len);
+    CHECK(t != NULL);
+    if (!t) continue;
+    int ok = 0, oom = 0, other = 0;
+    for (long n = 1; n < 1500 && !ok; n++) {
+      hlo_fail_alloc_after = n;
+      hlo_status st;
+      hlo_module_ir *m = parse_text(t, &st);
+      hlo_status vst = m ? module_verify(m) : NULL;
+      char *pr = m && !vst ? module_print(m) : NULL;
+      hlo_fail_alloc_after = 0;
+      if (m && !vst && pr) ok++;
+      else if (m && !vst) oom++; /* the printer's NULL is its out-of-memory report */
+      else if (hlo_status_code_of(m ? vst : st) == HLO_RESOURCE_EXHAUSTED) oom++;
+      else { other++; hlo_status_print(m ? vst : st, stderr); }
+      free(pr);
+      hlo_status_free(vst);
+      module_free(m);
+      if (!m) hlo_status_free(st);
+    }
+    if (ok != 1 || oom < 3) fprintf(stderr, "%s: ok %d oom %d\n", files[f], ok, oom);
+    CHECK(ok == 1 && oom >= 3);
+    CHECK_EQ_INT(other, 0);
+    free(t);
+  }
+}
+
+/* GSPMD sharding strings (`mhlo.sharding`) decode into gspmd_sharding. */
+TEST(gspmd_strings) {
+  arena a;
+  arena_init(&a);
+  gspmd_sharding g;
+#define GP(text) gspmd_sharding_parse(&a, text, strlen(text), &g)
+  CHECK(GP("") == NULL && g.kind == GSPMD_REPLICATED);
+  CHECK(GP("{replicated}") == NULL && g.kind == GSPMD_REPLICATED);
+  CHECK(GP("{maximal device=3}") == NULL && g.kind == GSPMD_MAXIMAL && g.device == 3);
+  CHECK(GP("{manual}") == NULL && g.kind == GSPMD_MANUAL);
+  CHECK(GP("{devices=[2,1]1,0}") == NULL && g.kind == GSPMD_TILED && g.rank == 2 && g.num_devices == 2 &&
+        g.devices[0] == 1 && g.devices[1] == 0);
+  /* iota(6) reshaped [2,3], transposed (1,0): 0 3 1 4 2 5 */
+  CHECK(GP("{devices=[3,2]<=[2,3]T(1,0)}") == NULL && g.num_devices == 6 && g.devices[1] == 3 &&
+        g.devices[2] == 1 && g.devices[5] == 5);
+  CHECK(GP("{devices=[2,1,2]<=[4] last_tile_dim_replicate}") == NULL && g.last_tile_dim_replicate &&
+        g.devices[3] == 3);
+  CHECK(GP("{devices=[1,2,2]<=[4] last_tile_dims={manual, replicated}}") == NULL && g.num_subgroups == 2 &&
+        !strcmp(g.subgroup_types[0], "manual"));
+  CHECK(GP("{{replicated}, {devices=[2]0,1 metadata={op_name=\"a}b\"}}}") == NULL && g.kind == GSPMD_TUPLE &&
+        g.num_elems == 2 && g.elems[1].kind == GSPMD_TILED);
+  const char *bad[] = {"{devices=[2,1]0}", "{devices=[2]0,1,2}", "{devices=[2]<=[3]}", "{devices=[2,2]<=[2,2]T(0,0)}",
+                       "{maximal}", "{bogus}", "{replicated", "{replicated} x", "{devices=[0]}",
+                       "{devices=[99999999999]<=[1]}", "{devices=[1]0 last_tile_dims={manual, replicated}}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    hlo_status st = GP(bad[i]);
+    if (!st) fprintf(stderr, "accepted bad GSPMD sharding %s\n", bad[i]);
+    CHECK(st != NULL && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+    hlo_status_free(st);
+  }
+#undef GP
+  arena_deinit(&a);
+}
+
 TEST_MAIN()

@@ -1,0 +1,84 @@
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x4x4xf64>) -> (tensor<2x4x2xf64> {jax.result_info = "result[0]"}, tensor<2x4x2xf64> {jax.result_info = "result[1]"}) {
+    %0 = stablehlo.slice %arg0 [0:2, 0:1, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x1x4xf64>
+    %1 = stablehlo.reshape %0 : (tensor<2x1x4xf64>) -> tensor<2x4xf64>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %2 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %3 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f64>) -> tensor<2xf64>
+    %4 = "stablehlo.scatter"(%1, %2, %3) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2xf64>) -> tensor<2x4xf64>
+    %5 = stablehlo.slice %arg0 [0:2, 1:2, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x1x4xf64>
+    %6 = stablehlo.reshape %5 : (tensor<2x1x4xf64>) -> tensor<2x4xf64>
+    %c_0 = stablehlo.constant dense<3> : tensor<i32>
+    %7 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %cst_1 = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %8 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f64>) -> tensor<2xf64>
+    %9 = "stablehlo.scatter"(%6, %7, %8) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2xf64>) -> tensor<2x4xf64>
+    %10 = stablehlo.slice %arg0 [0:2, 2:3, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x1x4xf64>
+    %11 = stablehlo.reshape %10 : (tensor<2x1x4xf64>) -> tensor<2x4xf64>
+    %cst_2 = stablehlo.constant dense<4.000000e+00> : tensor<f64>
+    %12 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f64>) -> tensor<2x4xf64>
+    %13 = stablehlo.add %11, %12 : tensor<2x4xf64>
+    %14 = stablehlo.slice %arg0 [0:2, 0:4, 0:2] : (tensor<2x4x4xf64>) -> tensor<2x4x2xf64>
+    %15 = stablehlo.custom_call @cu_tridiagonal_solve_perturbed(%4, %13, %9, %14) {backend_config = "", mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, k], [i, l], [i, m, n])->([i, o, p]) {i=2, j=4, k=4, l=4, m=4, n=2, o=4, p=2}, custom>} : (tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4x2xf64>) -> tensor<2x4x2xf64>
+    %16 = stablehlo.slice %arg0 [0:2, 0:1, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x1x4xf64>
+    %17 = stablehlo.reshape %16 : (tensor<2x1x4xf64>) -> tensor<2x4xf64>
+    %c_3 = stablehlo.constant dense<0> : tensor<i32>
+    %18 = stablehlo.broadcast_in_dim %c_3, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %cst_4 = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %19 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<f64>) -> tensor<2xf64>
+    %20 = "stablehlo.scatter"(%17, %18, %19) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2xf64>) -> tensor<2x4xf64>
+    %21 = stablehlo.slice %arg0 [0:2, 1:2, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x1x4xf64>
+    %22 = stablehlo.reshape %21 : (tensor<2x1x4xf64>) -> tensor<2x4xf64>
+    %c_5 = stablehlo.constant dense<3> : tensor<i32>
+    %23 = stablehlo.broadcast_in_dim %c_5, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %cst_6 = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %24 = stablehlo.broadcast_in_dim %cst_6, dims = [] : (tensor<f64>) -> tensor<2xf64>
+    %25 = "stablehlo.scatter"(%22, %23, %24) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2xf64>) -> tensor<2x4xf64>
+    %26 = stablehlo.slice %arg0 [0:2, 2:3, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x1x4xf64>
+    %27 = stablehlo.reshape %26 : (tensor<2x1x4xf64>) -> tensor<2x4xf64>
+    %cst_7 = stablehlo.constant dense<4.000000e+00> : tensor<f64>
+    %28 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f64>) -> tensor<2x4xf64>
+    %29 = stablehlo.add %27, %28 : tensor<2x4xf64>
+    %30 = stablehlo.slice %arg0 [0:2, 0:4, 0:2] : (tensor<2x4x4xf64>) -> tensor<2x4x2xf64>
+    %cst_8 = stablehlo.constant dense<1.000000e+00> : tensor<f64>
+    %31 = stablehlo.broadcast_in_dim %cst_8, dims = [] : (tensor<f64>) -> tensor<2x1xf64>
+    %cst_9 = stablehlo.constant dense<0.000000e+00> : tensor<f64>
+    %32 = stablehlo.broadcast_in_dim %cst_9, dims = [] : (tensor<f64>) -> tensor<2x1xf64>
+    %33 = stablehlo.multiply %32, %31 : tensor<2x1xf64>
+    %34 = stablehlo.concatenate %33, %31, dim = 1 : (tensor<2x1xf64>, tensor<2x1xf64>) -> tensor<2x2xf64>
+    %c_10 = stablehlo.constant dense<2> : tensor<i32>
+    %35 = stablehlo.broadcast_in_dim %c_10, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %36 = "stablehlo.scatter"(%20, %35, %34) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0, 1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2x2xf64>) -> tensor<2x4xf64>
+    %37 = stablehlo.concatenate %31, %31, dim = 1 : (tensor<2x1xf64>, tensor<2x1xf64>) -> tensor<2x2xf64>
+    %c_11 = stablehlo.constant dense<2> : tensor<i32>
+    %38 = stablehlo.broadcast_in_dim %c_11, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %39 = "stablehlo.scatter"(%29, %38, %37) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0, 1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2x2xf64>) -> tensor<2x4xf64>
+    %c_12 = stablehlo.constant dense<2> : tensor<i32>
+    %40 = stablehlo.broadcast_in_dim %c_12, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %41 = "stablehlo.scatter"(%25, %40, %31) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0, 1], scatter_dims_to_operand_dims = [1]>, unique_indices = true}> ({
+    ^bb0(%arg1: tensor<f64>, %arg2: tensor<f64>):
+      stablehlo.return %arg2 : tensor<f64>
+    }) : (tensor<2x4xf64>, tensor<1xi32>, tensor<2x1xf64>) -> tensor<2x4xf64>
+    %42 = stablehlo.custom_call @cu_tridiagonal_solve_perturbed(%36, %39, %41, %30) {backend_config = "", mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, k], [i, l], [i, m, n])->([i, o, p]) {i=2, j=4, k=4, l=4, m=4, n=2, o=4, p=2}, custom>} : (tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4x2xf64>) -> tensor<2x4x2xf64>
+    return %15, %42 : tensor<2x4x2xf64>, tensor<2x4x2xf64>
+  }
+}
