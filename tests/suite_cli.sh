@@ -202,6 +202,20 @@ if printf '%s\n' "$out" | grep -q "hlo bug"; then
   fail=$((fail + 1)); echo "FAIL dyn-inputs-conflict-no-bug-note: $out"
 else pass=$((pass + 1)); fi
 
+# real_dynamic_slice whose start is an input but whose limit - start is 3:
+# a dynamic_slice of 3 then a stride-2 slice: x[4:7:2]
+cat > "$T/rds.mlir" <<'X'
+func.func @main(%x: tensor<?xf32>, %s: tensor<1xi32>) -> tensor<?xf32> {
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %l = stablehlo.add %s, %c : tensor<1xi32>
+  %st = stablehlo.constant dense<2> : tensor<1xi32>
+  %0 = stablehlo.real_dynamic_slice %x, %s, %l, %st : (tensor<?xf32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+X
+expect dyn-slice-dynamic-start 0 "result 0: tensor<2xf32> \[4, 6\]" \
+                                                 "$HLO" run "$T/rds.mlir" --arg 'dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf32>' --arg 'dense<4> : tensor<1xi32>'
+
 # tuple results (nested too): element J of result K is written to outK_J.npy
 cat > "$T/tuple.mlir" <<'X'
 func.func @main(%x: tensor<?xf32>) -> tuple<tensor<?xf32>, tuple<tensor<i32>, tensor<?xf32>>> {

@@ -41,7 +41,7 @@
 
 /* MaybePerturbPivot and the solve, for one scalar type T with real type R
  * (ABS: |x| of a T, RABS: of an R, RE: real part, EPS / RMIN / RMAX: numeric_limits<R>). */
-#define TDS_DEFINE(SFX, T, R, ABS, RABS, RE, EPS, RMIN, RMAX)                                       \
+#define TDS_DEFINE(SFX, T, R, ABS, RABS, RE, EPS, RMIN, RMAX)                                 \
   static void perturb_pivot_##SFX(R perturb, T *pivot, T *row, int k) {                       \
     const R one = 1, tiny = RMIN, small = one / RMAX;                                         \
     const R safemin = small < tiny ? tiny : small * (one + EPS);                              \
@@ -298,8 +298,8 @@ hlo_status cc_syrk(interp *it, const hlo_op *op, tensor *const *in, const hlo_ty
                         t->name, n, n);
   for (int i = 2; i < 4; i++)
     if (in[i]->type->kind != TYPE_TENSOR || in[i]->type->dtype != dt || in[i]->num_elems != 1)
-      return interp_error(op, HLO_INVALID_ARGUMENT, "%s: alpha and beta must be scalars of a's type",
-                          t->name);
+      return interp_error(op, HLO_INVALID_ARGUMENT,
+                          "%s: alpha and beta must be scalars of a's type", t->name);
   HLO_TRY(lk_check_result(op, t, 0, rt[0], dt, batch * n * n));
   uint8_t *a = NULL, *c = NULL;
   hlo_status st = lk_to_physical(op, 0, in[0], false, &a);

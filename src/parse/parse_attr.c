@@ -451,6 +451,42 @@ bool parse_int_list(pstate *ps, int64_t **out, uint32_t *n) {
   return true;
 }
 
+/* ==================================================== bare words */
+
+static bool word_is(const char *s, size_t n, const char *w) {
+  return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* True when the bare word s[0..n) (followed by the character `next`) may
+ * begin an attribute value in MLIR's attribute grammar: a builtin type
+ * (an element type hlo knows, `iN`/`siN`/`uiN`, `index`, `none`, the other
+ * float types) or, followed by '<', a parameterized builtin type or
+ * attribute (`complex<`, `vector<`, `memref<`, `affine_map<`, ...), or
+ * `distinct[`. Anything else (an identifier such as `x` or `arrunc.return`)
+ * is not an attribute: the callers reject it with a located error. */
+static bool bare_type_word(const char *s, size_t n, char next) {
+  static const char *const angled[] = {"complex", "vector", "memref", "tensor", "tuple",
+                                       "affine_map", "affine_set", "strided", "sparse",
+                                       "opaque", NULL};
+  static const char *const plain[] = {"index", "none", "f80", "f128", "tf32", NULL};
+  if (next == '<') {
+    for (int i = 0; angled[i]; i++)
+      if (word_is(s, n, angled[i])) return true;
+    return false;
+  }
+  if (next == '[') return word_is(s, n, "distinct");
+  hlo_dtype dt;
+  if (dtype_parse(s, n, &dt)) return true;
+  for (int i = 0; plain[i]; i++)
+    if (word_is(s, n, plain[i])) return true;
+  size_t i = 0;
+  if (n > 0 && (s[0] == 's' || s[0] == 'u')) i = 1;
+  if (i >= n || s[i] != 'i' || i + 1 >= n) return false;
+  for (i++; i < n; i++)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
 /* ========================================================= structs */
 
 static bool is_int_list_next(pstate *ps) {
@@ -516,6 +552,10 @@ bool parse_struct_body(pstate *ps, const char *name, hlo_attr **out) {
         char c = ps->pos < ps->end ? ps->s[ps->pos] : 0;
         if (((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) && ps_ident(ps, &is, &il) &&
             !(ps->pos < ps->end && (ps->s[ps->pos] == '<'))) {
+          /* a type (dot_algorithm's precision types); no other bare word */
+          if (!bare_type_word(ps->s + is, il, ps->pos < ps->end ? ps->s[ps->pos] : 0))
+            return ps_err(ps, vs, "expected a value for field '%.*s' of #%s, got the bare word '%.*s'",
+                          (int)len, ps->s + st, name, (int)il, ps->s + is);
           v = mk_opaque(ps, vs, ps->pos);
         } else {
           ps->pos = vs;
@@ -532,11 +572,7 @@ bool parse_struct_body(pstate *ps, const char *name, hlo_attr **out) {
         }
       }
       if (!v) return ps_oom(ps);
-      named_attr *s = ps_vec_push(ps, (void **)&f, &n, &cap, sizeof *s);
-      if (!s) return false;
-      s->name = ps_strndup(ps, ps->s + st, len);
-      if (!s->name) return false;
-      s->value = v;
+      TRY(ps_attr_add(ps, np, &f, &n, &cap, ps_strndup(ps, ps->s + st, len), v));
     } while (ps_accept(ps, ','));
     TRY(ps_expect(ps, '>', "struct attribute"));
   }
@@ -669,6 +705,19 @@ static bool parse_hash_attr(pstate *ps, hlo_attr **out) {
 
 /* ========================================================= dictionaries */
 
+bool ps_attr_add(pstate *ps, size_t pos, named_attr **items, uint32_t *n, uint32_t *cap,
+                 const char *name, hlo_attr *v) {
+  if (!name || !v) return ps_oom(ps);
+  for (uint32_t i = 0; i < *n; i++)
+    if (strcmp((*items)[i].name, name) == 0)
+      return ps_err(ps, pos, "duplicate attribute '%s'", name);
+  named_attr *s = ps_vec_push(ps, (void **)items, n, cap, sizeof *s);
+  if (!s) return false;
+  s->name = name;
+  s->value = v;
+  return true;
+}
+
 bool parse_attr_dict(pstate *ps, named_attr **items, uint32_t *n, uint32_t *cap) {
   size_t open = ps->pos;
   TRY(ps_expect(ps, '{', "attribute dictionary"));
@@ -682,6 +731,8 @@ bool parse_attr_dict(pstate *ps, named_attr **items, uint32_t *n, uint32_t *cap)
         char *s;
         size_t l;
         TRY(ps_string(ps, &s, &l));
+        if (l == 0) return ps_err(ps, np, "expected a non-empty attribute name");
+        if (strlen(s) != l) return ps_err(ps, np, "attribute name holds a NUL byte");
         name = s;
       } else {
         size_t st, len;
@@ -697,13 +748,7 @@ bool parse_attr_dict(pstate *ps, named_attr **items, uint32_t *n, uint32_t *cap)
         v = attr_unit(ps->a);
         if (!v) return ps_oom(ps);
       }
-      for (uint32_t i = 0; i < *n && *n <= 256; i++)
-        if (strcmp((*items)[i].name, name) == 0)
-          return ps_err(ps, np, "duplicate attribute '%s'", name);
-      named_attr *s = ps_vec_push(ps, (void **)items, n, cap, sizeof *s);
-      if (!s) return false;
-      s->name = name;
-      s->value = v;
+      TRY(ps_attr_add(ps, np, items, n, cap, name, v));
     } while (ps_accept(ps, ','));
     TRY(ps_expect(ps, '}', "attribute dictionary"));
   }
@@ -872,9 +917,18 @@ bool parse_attr(pstate *ps, hlo_attr **out) {
     size_t st, len;
     if (!ps_ident(ps, &st, &len))
       return ps_err(ps, start, "expected attribute value, got '%s'", ps_tok(ps, start));
-    if (ps->pos < ps->end && ps->s[ps->pos] == '<') ok = ps_skip_balanced(ps);
-    if (ok && ps->pos < ps->end && ps->s[ps->pos] == '[') ok = ps_skip_balanced(ps);
-    if (ok && ps->pos < ps->end && ps->s[ps->pos] == '<') ok = ps_skip_balanced(ps);
+    char next = ps->pos < ps->end ? ps->s[ps->pos] : 0;
+    if (!bare_type_word(ps->s + st, len, next))
+      return ps_err(ps, start, "expected attribute value, got the bare word '%.*s' (not an "
+                    "attribute: quote a string, '@' a symbol)", (int)(len > 40 ? 40 : len),
+                    ps->s + st);
+    if (next == '<') ok = ps_skip_balanced(ps);
+    if (ok && next == '[') {
+      ok = ps_skip_balanced(ps);
+      if (ok && (ps->pos >= ps->end || ps->s[ps->pos] != '<'))
+        return ps_err(ps, ps->pos, "expected '<' after 'distinct[...]'");
+      if (ok) ok = ps_skip_balanced(ps);
+    }
     if (ok) ok = (*out = mk_opaque(ps, start, ps->pos)) != NULL;
   }
   if (!ok) return false;

@@ -151,7 +151,14 @@ bool parse_result_types(pstate *ps, hlo_type ***outs, uint32_t *nout);
 /* Any attribute value (the left column of ir.h's ATTRIBUTE CONTRACT), stored
  * as the contract says; unknown `#dialect...` forms become ATTR_OPAQUE. */
 bool parse_attr(pstate *ps, hlo_attr **out);
-/* `{name = value, unit_name, ...}` (cursor at '{') appended to a list. */
+/* Appends `name = v` to an attribute list (an op's attributes, an attr-dict,
+ * a struct's fields): THE one place every path of the parser adds a named
+ * attribute, so every path rejects a duplicate name ("duplicate attribute
+ * 'NAME'", located at `pos`). name == NULL or v == NULL is out of memory. */
+bool ps_attr_add(pstate *ps, size_t pos, named_attr **items, uint32_t *n, uint32_t *cap,
+                 const char *name, hlo_attr *v);
+/* `{name = value, unit_name, ...}` (cursor at '{') appended to a list through
+ * ps_attr_add; names are identifiers or non-empty quoted strings. */
 bool parse_attr_dict(pstate *ps, named_attr **items, uint32_t *n, uint32_t *cap);
 /* `[1, 2, ?]` as int64s (? → HLO_DYN), arena allocated. */
 bool parse_int_list(pstate *ps, int64_t **out, uint32_t *n);
@@ -182,6 +189,9 @@ typedef struct opb {
  * constructor can be passed straight in). */
 bool opb_operand(pstate *ps, opb *b, hlo_value *v);
 bool opb_attr(pstate *ps, opb *b, const char *name, hlo_attr *v);
+/* opb_attr with the position a duplicate is reported at (opb_attr uses the
+ * cursor). */
+bool opb_attr_at(pstate *ps, opb *b, size_t pos, const char *name, hlo_attr *v);
 bool opb_region(pstate *ps, opb *b, hlo_region *r);
 /* A region `{ [^bb(args):] ops }` (cursor at '{'). `pre_types`/`pre_names`
  * give block args defined outside the braces (while's iterArgs, reducer

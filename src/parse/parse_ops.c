@@ -247,9 +247,55 @@ static bool finish_dot(pstate *ps, opb *b, kwctx *kc) {
   return opb_attr(ps, b, "dot_dimension_numbers", mk_struct(ps, "stablehlo.dot", f, n));
 }
 
-/* Keywords `, kw = value` until none follows. `first_no_comma`: the first
- * keyword is not preceded by a comma. */
-static bool parse_keywords(pstate *ps, opb *b, kwctx *kc, bool need_comma) {
+/* The `name = value` keywords the assembly format of an op allows after its
+ * operands, in the order the format gives them (StableHLO's / CHLO's /
+ * the check and interpreter dialects' ODS assemblyFormat). An op without an
+ * entry takes none: its pretty form is operands, attr-dict, types. */
+typedef struct kwspec {
+  hlo_opcode opc;
+  const char *kw[4];
+} kwspec;
+
+static const kwspec KWSPECS[] = {
+  {OP_BROADCAST_IN_DIM, {"dims"}},
+  {OP_DYNAMIC_BROADCAST_IN_DIM, {"dims", "known_expanding_dimensions", "known_nonexpanding_dimensions"}},
+  {OP_TRANSPOSE, {"dims"}},
+  {OP_REVERSE, {"dims"}},
+  {OP_BROADCAST, {"sizes"}},
+  {OP_DYNAMIC_SLICE, {"sizes"}},
+  {OP_IOTA, {"dim"}},
+  {OP_DYNAMIC_IOTA, {"dim"}},
+  {OP_CONCATENATE, {"dim"}},
+  {OP_GET_DIMENSION_SIZE, {"dim"}},
+  {OP_SET_DIMENSION_SIZE, {"dim"}},
+  {OP_TORCH_INDEX_SELECT, {"dim", "batch_dims"}},
+  {OP_PAD, {"low", "high", "interior"}},
+  {OP_FFT, {"type", "length"}},
+  {OP_RNG, {"distribution"}},
+  {OP_RNG_BIT_GENERATOR, {"algorithm"}},
+  {OP_DOT_GENERAL, {"batching_dims", "contracting_dims", "precision", "algorithm"}},
+  {OP_REDUCE_PRECISION, {"format"}},
+  {OP_EINSUM, {"config"}},
+  {OP_UNARY_EINSUM, {"config"}},
+  {OP_CHECK_EXPECT_ALMOST_EQ, {"tolerance"}},
+  {OP_CHECK_EXPECT_CLOSE, {"max_ulp_difference", "min_ulp_difference"}},
+  {OP_CHECK_EXPECT_SERIALIZED_EQ, {"probe_id", "iter"}},
+  {OP_INTERP_PROBE, {"probe_id"}},
+};
+
+static const kwspec *kwspec_of(hlo_opcode c) {
+  for (size_t i = 0; i < sizeof KWSPECS / sizeof *KWSPECS; i++)
+    if (KWSPECS[i].opc == c) return &KWSPECS[i];
+  return NULL;
+}
+
+/* Keywords `, kw = value` of `spec` until none follows, each at most once and
+ * in the order of the spec. `need_comma`: the first keyword is preceded by a
+ * comma (the op has operands). Without a comma (no operands), a word not
+ * followed by '=' ends the list; after a comma, anything but a keyword of the
+ * op is an error. */
+static bool parse_keywords(pstate *ps, opb *b, kwctx *kc, const kwspec *spec, bool need_comma) {
+  int last = -1;
   while (1) {
     size_t save = ps->pos;
     if (need_comma && !ps_accept(ps, ',')) return true;
@@ -260,6 +306,20 @@ static bool parse_keywords(pstate *ps, opb *b, kwctx *kc, bool need_comma) {
       if (!need_comma) { ps->pos = save; return true; }
       return ps_err(ps, kp, "expected 'name = value' after ',', got '%s'", ps_tok(ps, kp));
     }
+    int k = -1;
+    for (int i = 0; i < 4 && spec->kw[i]; i++)
+      if (strlen(spec->kw[i]) == len && memcmp(spec->kw[i], ps->s + st, len) == 0) k = i;
+    if (k < 0)
+      return ps_err(ps, kp, "'%.*s' is not a keyword of %s (its pretty form takes: %s%s%s%s%s%s%s)",
+                    (int)(len > 40 ? 40 : len), ps->s + st, op_name(b->opc), spec->kw[0],
+                    spec->kw[1] ? ", " : "", spec->kw[1] ? spec->kw[1] : "",
+                    spec->kw[2] ? ", " : "", spec->kw[2] ? spec->kw[2] : "",
+                    spec->kw[3] ? ", " : "", spec->kw[3] ? spec->kw[3] : "");
+    if (k == last) return ps_err(ps, kp, "duplicate keyword '%s'", spec->kw[k]);
+    if (k < last)
+      return ps_err(ps, kp, "keyword '%s' must come before '%s' in %s", spec->kw[k], spec->kw[last],
+                    op_name(b->opc));
+    last = k;
     ps->pos++;
     TRY(handle_kw(ps, b, kc, ps->s + st, len));
     need_comma = true;
@@ -284,7 +344,8 @@ static bool p_default(pstate *ps, opb *b) {
   kwctx kc;
   memset(&kc, 0, sizeof kc);
   TRY(parse_operands(ps, b));
-  TRY(parse_keywords(ps, b, &kc, b->nops > 0));
+  const kwspec *spec = kwspec_of(b->opc);
+  if (spec) TRY(parse_keywords(ps, b, &kc, spec, b->nops > 0));
   TRY(finish_dot(ps, b, &kc));
   TRY(opt_attr_dict(ps, b));
   tstyle st = style_of(b->opc);

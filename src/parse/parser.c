@@ -453,13 +453,12 @@ bool opb_operand(pstate *ps, opb *b, hlo_value *v) {
   return true;
 }
 
+bool opb_attr_at(pstate *ps, opb *b, size_t pos, const char *name, hlo_attr *v) {
+  return ps_attr_add(ps, pos, &b->attrs, &b->nattrs, &b->capattrs, name, v);
+}
+
 bool opb_attr(pstate *ps, opb *b, const char *name, hlo_attr *v) {
-  if (!v) return ps_oom(ps);
-  named_attr *slot = ps_vec_push(ps, (void **)&b->attrs, &b->nattrs, &b->capattrs, sizeof *slot);
-  if (!slot) return false;
-  slot->name = name;
-  slot->value = v;
-  return true;
+  return opb_attr_at(ps, b, ps->pos, name, v);
 }
 
 bool opb_region(pstate *ps, opb *b, hlo_region *r) {

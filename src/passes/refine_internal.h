@@ -8,11 +8,16 @@
 
 /* Recomputes the result types of `op` from its (refined) operand types and
  * attributes, following the spec's shape formulas (elementwise, dot_general,
- * reduce, transpose, concatenate, slice, pad, gather, convolution,
- * reduce_window, while, if/case, ...), and sets op->results[i].type to the
+ * dot, einsum, reduce, transpose, concatenate, slice, pad, gather,
+ * convolution, reduce_window, fft, batch_norm_*, collectives, while,
+ * if/case, chlo's broadcast_* and top_k, ...), and sets op->results[i].type to the
  * new types (new objects in m's arena; the old types are never edited).
  * Only tensor results with a dynamic dimension are replaced; a replaced type
  * must fit the declared one (same rank and element type; static dims equal).
+ * Elementwise ops are checked first: operands whose sizes conflict (or
+ * conflict with a static result type) are the inputs' fault, and the error
+ * names the inputs the sizes come from ("the sizes of input 0 dim 0 (5) and
+ * input 1 dim 0 (7) must agree for this add").
  * Errors (located at op): HLO_UNIMPLEMENTED when the op's shape cannot be
  * inferred; HLO_INVALID_ARGUMENT when the inferred shape conflicts with the
  * declared one or an attribute is malformed; HLO_RESOURCE_EXHAUSTED. */

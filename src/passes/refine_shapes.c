@@ -16,7 +16,10 @@
  *      broadcast_in_dim, concatenate, slice, arithmetic, compare, select,
  *      ...) into stablehlo.constant; replace the dynamic_* ops whose shape
  *      operands are now constants by their static forms (broadcast_in_dim,
- *      iota, reshape, slice, pad, gather, convolution); evaluate every
+ *      iota, reshape, slice, pad, gather, convolution; a real_dynamic_slice
+ *      whose start is not constant but whose limit - start folds becomes a
+ *      dynamic_slice); take the result shapes of rng and of custom calls
+ *      with indices_of_shape_operands from their shape operands; evaluate every
  *      `shape_assertion` custom call (JAX's shape-polymorphism checks);
  *      infer the static result types of every other op (refine_infer.c);
  *   4. set the entry's result types.

@@ -11,7 +11,8 @@ program.mlir, three sizes each); expected values come from `exp.call(...)`
 on XLA:CPU. Cases cover the kinds of op that carry dynamic shapes: calls,
 stablehlo.composite (erf, gelu, asinh..., top_k: refined through their
 decomposition functions), fft, while loops and lax.scan (a slice at the loop
-counter: real_dynamic_slice with a dynamic start but a static size). The `*_bad_*` cases expect an error: a failing shape assertion
+counter: real_dynamic_slice with a dynamic start but a static size), custom
+calls whose result shapes are shape operands (LAPACK's potrf). The `*_bad_*` cases expect an error: a failing shape assertion
 (JAX's own message, formatted with the sizes) or an input that does not fit
 the argument type (hlo's message naming the argument and the dimension).
 
@@ -134,11 +135,15 @@ CASES = {
                                                   jnp.zeros(xs.shape[1:]), xs)[0].sum()),
                   [("c", jnp.float32), ("b, c", jnp.float32)],
                   lambda n: [f32(n + 1), f32(n, n + 1)]),
+    # a LAPACK custom call (potrf) over a dynamic batch: its result shapes
+    # come from shape operands (indices_of_shape_operands)
+    "cholesky": (lambda x: jnp.linalg.cholesky(x @ jnp.swapaxes(x, -1, -2) + 3 * jnp.eye(3)),
+                 [("b, 3, 3", jnp.float32)], lambda n: [f32(n, 3, 3)]),
 }
 SIZES = (1, 3, 7)
 # comparison tolerances other than the default --rtol 1e-5 (float32 math
 # whose order of operations differs from XLA's)
-CMP = {"fft": "--rtol 1e-4", "grad_scan": "--rtol 1e-4", "hyperbolic": "--rtol 1e-4"}
+CMP = {"fft": "--rtol 1e-4", "cholesky": "--rtol 1e-4", "grad_scan": "--rtol 1e-4", "hyperbolic": "--rtol 1e-4"}
 
 
 def main():

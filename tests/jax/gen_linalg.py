@@ -19,6 +19,16 @@ or phases, Schur vectors), the function returns something that is: values,
 reconstructions (Q R, U S V^H, V diag(w) V^-1), projectors, absolute values.
 Every dtype runs on cpu (lapack_s/d/c/z targets); cuda and rocm take two
 each (their targets are type-generic), so every target sees every type.
+Exceptions: functions lowered to a custom call on one platform only
+(ONLY_ON: symmetric_product -> cusolver_syrk_ffi and cholesky_update ->
+cu_cholesky_update_ffi, both real-only in JAX) get that platform only, with
+every type; eigh_tridiagonal (no custom call anywhere) runs on cpu only.
+tridiagonal_solve_perturbed (tridiagonal_solve(perturb_singular=True):
+tridiagonal_solve_perturbed_ffi, cu_ / hip_tridiagonal_solve_perturbed)
+solves a regular system and an exactly singular one, whose zero pivot jaxlib
+perturbs (the values are then ~1 / (eps * max|U|), compared norm-wise).
+The cases of KEEP_COMPLEX store complex results as complex (npycmp's complex
+--rtol); the older ones store them as (..., 2) real (re, im) pairs.
 
 usage: python3 tests/jax/gen_linalg.py [FUNC...]   (rewrites tests/jax/linalg/;
        with FUNC names, only those functions' cases)

@@ -337,7 +337,7 @@ TEST(conflicting_input_sizes_name_the_inputs) {
       "func.func @main(%x: tensor<?xf32>) -> tensor<?x2xf32> {\n"
       "  %c = stablehlo.constant dense<1.0> : tensor<4x2xf32>\n"
       "  %b = stablehlo.broadcast_in_dim %x, dims = [0] : (tensor<?xf32>) -> tensor<?x2xf32>\n"
-      "  %0 = stablehlo.multiply %b, %c : tensor<?x2xf32>\n"
+      "  %0 = stablehlo.multiply %b, %c : (tensor<?x2xf32>, tensor<4x2xf32>) -> tensor<?x2xf32>\n"
       "  return %0 : tensor<?x2xf32>\n"
       "}\n";
   int64_t d[1] = {3};
