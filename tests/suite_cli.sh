@@ -231,5 +231,21 @@ expect tuple-result-summary 0 "result 0_1_1: tensor<2xf32> \[3, 3\]" \
 expect tuple-result-print 0 "tensor<i32> \{2\}"  "$HLO" run "$T/tuple.mlir" --arg 'dense<1.5> : tensor<2xf32>' --print-results
 expect tuple-result-written 0 "out0_1_1\.npy"   sh -c "\"$HLO\" run \"$T/tuple.mlir\" --arg 'dense<1.5> : tensor<2xf32>' --output-dir \"$T/tup\" --quiet && ls \"$T/tup\""
 
+# A dense_resource whose type's element count overflows: a located error, not "-1 elements".
+cat > "$T/res_huge.mlir" <<'X'
+func.func @main() -> tensor<4294967296x4294967296xf32> {
+  %c = stablehlo.constant dense_resource<k> : tensor<4294967296x4294967296xf32>
+  return %c : tensor<4294967296x4294967296xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      k: "0x040000000000803F"
+    }
+  }
+#-}
+X
+expect resource-huge-type 1 'res_huge.mlir:2:[0-9]+: error: dense_resource<k>: the type has more elements than fit' "$HLO" run "$T/res_huge.mlir"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -135,15 +135,25 @@ void print_name(strbuf *b, const char *s) {
 }
 
 void print_symbol(strbuf *b, const char *s, size_t n) {
+  /* bare when every `::@`-separated segment is an MLIR bare-id
+   * ([A-Za-z_][A-Za-z0-9_$.]*), so that the parser reads back the same
+   * name; otherwise the whole name is quoted (issue 12) */
   bool bare = n > 0;
+  size_t seg = 0;
   for (size_t i = 0; i < n && bare; i++) {
     char c = s[i];
-    if (!(isalpha((unsigned char)c) || c == '_' || c == '.' || c == '$' || c == '-' ||
-          (i && isdigit((unsigned char)c))))
+    if (c == ':' && i + 2 < n && s[i + 1] == ':' && s[i + 2] == '@' && i > seg) {
+      i += 2;
+      seg = i + 1;
+      bare = seg < n;
+      continue;
+    }
+    if (!(isalpha((unsigned char)c) || c == '_' || (i > seg && (isdigit((unsigned char)c) ||
+                                                                 c == '.' || c == '$'))))
       bare = false;
   }
   sb_putc(b, '@');
-  if (bare || memmem(s, n, "::@", 3)) sb_putn(b, s, n);
+  if (bare) sb_putn(b, s, n);
   else print_string(b, s, n);
 }
 

@@ -68,7 +68,18 @@ static hlo_status check_axis(const hlo_loc *loc, const char *who, const char *wh
   int64_t sz = axis_size(m, r->name);
   if (sz < 0) return fail(loc, who, "%s: axis \"%s\" is not an axis of the mesh", what, r->name);
   if (r->size) {
-    if (r->pre_size < 1 || r->size < 1 || sz % r->pre_size || (sz / r->pre_size) % r->size)
+    /* Shardy's rules for a sub-axis "x":(pre)size: pre >= 1, size > 1, pre*size divides the
+     * axis, and the sub-axis is not the whole axis. */
+    if (r->pre_size < 1)
+      return fail(loc, who, "%s: sub-axis pre-size must be at least 1: \"%s\":(%lld)%lld", what, r->name,
+                  (long long)r->pre_size, (long long)r->size);
+    if (r->size <= 1)
+      return fail(loc, who, "%s: sub-axis sizes must be greater than 1: \"%s\":(%lld)%lld", what, r->name,
+                  (long long)r->pre_size, (long long)r->size);
+    if (r->pre_size == 1 && r->size == sz)
+      return fail(loc, who, "%s: sub-axis size is equal to the full axis size: \"%s\":(%lld)%lld", what,
+                  r->name, (long long)r->pre_size, (long long)r->size);
+    if (sz % r->pre_size || (sz / r->pre_size) % r->size)
       return fail(loc, who, "%s: sub-axis \"%s\":(%lld)%lld does not divide the axis of size %lld", what, r->name,
                   (long long)r->pre_size, (long long)r->size, (long long)sz);
   }

@@ -847,7 +847,9 @@ bool parse_attr(pstate *ps, hlo_attr **out) {
         }
         break;
       }
-      if (ps->pos == st) return ps_err(ps, st, "expected symbol name after '@'");
+      char c0 = ps->pos > st ? ps->s[st] : 0;
+      if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_'))
+        return ps_err(ps, st, "expected symbol name after '@' (a bare identifier or a string)");
       char *nm = ps_strndup(ps, ps->s + st, ps->pos - st);
       if (!nm) return false;
       *out = attr_symbol(ps->a, nm);

@@ -275,6 +275,7 @@ static const kwspec KWSPECS[] = {
   {OP_RNG_BIT_GENERATOR, {"algorithm"}},
   {OP_DOT_GENERAL, {"batching_dims", "contracting_dims", "precision", "algorithm"}},
   {OP_REDUCE_PRECISION, {"format"}},
+  {OP_CHOLESKY, {"lower"}},
   {OP_EINSUM, {"config"}},
   {OP_UNARY_EINSUM, {"config"}},
   {OP_CHECK_EXPECT_ALMOST_EQ, {"tolerance"}},
@@ -385,7 +386,7 @@ static bool p_constant(pstate *ps, opb *b) {
   TRY(parse_attr(ps, &v));
   if (v->kind != ATTR_DENSE) return ps_err(ps, vp, "constant value must be a dense literal with a tensor type");
   TRY(opb_attr(ps, b, "value", v));
-  TRY(opt_attr_dict(ps, b));
+  /* `attr-dict $value`: no attr-dict after the value (MLIR's format) */
   return set_results(ps, b, (hlo_type *)v->u.dense.type, 1);
 }
 

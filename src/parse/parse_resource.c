@@ -165,7 +165,10 @@ bool parse_resolve_resources(pstate *ps) {
     const hlo_type *t = a->u.dense.type;
     int64_t n = type_num_elements(t);
     size_t esz = hlo_dtype_size(t->dtype);
-    if (n < 0 || (uint64_t)n > SIZE_MAX / (esz ? esz : 1) || (size_t)n * esz != r->nbytes)
+    if (n < 0 || (uint64_t)n > SIZE_MAX / (esz ? esz : 1))
+      return ps_err(ps, pos, "dense_resource<%s>: the type has more elements than fit in memory "
+                             "(or a dynamic size); the blob holds %zu bytes", nm, r->nbytes);
+    if ((size_t)n * esz != r->nbytes)
       return ps_err(ps, pos, "dense_resource<%s>: the blob holds %zu bytes, the type needs %lld "
                              "elements of %zu bytes", nm, r->nbytes, (long long)n, esz);
     a->u.dense.data = (uint8_t *)r->data;

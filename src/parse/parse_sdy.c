@@ -110,10 +110,18 @@ bool parse_sdy_sharding_body(pstate *ps, sdy_sharding **out) {
   size_t mp = ps->pos;
   if (ps_accept(ps, '@')) {
     size_t st = ps->pos;
-    while (ps->pos < ps->end && ps_is_ident_char(ps->s[ps->pos]) && ps->s[ps->pos] != '-') ps->pos++;
-    if (ps->pos == st) return ps_err(ps, st, "expected mesh name after '@'");
-    s->mesh_name = ps_strndup(ps, ps->s + st, ps->pos - st);
-    if (!s->mesh_name) return false;
+    if (st < ps->end && ps->s[st] == '"') { /* @"name", as the printer quotes odd names */
+      size_t l;
+      char *nm;
+      TRY(ps_string(ps, &nm, &l));
+      s->mesh_name = nm;
+    } else {
+      while (ps->pos < ps->end && ps_is_ident_char(ps->s[ps->pos]) && ps->s[ps->pos] != '-') ps->pos++;
+      if (ps->pos == st || (ps->s[st] >= '0' && ps->s[st] <= '9'))
+        return ps_err(ps, st, "expected mesh name after '@'");
+      s->mesh_name = ps_strndup(ps, ps->s + st, ps->pos - st);
+      if (!s->mesh_name) return false;
+    }
   } else if (ps_accept_kw(ps, "mesh") || ps_accept_str(ps, "#sdy.mesh")) {
     sdy_mesh *m;
     TRY(parse_sdy_mesh_body(ps, &m));
@@ -252,7 +260,8 @@ bool parse_sdy_mesh_decl(pstate *ps, size_t kw_pos) {
     TRY(ps_string(ps, &name, &l));
   } else {
     while (ps->pos < ps->end && ps_is_ident_char(ps->s[ps->pos]) && ps->s[ps->pos] != '-') ps->pos++;
-    if (ps->pos == st) return ps_err(ps, st, "expected mesh name after '@'");
+    if (ps->pos == st || (ps->s[st] >= '0' && ps->s[st] <= '9'))
+      return ps_err(ps, st, "expected mesh name after '@'");
     name = ps_strndup(ps, ps->s + st, ps->pos - st);
     if (!name) return false;
   }

@@ -93,8 +93,9 @@ module @sdy_syntax attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas 
   sdy.mesh @mesh = <["x"=1, "y"=1]>
   sdy.mesh @mesh_ids = <["a"=1], device_ids=[0]>
   sdy.mesh @maximal = <[], device_ids=[0]>
+  sdy.mesh @mesh4 = <["w"=4, "v"=1]>
   func.func public @main(%arg0: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}p0, {?}p1]>}) -> (tensor<4x2xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{}, {}], replicated={"x", "y"}>}) {
-    %0 = sdy.sharding_constraint %arg0 <@mesh, [{"x":(1)1}, {}], unreduced={"y"}> : tensor<4x2xf32>
+    %0 = sdy.sharding_constraint %arg0 <@mesh4, [{"w":(1)2}, {}], unreduced={"v"}> : tensor<4x2xf32>
     %1 = sdy.reshard %0 <mesh<["z"=1]>, [{"z"}, {}]> : tensor<4x2xf32>
     %2 = sdy.propagation_barrier %1 allowed_direction=BACKWARD : tensor<4x2xf32>
     %3 = sdy.named_computation<"double">(%2) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh_ids, [{"a"}, {}]>] (%arg1: tensor<4x2xf32>) {

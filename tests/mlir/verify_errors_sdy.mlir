@@ -207,3 +207,26 @@ module {
     return %1 : tensor<4x2xf32>
   }
 }
+
+// -----
+
+module {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {
+    // expected-error@+1 {{sub-axis sizes must be greater than 1: "x":(1)1}}
+    %0 = sdy.sharding_constraint %a <@mesh, [{"x":(1)1}, {}]> : tensor<4x2xf32>
+    return %0 : tensor<4x2xf32>
+  }
+}
+
+// -----
+
+module {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {
+    // expected-error@+1 {{sub-axis size is equal to the full axis size: "x":(1)4}}
+    %0 = sdy.sharding_constraint %a <@mesh, [{"x":(1)4}, {}]> : tensor<4x2xf32>
+    return %0 : tensor<4x2xf32>
+  }
+}
+

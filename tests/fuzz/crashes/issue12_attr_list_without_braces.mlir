@@ -1,0 +1,4 @@
+func.func @f() {
+  func.return
+a = 1, a = 2
+}
