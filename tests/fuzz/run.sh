@@ -11,7 +11,10 @@
 #                                       tests/fuzz/crashes and corpus once
 # Exit: 0 clean; 1 a crash/leak/timeout was found (the reproducer is left in
 # build/fuzz/artifacts/ and named on stderr); 3 clang or libFuzzer missing.
-# Env: FUZZ_CC (default clang, then clang-14), FUZZ_JOBS (default 2).
+# Env: FUZZ_CC (default clang, then clang-14), FUZZ_JOBS (default 2),
+#      FUZZ_SEEDS: more seed folders for a long run (e.g. ../shared/fuzz-corpus),
+#      FUZZ_KEEP: a folder that receives the grown corpus after the run (to
+#      merge back into tests/fuzz/corpus with -merge=1).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 FB=build/fuzz
@@ -82,11 +85,13 @@ scratch=$FB/corpus.run
 rm -rf "$scratch"; mkdir -p "$scratch"
 cp tests/fuzz/corpus/* "$scratch"/ 2>/dev/null
 cp tests/fuzz/crashes/* "$scratch"/ 2>/dev/null
+for d in ${FUZZ_SEEDS:-}; do cp "$d"/* "$scratch"/ 2>/dev/null; done
 echo "fuzz: running $FB/fuzz_parse for ${SECS}s (log: $FB/fuzz.log)" >&2
 "$FB/fuzz_parse" $OPTS -max_total_time="$SECS" -print_final_stats=1 \
   -artifact_prefix="$FB/artifacts/" -dict=tests/fuzz/mlir.dict "$scratch" > "$FB/fuzz.log" 2>&1
 rc=$?
 tail -n 30 "$FB/fuzz.log" >&2
+if [ -n "${FUZZ_KEEP:-}" ]; then mkdir -p "$FUZZ_KEEP" && cp "$scratch"/* "$FUZZ_KEEP"/ 2>/dev/null; fi
 if [ $rc -ne 0 ]; then
   echo "fuzz: FAILED (exit $rc); reproducer(s): $(ls "$FB"/artifacts/ 2>/dev/null | tr '\n' ' ')" >&2
   exit 1
