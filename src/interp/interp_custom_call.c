@@ -7,7 +7,8 @@
  * handlers, see interp_lapack.h):
  *   lapack_{s,d,c,z}potrf_ffi, cusolver_/hipsolver_potrf_ffi   Cholesky (?potrf)
  *   lapack_{s,d,c,z}getrf_ffi, cusolver_/hipsolver_getrf_ffi   LU (?getrf)
- *   lapack_{s,d,c,z}trsm_ffi       triangular solve (BLAS ?trsm)
+ *   lapack_{s,d,c,z}trsm_ffi       triangular solve (interp_lapack_trsm.c: as
+ *                                  OpenBLAS's ?trsm computes it, not BLAS)
  *   lapack_{s,d,c,z}geqrf_ffi, cusolver_/hipsolver_geqrf_ffi   QR (?geqrf)
  *   lapack_{s,d}orgqr_ffi, lapack_{c,z}ungqr_ffi, cusolver_/hipsolver_orgqr_ffi
  *                                  Q from QR (?orgqr / ?ungqr)
@@ -45,7 +46,10 @@
  * fails, naming the JAX feature (a C program cannot call into a Python
  * process that is gone).
  *
- * An unknown target fails with HLO_NOT_FOUND when the call is executed.
+ * An unknown target fails with HLO_NOT_FOUND when the call is executed: a
+ * short message naming the target, the closest known name if one is near,
+ * and the families of known targets; CustomSPMDPartitioning (a Python
+ * custom_partitioning rule) fails with HLO_UNIMPLEMENTED saying so.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +59,6 @@
 #include "interp/interp_util.h"
 #include "ir/element.h"
 #include "support/arena.h"
-#include "support/strbuf.h"
 
 /* cu_lu_pivots_to_permutation / hip_lu_pivots_to_permutation: pivots (..., k), 0-based row swaps applied
  * in order to iota(m), give the permutation (..., m) (jaxlib
@@ -256,6 +259,62 @@ bool interp_custom_call_known(const char *name) {
   return false;
 }
 
+/* ------------------------------------------------------ unknown targets */
+
+/* Edit distance (insertions, deletions, substitutions) between a[0..n) and
+ * b[0..m), case-insensitive; stops early (returns > cap) past `cap`. */
+static size_t edit_distance(const char *a, size_t n, const char *b, size_t m, size_t cap) {
+  size_t row[128];
+  if (m >= sizeof row / sizeof row[0] || n > m + cap || m > n + cap) return cap + 1;
+  for (size_t j = 0; j <= m; j++) row[j] = j;
+  for (size_t i = 1; i <= n; i++) {
+    size_t diag = row[0], best;
+    row[0] = best = i;
+    for (size_t j = 1; j <= m; j++) {
+      size_t up = row[j];
+      int ca = a[i - 1], cb = b[j - 1];
+      if (ca >= 'A' && ca <= 'Z') ca += 'a' - 'A';
+      if (cb >= 'A' && cb <= 'Z') cb += 'a' - 'A';
+      size_t v = diag + (ca != cb);
+      if (up + 1 < v) v = up + 1;
+      if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+      row[j] = v;
+      diag = up;
+      if (v < best) best = v;
+    }
+    if (best > cap) return cap + 1;
+  }
+  return row[m];
+}
+
+/* The error for a target no kernel handles: its name, the closest known
+ * name when one is near (at most a quarter of the letters differ, at least
+ * 2), and the families of known targets. CustomSPMDPartitioning
+ * (jax.experimental.custom_partitioning) gets its own explanation. */
+static hlo_status unknown_target(const hlo_op *op, const char *name, size_t len) {
+  int shown = (int)(len > 120 ? 120 : len);
+  if (len == 22 && !memcmp(name, "CustomSPMDPartitioning", 22))
+    return interp_error(op, HLO_UNIMPLEMENTED,
+                        "custom_call target 'CustomSPMDPartitioning' is a Python rule from "
+                        "jax.experimental.custom_partitioning (its backend_config is the id of "
+                        "a Python object in the process that traced it): only JAX can run it; "
+                        "export the function without custom_partitioning");
+  size_t cap = len / 4 > 2 ? len / 4 : 2, best = cap + 1;
+  const char *near = NULL;
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+    size_t d = edit_distance(name, len, targets[i].name, strlen(targets[i].name), cap);
+    if (d < best) best = d, near = targets[i].name;
+  }
+  return interp_error(op, HLO_NOT_FOUND,
+                      "custom_call target '%.*s' is not registered%s%s%s (known: jaxlib's "
+                      "lapack_*_ffi, cusolver_* / hipsolver_*, cuhybrid_* / hiphybrid_*, "
+                      "cusparse_* / hipsparse_*, cu_* / hip_* linear algebra; Python host "
+                      "callbacks; Sharding, SPMD*, MoveTo*, annotate_device_placement; "
+                      "check.*)",
+                      shown, name, near ? "; did you mean '" : "", near ? near : "",
+                      near ? "'?" : "");
+}
+
 static hlo_status k_custom_call(interp *it, const hlo_op *op, tensor *const *in,
                                 const hlo_type *const *rt, tensor **out) {
   const hlo_attr *a = op_attr(op, "call_target_name");
@@ -266,18 +325,17 @@ static hlo_status k_custom_call(interp *it, const hlo_op *op, tensor *const *in,
   if (len >= 6 && !memcmp(name, "check.", 6))
     return interp_check_custom_call(it, op, in, rt, out);
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-    if (strlen(targets[i].name) == len && !memcmp(targets[i].name, name, len))
-      return targets[i].fn(it, op, in, rt, out, &targets[i]);
+    if (strlen(targets[i].name) == len && !memcmp(targets[i].name, name, len)) {
+      /* LAPACK's XERBLA reports (hlo's override records them and returns):
+       * the kernel has already put the routine's info into its info result,
+       * as jaxlib does; a report left over would only describe this call. */
+      lk_xerbla_clear();
+      hlo_status st = targets[i].fn(it, op, in, rt, out, &targets[i]);
+      (void)lk_xerbla_take(NULL, NULL);
+      return st;
+    }
   }
-  strbuf b;
-  sb_init(&b);
-  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-    sb_printf(&b, "%s%s", i ? ", " : "", targets[i].name);
-  hlo_status st = interp_error(op, HLO_NOT_FOUND,
-                               "custom_call target '%.*s' is not registered (known: check.*, %s)",
-                               (int)(len > 200 ? 200 : len), name, b.oom ? "..." : sb_cstr(&b));
-  sb_free(&b);
-  return st;
+  return unknown_target(op, name, len);
 }
 
 void interp_register_custom_call(interp_kernel *table) {

@@ -1,5 +1,5 @@
 /* interp_lapack.c — the first LAPACK-backed custom-call kernels: Cholesky
- * (?potrf), LU (?getrf), triangular solve (BLAS ?trsm), QR (?geqrf,
+ * (?potrf), LU (?getrf), QR (?geqrf,
  * ?orgqr / ?ungqr), the symmetric / Hermitian eigensolver (?syevd / ?heevd,
  * also serving cuSOLVER's syevd and syevj: the Jacobi variant is computed
  * with the divide-and-conquer routine) and the SVD (?gesdd).
@@ -8,8 +8,7 @@
  * (jaxlib/cpu/lapack_kernels.cc, jaxlib/gpu/solver_kernels_ffi.cc): getrf
  * returns (lu, ipiv, info) with 1-based LAPACK pivots (JAX subtracts 1
  * afterwards); potrf returns (factor, info) and leaves the other triangle as
- * it was (JAX masks it); trsm takes (a, b[, alpha]) and returns the solution
- * in b's shape; geqrf returns (a, tau[, info, workspace]); orgqr takes
+ * it was (JAX masks it); geqrf returns (a, tau[, info, workspace]); orgqr takes
  * (a, tau) and returns (a[, info, workspace]). Character options come as ui8
  * entries of mhlo.backend_config (uplo = 76 'L', side, trans_x, diag).
  * The matrix dimensions must be column-major (what JAX emits); anything
@@ -35,18 +34,6 @@ void sgetrf_(const int *, const int *, void *, const int *, int *, int *);
 void dgetrf_(const int *, const int *, void *, const int *, int *, int *);
 void cgetrf_(const int *, const int *, void *, const int *, int *, int *);
 void zgetrf_(const int *, const int *, void *, const int *, int *, int *);
-void strsm_(const char *, const char *, const char *, const char *, const int *, const int *,
-            const void *, const void *, const int *, void *, const int *, size_t, size_t, size_t,
-            size_t);
-void dtrsm_(const char *, const char *, const char *, const char *, const int *, const int *,
-            const void *, const void *, const int *, void *, const int *, size_t, size_t, size_t,
-            size_t);
-void ctrsm_(const char *, const char *, const char *, const char *, const int *, const int *,
-            const void *, const void *, const int *, void *, const int *, size_t, size_t, size_t,
-            size_t);
-void ztrsm_(const char *, const char *, const char *, const char *, const int *, const int *,
-            const void *, const void *, const int *, void *, const int *, size_t, size_t, size_t,
-            size_t);
 void sgeqrf_(const int *, const int *, void *, const int *, void *, void *, const int *, int *);
 void dgeqrf_(const int *, const int *, void *, const int *, void *, void *, const int *, int *);
 void cgeqrf_(const int *, const int *, void *, const int *, void *, void *, const int *, int *);
@@ -82,9 +69,6 @@ void zgesdd_(const char *, const int *, const int *, void *, const int *, void *
 
 typedef void (*potrf_fn)(const char *, const int *, void *, const int *, int *, size_t);
 typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *, int *);
-typedef void (*trsm_fn)(const char *, const char *, const char *, const char *, const int *,
-                        const int *, const void *, const void *, const int *, void *, const int *,
-                        size_t, size_t, size_t, size_t);
 typedef void (*geqrf_fn)(const int *, const int *, void *, const int *, void *, void *,
                          const int *, int *);
 typedef void (*orgqr_fn)(const int *, const int *, const int *, void *, const int *, const void *,
@@ -92,7 +76,6 @@ typedef void (*orgqr_fn)(const int *, const int *, const int *, void *, const in
 
 static const potrf_fn potrf_fns[4] = {spotrf_, dpotrf_, cpotrf_, zpotrf_};
 static const getrf_fn getrf_fns[4] = {sgetrf_, dgetrf_, cgetrf_, zgetrf_};
-static const trsm_fn trsm_fns[4] = {strsm_, dtrsm_, ctrsm_, ztrsm_};
 static const geqrf_fn geqrf_fns[4] = {sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_};
 static const orgqr_fn orgqr_fns[4] = {sorgqr_, dorgqr_, cungqr_, zungqr_};
 
@@ -151,53 +134,6 @@ hlo_status cc_getrf(interp *it, const hlo_op *op, tensor *const *in,
   return st;
 }
 
-hlo_status cc_trsm(interp *it, const hlo_op *op, tensor *const *in,
-                          const hlo_type *const *rt, tensor **out, const cc_target *t) {
-  int prec, m, n, pa, ka, kb;
-  int64_t batch, batch_a;
-  HLO_TRY(lk_check_results(op, t, 1, 1));
-  if (op->num_operands < 2 || op->num_operands > 3)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "%s: expected operands (a, b[, alpha])",
-                        t->name);
-  HLO_TRY(lk_matrix_operand(op, t, in[1], &prec, &batch, &m, &n));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &pa, &batch_a, &ka, &kb));
-  char side = lk_config_char(op, "side", 'L'), uplo = lk_config_char(op, "uplo", 'L');
-  char trans = lk_config_char(op, "trans_x", 'N'), diag = lk_config_char(op, "diag", 'N');
-  int k = side == 'L' ? m : n;
-  if (pa != prec || ka != k || kb != k || (batch_a != batch && batch_a != 1))
-    return interp_error(op, HLO_INVALID_ARGUMENT,
-                        "%s: a must be a %dx%d matrix of b's type for side '%c'", t->name, k, k,
-                        side);
-  double alpha[2] = {1.0, 0.0};
-  float alpha_f[2] = {1.0f, 0.0f};
-  const void *alpha_p = (prec == 0 || prec == 2) ? (const void *)alpha_f : (const void *)alpha;
-  if (op->num_operands == 3) {
-    if (!in[2] || in[2]->type->kind != TYPE_TENSOR || in[2]->type->dtype != in[1]->type->dtype ||
-        in[2]->num_elems != 1)
-      return interp_error(op, HLO_INVALID_ARGUMENT, "%s: alpha must be a scalar of b's type",
-                          t->name);
-    alpha_p = in[2]->data;
-  }
-  uint8_t *a, *b;
-  HLO_TRY(lk_to_physical(op, 0, in[0], true, &a));
-  hlo_status st = lk_to_physical(op, 1, in[1], true, &b);
-  if (st) {
-    free(a);
-    return st;
-  }
-  size_t es = hlo_dtype_size(in[1]->type->dtype);
-  size_t bstep = (size_t)m * n * es, astep = batch_a == 1 ? 0 : (size_t)k * k * es;
-  int lda = k > 1 ? k : 1, ldb = m > 1 ? m : 1;
-  if (m > 0 && n > 0)
-    for (int64_t i = 0; i < batch; i++)
-      trsm_fns[prec](&side, &uplo, &trans, &diag, &m, &n, alpha_p, a + i * astep, &lda,
-                     b + i * bstep, &ldb, 1, 1, 1, 1);
-  st = lk_from_physical(op, 0, rt[0], b, &out[0]);
-  free(a);
-  free(b);
-  return st;
-}
-
 hlo_status cc_geqrf(interp *it, const hlo_op *op, tensor *const *in,
                            const hlo_type *const *rt, tensor **out, const cc_target *t) {
   int prec, m, n;
@@ -211,16 +147,16 @@ hlo_status cc_geqrf(interp *it, const hlo_op *op, tensor *const *in,
   int lda = m > 1 ? m : 1, info = 0, lwork = -1;
   double wq[2] = {0, 0};
   uint8_t *tau = xcalloc((size_t)(batch * k) + 1, es), *work = NULL;
+  int *infos = xcalloc((size_t)batch + 1, sizeof *infos);
   hlo_status st = NULL;
-  if (!tau) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!tau || !infos) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   if (!st && m > 0 && n > 0) {
     geqrf_fns[prec](&m, &n, a, &lda, tau, wq, &lwork, &info);
     st = lk_alloc_work(op, prec, wq, n, es, &lwork, &work);
   }
   size_t step = (size_t)m * n * es;
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
-    geqrf_fns[prec](&m, &n, a + b * step, &lda, tau + b * k * es, work, &lwork, &info);
-    st = lk_info(op, t, info);
+    geqrf_fns[prec](&m, &n, a + b * step, &lda, tau + b * k * es, work, &lwork, &infos[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) {
@@ -229,8 +165,11 @@ hlo_status cc_geqrf(interp *it, const hlo_op *op, tensor *const *in,
     else
       st = lk_from_physical(op, 1, rt[1], tau, &out[1]);
   }
-  if (!st) st = lk_zero_results(op, rt, 2, out);
+  /* Optional (info, workspace), as jaxlib's geqrf returns them. */
+  if (!st && op->num_results > 2) st = lk_int_result(op, 2, rt[2], infos, batch, &out[2]);
+  if (!st) st = lk_zero_results(op, rt, op->num_results > 2 ? 3 : 2, out);
   free(a);
+  free(infos);
   free(tau);
   free(work);
   if (st) iu_release_all(out, op->num_results);
@@ -265,18 +204,21 @@ hlo_status cc_orgqr(interp *it, const hlo_op *op, tensor *const *in,
   int lda = m > 1 ? m : 1, info = 0, lwork = -1;
   double wq[2] = {0, 0};
   uint8_t *work = NULL;
-  if (m > 0 && n > 0) {
+  int *infos = xcalloc((size_t)batch + 1, sizeof *infos);
+  if (!infos) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!st && m > 0 && n > 0) {
     orgqr_fns[prec](&m, &n, &k, a, &lda, tp, wq, &lwork, &info);
     st = lk_alloc_work(op, prec, wq, n, es, &lwork, &work);
   }
   size_t step = (size_t)m * n * es;
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
-    orgqr_fns[prec](&m, &n, &k, a + b * step, &lda, tp + b * k * es, work, &lwork, &info);
-    st = lk_info(op, t, info);
+    orgqr_fns[prec](&m, &n, &k, a + b * step, &lda, tp + b * k * es, work, &lwork, &infos[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
-  if (!st) st = lk_zero_results(op, rt, 1, out);
+  if (!st && op->num_results > 1) st = lk_int_result(op, 1, rt[1], infos, batch, &out[1]);
+  if (!st) st = lk_zero_results(op, rt, op->num_results > 1 ? 2 : 1, out);
   free(a);
+  free(infos);
   free(tp);
   free(work);
   if (st) iu_release_all(out, op->num_results);
@@ -340,7 +282,6 @@ hlo_status cc_syevd(interp *it, const hlo_op *op, tensor *const *in,
     else
       zheevd_(&jobz, &uplo, &n, ab, &lda, wb, work, &lwork, rwork, &lrwork, iwork, &liwork,
               &info[b], 1, 1);
-    st = lk_info(op, t, info[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_from_physical(op, 1, rt[1], w, &out[1]);
@@ -426,7 +367,6 @@ hlo_status cc_gesdd(interp *it, const hlo_op *op, tensor *const *in,
     call_gesdd(prec, jobz, m, n, a + b * step, lda, sv + (size_t)b * k * rs,
                u + (size_t)(b * usz) * es, ldu, vt + (size_t)(b * vsz) * es, ldvt, work, lwork,
                rwork, iwork, &info[b]);
-    st = lk_info(op, t, info[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_from_physical(op, 1, rt[1], sv, &out[1]);

@@ -71,8 +71,22 @@ HLO_MUST_USE hlo_status lk_check_results(const hlo_op *op, const cc_target *t, u
  * vals (row-major batch order). */
 HLO_MUST_USE hlo_status lk_int_result(const hlo_op *op, uint32_t i, const hlo_type *rt,
                                       const int *vals, int64_t count, tensor **out);
-/* HLO_INTERNAL when a LAPACK call reported an invalid argument (info < 0). */
-HLO_MUST_USE hlo_status lk_info(const hlo_op *op, const cc_target *t, int info);
+/* ------------------------------- LAPACK's error handler (interp_lapack_xerbla.c) */
+/* Room for a routine name XERBLA reports (LAPACK's are at most 6 letters;
+ * longer ones are cut). */
+#define LK_XERBLA_NAME_MAX 32
+/* hlo's overrides of reference LAPACK / BLAS's XERBLA and XERBLA_ARRAY
+ * (gfortran ABI): they record the routine and the argument number in
+ * thread-local state and return, never print, never exit. */
+void xerbla_(const char *srname, const int *info, size_t srname_len);
+void xerbla_array_(const char *srname_array, const int *srname_len, const int *info,
+                   size_t elem_len);
+/* Forgets this thread's XERBLA reports. */
+void lk_xerbla_clear(void);
+/* The number of XERBLA reports on this thread since lk_xerbla_clear (0:
+ * none); the last one's routine name (NUL-terminated) to `name` and argument
+ * number to `arg` (either may be NULL). Clears the state. */
+int lk_xerbla_take(char name[LK_XERBLA_NAME_MAX], int *arg);
 /* The optimal workspace size a LAPACK workspace query wrote to `wq` (its
  * first element, float or double by precision). */
 double lk_workspace_size(int prec, const double *wq);
@@ -95,7 +109,8 @@ hlo_status cc_potrf(interp *, const hlo_op *, tensor *const *, const hlo_type *c
 /* ?getrf: a -> (lu, ipiv 1-based, info). */
 hlo_status cc_getrf(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
                     tensor **, const cc_target *);
-/* ?trsm: (a, b[, alpha]) -> x. */
+/* ?trsm (interp_lapack_trsm.c: computed as OpenBLAS does, not with BLAS):
+ * (a, b[, alpha]) -> x. */
 hlo_status cc_trsm(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
                    tensor **, const cc_target *);
 /* ?geqrf: a -> (a, tau[, info, workspace]). */

@@ -141,7 +141,6 @@ static hlo_status svd_batch(const hlo_op *op, const cc_target *t, int prec, bool
   for (int64_t b = 0; b < batch && !st; b++) {
     call_svd(prec, qr, jobz, m, n, a + (size_t)b * m * n * es, s + (size_t)b * k * rs,
              u + b * usz * es, ldu, vt + b * vsz * es, ldvt, work, lwork, rwork, iwork, &info[b]);
-    st = lk_info(op, t, info[b]);
   }
   free(rwork);
   free(work);
@@ -357,7 +356,6 @@ hlo_status cc_geev(interp *it, const hlo_op *op, tensor *const *in, const hlo_ty
     /* Complex: the eigenvectors go straight to the results. */
     uint8_t *lo = cplx ? vl + b * nn * cs : tl, *ro = cplx ? vr + b * nn * cs : tr;
     call_geev(prec, jl, jr, n, a + b * nn * es, wrb, wib, lo, ro, work, lwork, rwork, &info[b]);
-    st = lk_info(op, t, info[b]);
     if (!st && !cplx && info[b] == 0) {
       if (jl == 'V') unpack_real_vectors(prec, n, tl, wib, vl + b * nn * cs);
       if (jr == 'V') unpack_real_vectors(prec, n, tr, wib, vr + b * nn * cs);
@@ -431,7 +429,6 @@ hlo_status cc_gees(interp *it, const hlo_op *op, tensor *const *in, const hlo_ty
   for (int64_t b = 0; b < batch && !st && n > 0; b++) {
     call_gees(prec, jobvs, n, a + b * nn * es, &sdim[b], w0 + (size_t)b * n * es,
               w1 + (size_t)b * n * es, vs + b * nn * es, work, lwork, rwork, bwork, &info[b]);
-    st = lk_info(op, t, info[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_from_physical(op, 1, rt[1], vs, &out[1]);
@@ -489,7 +486,6 @@ hlo_status cc_gehrd(interp *it, const hlo_op *op, tensor *const *in, const hlo_t
   for (int64_t b = 0; b < batch && !st && n > 0; b++) {
     call_gehrd(prec, n, (int)lo, (int)hi, a + b * nn * es, tau + (size_t)b * nt * es, work, lwork,
                &info[b]);
-    st = lk_info(op, t, info[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_from_physical(op, 1, rt[1], tau, &out[1]);
@@ -541,7 +537,6 @@ hlo_status cc_sytrd(interp *it, const hlo_op *op, tensor *const *in, const hlo_t
   for (int64_t b = 0; b < batch && !st && n > 0; b++) {
     call_sytrd(prec, uplo, n, a + b * nn * es, d + (size_t)b * n * rs, e + (size_t)b * ne * rs,
                tau + (size_t)b * ne * es, work, lwork, &info[b]);
-    st = lk_info(op, t, info[b]);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_from_physical(op, 1, rt[1], d, &out[1]);

@@ -231,13 +231,6 @@ char lk_config_uplo(const hlo_op *op) {
   return uplo;
 }
 
-/* An HLO_INTERNAL error when a LAPACK call reported an invalid argument
- * (info < 0); NULL otherwise. */
-hlo_status lk_info(const hlo_op *op, const cc_target *t, int info) {
-  if (info >= 0) return NULL;
-  return interp_error(op, HLO_INTERNAL, "%s: LAPACK argument %d invalid", t->name, -info);
-}
-
 /* The optimal workspace size a LAPACK workspace query wrote to `wq` (its
  * first element, float or double by precision). */
 double lk_workspace_size(int prec, const double *wq) {

@@ -69,7 +69,6 @@ static hlo_status gtsv_batch(const hlo_op *op, const cc_target *t, tensor *const
     size_t off = (size_t)b * *n * es;
     gtsv_fns[*prec](n, nrhs, bufs[0] + off + es, bufs[1] + off, bufs[2] + off,
                     bufs[3] + (size_t)b * *n * *nrhs * es, &ldb, &(*info)[b]);
-    st = lk_info(op, t, (*info)[b]);
   }
   return st;
 }
@@ -163,8 +162,7 @@ hlo_status cc_geqp3(interp *it, const hlo_op *op, tensor *const *in, const hlo_t
   }
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
     call_geqp3(prec, m, n, a + b * mn * es, jpvt + b * n, tau + (size_t)b * k * es, work, lwork,
-               rwork, &info);
-    st = lk_info(op, t, info);
+               rwork, &info); /* info < 0 only for bad arguments; none out (jaxlib) */
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_int_result(op, 1, rt[1], jpvt, batch * n, &out[1]);
@@ -222,7 +220,6 @@ hlo_status cc_ormqr(interp *it, const hlo_op *op, tensor *const *in, const hlo_t
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
     call_ormqr(prec, side, trans, m, n, k, a + (size_t)b * ra * ca * es, lda,
                tp + (size_t)b * k * es, c + (size_t)b * m * n * es, work, lwork, &info);
-    st = lk_info(op, t, info);
   }
   if (!st) st = lk_from_physical(op, 0, rt[0], c, &out[0]);
   free(a), free(tp), free(c), free(work);

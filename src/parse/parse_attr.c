@@ -160,6 +160,8 @@ static bool parse_float_bits(pstate *ps, hlo_dtype dt, uint64_t *bits) {
     return true;
   }
   double d = num_double(ps, &t);
+  if (!isfinite(d))  /* a finite literal beyond even f64's range (2e656), as MLIR rejects it */
+    return ps_err(ps, t.start, "floating point value too large for %s", hlo_dtype_name(dt));
   if (dt == HLO_F64) {
     memcpy(bits, &d, 8);
     return true;

@@ -498,6 +498,11 @@ static bool parse_block_ops(pstate *ps, hlo_block *blk) {
     if (c == '}') return true;
     if (c == '^') return ps_err(ps, ps->pos, "multiple blocks in a region are not supported");
     if (!c) return ps_err(ps, ps->pos, "expected '}' at end of region, got end of input");
+    /* MLIR verifies this as it parses: nothing may follow a terminator (printed, an op
+     * after an operand-less `return` would read as its operand list). */
+    if (blk->last && (op_flags(blk->last->opcode) & OPF_TERMINATOR))
+      return ps_err(ps, ps->pos, "an operation follows '%s', which must be the last of its block",
+                    op_name(blk->last->opcode));
     TRY(parse_op(ps, blk));
   }
 }

@@ -13,7 +13,10 @@ machine with jax.jit(f).trace(*args).lower(lowering_platforms=(PLATFORM,)):
   expected/outK.npy  XLA:CPU's result of the *cpu* lowering (jax.jit(f) on
                  this machine's jaxlib), also for the cuda / rocm programs:
                  a program lowered for a GPU must compute the same values
-  cmp            --rtol 1e-4 (f32, c64) or 1e-10 (f64, c128)
+  cmp            --rtol 1e-4 (f32, c64) or 1e-10 (f64, c128); --exact for
+                 the real *_singular cases (inf beside finite values)
+Bad-data cases (*_nan: a NaN in the matrix; *_singular: exactly singular
+matrices) take their input from SPECIAL_INPUT; see the comment there.
 Where a decomposition is not unique (eigenvector and singular vector signs
 or phases, Schur vectors), the function returns something that is: values,
 reconstructions (Q R, U S V^H, V diag(w) V^-1), projectors, absolute values.
@@ -189,6 +192,45 @@ FUNCS.update({
         lax.linalg.ormqr(r, tau, a[..., :2, :] + 1, left=False, transpose=True)))(
             *geqrf(a)), True),
 })
+# Bad data (tests of jaxlib's info convention): the input of these cases
+# comes from SPECIAL_INPUT, not make_input. *_nan: the matrix (the first of a
+# batch; the second stays finite) holds a NaN. LAPACK reports it through
+# info (?gesdd: -4 from its NaN check; ?geev: ?gebal calls XERBLA, whose
+# reference version would exit the process: hlo overrides it) and JAX's
+# wrappers replace the results of a matrix whose info != 0 with NaN.
+# *_singular: an exactly singular matrix (batch: integer entries, then
+# zeros) through getrf + trsm: XLA:CPU gives NaN / inf, because OpenBLAS's
+# trsm multiplies by the reciprocal of a zero pivot where reference BLAS
+# skips zero right-hand sides.
+FUNCS.update({
+    "eig_nan": (lambda a: jnp.linalg.eig(a), True),
+    "eigvals_nan": (lambda a: sorted_c(jnp.linalg.eigvals(a)), True),
+    "svd_nan": (lambda a: jnp.linalg.svd(a), True),
+    "svdvals_nan": (lambda a: jnp.linalg.svd(a, compute_uv=False), True),
+    "pinv_nan": (jnp.linalg.pinv, True),
+    "norm2_nan": (lambda a: (jnp.linalg.norm(a, 2, axis=(-2, -1)),
+                             jnp.linalg.matrix_rank(a)), True),
+    "lstsq_nan": (lambda a: jnp.linalg.lstsq(a[:, :3], a[:, 3]), False),
+    "inv_singular": (jnp.linalg.inv, True),
+    "solve_singular": (lambda a: jnp.linalg.solve(a, a[..., :2] + 1), True),
+})
+
+
+def nan_input(name, dtype, batch):
+  a = make_input(name, dtype, batch)
+  a[(0,) * len(batch) + (1, 2)] = np.nan
+  return a
+
+
+def singular_input(name, dtype, batch):
+  # [[1, 2, 3], [2, 4, 6], [1, 1, 1]] (the newcomer's) bordered to 4 x 4, and
+  # zeros(4, 4) as the second matrix of a batch.
+  s = np.array([[1, 2, 3, 0], [2, 4, 6, 0], [1, 1, 1, 0], [0, 0, 0, 1]], dtype)
+  return np.stack([s, np.zeros_like(s)]) if batch else s
+
+
+SPECIAL_INPUT = {n: nan_input for n in FUNCS if n.endswith("_nan")}
+SPECIAL_INPUT.update({n: singular_input for n in FUNCS if n.endswith("_singular")})
 REF = {
     "svd_polar": lambda a: (lambda u, s, vh: (svd_recon(u, s, vh), s))(*jnp.linalg.svd(a)),
     "eigh_jacobi": FUNCS["eigh"][0],
@@ -221,6 +263,7 @@ def make_input(name, dtype, batch):
 # --rtol); the older cases store them as (..., 2) real (re, im) pairs, from
 # when npycmp compared complex arrays exactly.
 KEEP_COMPLEX = {"tridiagonal_solve_perturbed", "symmetric_product", "cholesky_update"}
+KEEP_COMPLEX |= set(SPECIAL_INPUT)
 
 
 def real_outputs(fn, name=None):
@@ -264,7 +307,7 @@ def main(only):
           continue
         if not batched:
           batch = ()
-        a = make_input(name, dtype, batch)
+        a = SPECIAL_INPUT.get(name, make_input)(name, dtype, batch)
         try:
           text = jax.jit(fn).trace(a).lower(lowering_platforms=(plat,)).as_text()
         except NotImplementedError as e:
@@ -284,7 +327,12 @@ def main(only):
           np.save(os.path.join(d, "expected", f"out{k}.npy"), np.asarray(e))
         single = dtype in (np.float32, np.complex64)
         with open(os.path.join(d, "cmp"), "w") as f:
-          f.write("--rtol 1e-4\n" if single else "--rtol 1e-10\n")
+          if name.endswith("_singular") and not np.issubdtype(dtype, np.complexfloating):
+            # inf next to finite values (npycmp's norm-wise error would be
+            # NaN): bit-exact, which hlo's trsm gives on these small integers
+            f.write("--exact\n")
+          else:
+            f.write("--rtol 1e-4\n" if single else "--rtol 1e-10\n")
         count += 1
   print(f"wrote {count} cases to {OUT}")
 

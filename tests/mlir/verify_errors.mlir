@@ -783,13 +783,6 @@ func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{a terminator must be the last operation of its block}}
-  return %a : tensor<4xf32>
-  %0 = stablehlo.negate %a : tensor<4xf32>
-}
-
-// -----
 
 func.func @main(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>) -> tensor<2x3x4xf32> {
   // expected-error@+1 {{batch_norm_inference (C3)}}

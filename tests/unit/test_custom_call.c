@@ -414,7 +414,10 @@ TEST(unknown_target_fails_only_when_run) {
   st = run_main("u.mlir", text2, strlen(text2), NULL, 0, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_NOT_FOUND);
   CHECK(st && strstr(hlo_status_message(st), "custom_call target 'foo' is not registered"));
-  CHECK(st && strstr(hlo_status_message(st), "lapack_spotrf_ffi"));
+  /* Families, not the ~100 names (tests/unit/test_linalg_errors.c checks
+   * the suggestions). */
+  CHECK(st && strstr(hlo_status_message(st), "lapack_*"));
+  CHECK(st && !strstr(hlo_status_message(st), "lapack_spotrf_ffi"));
   const hlo_loc *loc = status_loc(st);
   CHECK(loc && loc->line == 3);
   hlo_status_free(st);

@@ -105,7 +105,16 @@ static void expect_ok(const char *text) {
 
 TEST(issue_12_inputs) {
   /* the fuzzer's input: an attribute list without braces after func.return */
-  expect_error("func.func @f() {\n  func.return\na = 1, a = 2\n}\n", 3, 1, "unknown operation 'a'");
+  expect_error("func.func @f() {\n  func.return\na = 1, a = 2\n}\n", 3, 1,
+               "an operation follows 'func.return'");
+  /* found by the hour-long fuzz run: an op after an operand-less return printed as
+   * its operand list; and a finite f64 literal past f64's range */
+  expect_error("func.func @f() {\nreturn stablehlo.constant dense<1.0> : tensor<f64>\n}\n", 2, 8,
+               "an operation follows 'func.return'");
+  expect_error("func.func @f() -> tensor<2xf64> {\n  %0 = stablehlo.constant dense<[2.0, 2e656]> : "
+               "tensor<2xf64>\n  return %0 : tensor<2xf64>\n}\n", 2, 39, "too large for f64");
+  expect_error("func.func @f() -> tensor<f16> {\n  %0 = stablehlo.constant dense<1e400> : "
+               "tensor<f16>\n  return %0 : tensor<f16>\n}\n", 2, 33, "too large for f16");
   /* what hlo used to print for it: duplicates in properties */
   expect_error("func.func @f() {\n  \"func.return\"() <{a = 1 : i64, a = 2 : i64}> : () -> ()\n}\n",
                2, 34, "duplicate attribute 'a'");

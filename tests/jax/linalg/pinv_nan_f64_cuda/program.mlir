@@ -1,0 +1,59 @@
+module @jit_pinv attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x4x4xf64>) -> (tensor<2x4x4xf64> {jax.result_info = "result"}) {
+    %0 = call @_pinv(%arg0) : (tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    return %0 : tensor<2x4x4xf64>
+  }
+  func.func private @_pinv(%arg0: tensor<2x4x4xf64>) -> tensor<2x4x4xf64> {
+    %cst = stablehlo.constant dense<4.000000e+01> : tensor<f64>
+    %cst_0 = stablehlo.constant dense<2.2204460492503131E-16> : tensor<f64>
+    %0 = stablehlo.multiply %cst, %cst_0 : tensor<f64>
+    %1:3 = call @svd(%arg0) : (tensor<2x4x4xf64>) -> (tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>)
+    %2 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f64>) -> tensor<1xf64>
+    %3 = stablehlo.broadcast_in_dim %2, dims = [1] : (tensor<1xf64>) -> tensor<1x1xf64>
+    %4 = stablehlo.slice %1#1 [0:2, 0:1] : (tensor<2x4xf64>) -> tensor<2x1xf64>
+    %5 = stablehlo.broadcast_in_dim %3, dims = [0, 1] : (tensor<1x1xf64>) -> tensor<2x1xf64>
+    %6 = stablehlo.multiply %5, %4 : tensor<2x1xf64>
+    %7 = stablehlo.broadcast_in_dim %6, dims = [0, 1] : (tensor<2x1xf64>) -> tensor<2x4xf64>
+    %8 = stablehlo.compare GT, %1#1, %7, FLOAT : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xi1>
+    %cst_1 = stablehlo.constant dense<0x7FF0000000000000> : tensor<f64>
+    %9 = call @_where(%8, %1#1, %cst_1) : (tensor<2x4xi1>, tensor<2x4xf64>, tensor<f64>) -> tensor<2x4xf64>
+    %10 = stablehlo.transpose %1#2, dims = [0, 2, 1] : (tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    %11 = stablehlo.transpose %1#0, dims = [0, 2, 1] : (tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    %12 = stablehlo.broadcast_in_dim %9, dims = [0, 1] : (tensor<2x4xf64>) -> tensor<2x4x1xf64>
+    %13 = stablehlo.broadcast_in_dim %12, dims = [0, 1, 2] : (tensor<2x4x1xf64>) -> tensor<2x4x4xf64>
+    %14 = stablehlo.divide %11, %13 : tensor<2x4x4xf64>
+    %15 = stablehlo.dot_general %10, %14, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [HIGHEST, HIGHEST] : (tensor<2x4x4xf64>, tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    return %15 : tensor<2x4x4xf64>
+  }
+  func.func private @svd(%arg0: tensor<2x4x4xf64>) -> (tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>) {
+    %0:5 = stablehlo.custom_call @cusolver_gesvdj_ffi(%arg0) {backend_config = "", mhlo.backend_config = {compute_uv = true, full_matrices = true}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 2, 0]> : tensor<3xindex>, dense<0> : tensor<1xindex>], sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k])->([i, l, m], [i, n], [i, o, p], [i, q, r], [i]) {i=2, j=4, k=4, l=4, m=4, n=4, o=4, p=4, q=4, r=4}, custom>} : (tensor<2x4x4xf64>) -> (tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64>, tensor<2xi32>)
+    %1 = stablehlo.transpose %0#3, dims = [0, 2, 1] : (tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    %2 = stablehlo.slice %0#2 [0:2, 0:4, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    %3 = stablehlo.slice %1 [0:2, 0:4, 0:4] : (tensor<2x4x4xf64>) -> tensor<2x4x4xf64>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %4 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<2xi32>
+    %5 = stablehlo.compare EQ, %0#4, %4, SIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+    %6 = stablehlo.broadcast_in_dim %5, dims = [0] : (tensor<2xi1>) -> tensor<2x1xi1>
+    %cst = stablehlo.constant dense<0x7FF8000000000000> : tensor<f64>
+    %7 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f64>) -> tensor<2x4xf64>
+    %8 = stablehlo.broadcast_in_dim %6, dims = [0, 1] : (tensor<2x1xi1>) -> tensor<2x4xi1>
+    %9 = stablehlo.select %8, %0#1, %7 : tensor<2x4xi1>, tensor<2x4xf64>
+    %10 = stablehlo.broadcast_in_dim %5, dims = [0] : (tensor<2xi1>) -> tensor<2x1x1xi1>
+    %cst_0 = stablehlo.constant dense<0x7FF8000000000000> : tensor<f64>
+    %11 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f64>) -> tensor<2x4x4xf64>
+    %12 = stablehlo.broadcast_in_dim %10, dims = [0, 1, 2] : (tensor<2x1x1xi1>) -> tensor<2x4x4xi1>
+    %13 = stablehlo.select %12, %2, %11 : tensor<2x4x4xi1>, tensor<2x4x4xf64>
+    %14 = stablehlo.broadcast_in_dim %5, dims = [0] : (tensor<2xi1>) -> tensor<2x1x1xi1>
+    %cst_1 = stablehlo.constant dense<0x7FF8000000000000> : tensor<f64>
+    %15 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f64>) -> tensor<2x4x4xf64>
+    %16 = stablehlo.broadcast_in_dim %14, dims = [0, 1, 2] : (tensor<2x1x1xi1>) -> tensor<2x4x4xi1>
+    %17 = stablehlo.select %16, %3, %15 : tensor<2x4x4xi1>, tensor<2x4x4xf64>
+    return %13, %9, %17 : tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>
+  }
+  func.func private @_where(%arg0: tensor<2x4xi1>, %arg1: tensor<2x4xf64>, %arg2: tensor<f64>) -> tensor<2x4xf64> {
+    %0 = stablehlo.convert %arg2 : tensor<f64>
+    %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f64>) -> tensor<2x4xf64>
+    %2 = stablehlo.select %arg0, %arg1, %1 : tensor<2x4xi1>, tensor<2x4xf64>
+    return %2 : tensor<2x4xf64>
+  }
+}
