@@ -364,6 +364,11 @@ hlo_status cc_gesdd(interp *it, const hlo_op *op, tensor *const *in,
   }
   size_t step = (size_t)m * n * es;
   for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
+    /* a non-finite matrix: info = -4, as ?gesdd gives for a NaN (an infinity would hang it) */
+    if (lk_has_non_finite(prec, a + b * step, (size_t)m * n * (prec >= 2 ? 2 : 1))) {
+      info[b] = -4;
+      continue;
+    }
     call_gesdd(prec, jobz, m, n, a + b * step, lda, sv + (size_t)b * k * rs,
                u + (size_t)(b * usz) * es, ldu, vt + (size_t)(b * vsz) * es, ldvt, work, lwork,
                rwork, iwork, &info[b]);

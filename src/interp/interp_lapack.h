@@ -178,4 +178,10 @@ hlo_status cc_cholesky_update(interp *, const hlo_op *, tensor *const *, const h
  * result = alpha a a^T + beta c); option transpose. */
 hlo_status cc_syrk(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
                    tensor **, const cc_target *);
+/* Whether any of the `count` reals at `a` (f32 for precisions 0 and 2, f64
+ * for 1 and 3; a complex element is two reals) is an infinity or a NaN. The
+ * SVD kernels use it: LAPACK's ?gesdd reports a NaN as info = -4, but an
+ * infinity sends ?gesdd and ?gesvd into an endless QR iteration. */
+bool lk_has_non_finite(int prec, const uint8_t *a, size_t count);
+
 #endif

@@ -138,7 +138,15 @@ static hlo_status svd_batch(const hlo_op *op, const cc_target *t, int prec, bool
     if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
   size_t usz = (size_t)urows * ucols, vsz = (size_t)vrows * n;
+  size_t reals = (size_t)m * n * (prec >= 2 ? 2 : 1);
   for (int64_t b = 0; b < batch && !st; b++) {
+    /* LAPACK's ?gesdd reports a NaN in A as info = -4 (JAX then gives NaN results), but an
+     * infinity sends it, and ?gesvd, into an endless QR iteration (XLA:CPU hangs on it too):
+     * treat every non-finite matrix as ?gesdd treats a NaN. */
+    if (lk_has_non_finite(prec, a + (size_t)b * m * n * es, reals)) {
+      info[b] = -4;
+      continue;
+    }
     call_svd(prec, qr, jobz, m, n, a + (size_t)b * m * n * es, s + (size_t)b * k * rs,
              u + b * usz * es, ldu, vt + b * vsz * es, ldvt, work, lwork, rwork, iwork, &info[b]);
   }

@@ -8,6 +8,7 @@
  * so each operand is copied into its physical layout before the LAPACK call
  * and each result copied back. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "interp/interp_lapack.h"
 #include "interp/interp_util.h"
@@ -295,4 +296,21 @@ hlo_status lk_check_result(const hlo_op *op, const cc_target *t, uint32_t i, con
     return interp_error(op, HLO_INVALID_ARGUMENT, "%s: result %u must be %lld elements of %s",
                         t->name, i, (long long)count, hlo_dtype_name(dtype));
   return NULL;
+}
+
+/* Whether any of the `count` reals at `a` (f32 for prec 0 and 2, f64 for 1
+ * and 3: a complex element is two reals) is an infinity or a NaN. */
+bool lk_has_non_finite(int prec, const uint8_t *a, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    double v;
+    if (prec == 0 || prec == 2) {
+      float f;
+      memcpy(&f, a + i * 4, 4);
+      v = f;
+    } else {
+      memcpy(&v, a + i * 8, 8);
+    }
+    if (!isfinite(v)) return true;
+  }
+  return false;
 }

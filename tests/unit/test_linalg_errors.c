@@ -174,6 +174,43 @@ TEST(svd_nan_info_not_error) {
   arena_deinit(&ar);
 }
 
+/* An infinity in the matrix: reference ?gesdd and ?gesvd loop forever on it
+ * (XLA:CPU hangs too); hlo answers info = -4, as ?gesdd does for a NaN, for
+ * the cpu (lapack_sgesdd_ffi, full u/vt) and the GPU-named (gesvdj) targets. */
+TEST(svd_inf_returns_info) {
+  arena ar;
+  arena_init(&ar);
+  const char *text =
+      "func.func @main(%a: tensor<3x3xf32>) -> (tensor<i32>, tensor<i32>) {\n"
+      "  %0:5 = stablehlo.custom_call @lapack_sgesdd_ffi(%a) {mhlo.backend_config = {mode = 65 : "
+      "ui8}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, "
+      "1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>, "
+      "dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> "
+      "(tensor<3x3xf32>, tensor<3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<i32>)\n"
+      "  %1:5 = stablehlo.custom_call @cusolver_gesvdj_ffi(%a) {mhlo.backend_config = "
+      "{compute_uv = true, full_matrices = true}, operand_layouts = [dense<[0, 1]> : "
+      "tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : "
+      "tensor<1xindex>, dense<[0, 1]> : tensor<2xindex>, dense<[0, 1]> : tensor<2xindex>, "
+      "dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xf32>, "
+      "tensor<3x3xf32>, tensor<3x3xf32>, tensor<i32>)\n"
+      "  return %0#4, %1#4 : tensor<i32>, tensor<i32>\n}\n";
+  const float A[9] = {INFINITY, 1, 0, 1, 1, 0, 0, 0, 1};
+  int64_t d[2] = {3, 3};
+  tensor *x = make_tensor(&ar, HLO_F32, 2, d, A);
+  tl_run r;
+  hlo_status st = run_main("svd_inf.mlir", text, &x, 1, &r);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (!st) {
+    CHECK_EQ_INT(*(int32_t *)r.res[0]->data, -4);
+    CHECK_EQ_INT(*(int32_t *)r.res[1]->data, -4);
+  }
+  tl_run_free(&r);
+  hlo_status_free(st);
+  tensor_release(x);
+  arena_deinit(&ar);
+}
+
 static const char *trsm_f32_text =
     "func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {\n"
     "  %0 = stablehlo.custom_call @lapack_strsm_ffi(%a, %b) {mhlo.backend_config = {diag = 78 : "
