@@ -21,7 +21,7 @@ LDLIBS += -llapack -lblas -lm -lpthread
 SRCS := $(sort $(shell find src -name '*.c'))
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libhlo.a
-TOOL_SRCS := $(wildcard tools/*.c)
+TOOL_SRCS := $(wildcard tools/*.c tools/builtin/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_DEPS := $(wildcard tests/unit/testlib.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)

@@ -194,6 +194,9 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * Threads: runs of one executable may be started from several threads;
  * they take turns (the interpreter keeps per-run state). For runs in
  * parallel, create one executable per thread over the same module.
+ * Warnings: a host callback into Python that returns no data (a
+ * jax.debug.print) is skipped, with one warning per target and executable
+ * written to stderr (FILE:LINE:COL: warning: ...).
  * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, naming
  * the argument and dimension; NULL `args` with arguments expected; NULL
  * data; a failed JAX shape assertion, with JAX's message); HLO_UNIMPLEMENTED

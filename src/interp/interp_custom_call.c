@@ -148,8 +148,8 @@ static hlo_status cc_callback(interp *it, const hlo_op *op, tensor *const *in,
     bool side = se && ((se->kind == ATTR_BOOL && se->u.b) || se->kind == ATTR_UNIT);
     return interp_error(op, HLO_UNIMPLEMENTED,
                         "%s: a host callback into Python (from %s) whose results the program "
-                        "uses; hlo cannot call back into a Python process that is gone (the "
-                        "Python package, a later issue, will run such callbacks in-process)",
+                        "uses; hlo cannot call back into a Python process that is gone (hlo's "
+                        "Python package is planned to run such callbacks in-process)",
                         t->name,
                         side ? "jax.experimental.io_callback or jax.debug.callback"
                              : "jax.pure_callback");
@@ -158,8 +158,8 @@ static hlo_status cc_callback(interp *it, const hlo_op *op, tensor *const *in,
     const hlo_source *s = op->loc.src;
     fprintf(stderr,
             "%s:%u:%u: warning: skipping host callback '%s' (from jax.debug.print, "
-            "jax.debug.callback or io_callback; its results are not used): hlo cannot call "
-            "back into Python\n",
+            "jax.debug.callback or io_callback; it returns no data, only tokens or nothing): "
+            "hlo cannot call back into Python\n",
             s && s->name ? s->name : "<input>", op->loc.line, op->loc.col, t->name);
   }
   for (uint32_t i = 0; i < op->num_results; i++) {

@@ -480,7 +480,7 @@ static hlo_status pick_target(hlo_executable *e, const hlo_buffer_view *v, tenso
     free(sig);
   } else {
     HLO_TRY(spec_create(e, v, x, sig, nsig, &s));
-    if (count + 1 >= MAX_SPECS) { /* drop the least recently used */
+    if (count >= MAX_SPECS) { /* full: drop the least recently used */
       shape_spec **q = &e->specs;
       while (*q && (*q)->next) q = &(*q)->next;
       spec_free(*q);
@@ -535,15 +535,20 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
   if (!st) st = pick_target(e, args, NULL, &it, &run_f);
   for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(run_f, i, &args[i], &in[i]);
   if (!st) st = interp_call(it, run_f, in, f->num_args, &res);
-  pthread_mutex_unlock(&e->lock);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
-  if (st) return st;
+  if (st) {
+    pthread_mutex_unlock(&e->lock);
+    return st;
+  }
+  /* Still under the lock: the results' types may live in a shape specialization's
+   * arena, which another thread's run may evict (and free) once we unlock. */
   hlo_buffer **bufs = xcalloc(f->num_results ? f->num_results : 1, sizeof *bufs);
   if (!bufs) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   for (uint32_t i = 0; i < f->num_results && !st; i++) st = buffer_from_tensor(res[i], &bufs[i]);
   for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
   free(res);
+  pthread_mutex_unlock(&e->lock);
   if (st) {
     for (uint32_t i = 0; bufs && i < f->num_results; i++) hlo_buffer_destroy(bufs[i]);
     free(bufs);

@@ -27,7 +27,10 @@ HLO_MUST_USE hlo_status runtime_executable_create(hlo_module *m, const char *ent
 const hlo_func *runtime_executable_entry(const hlo_executable *e);
 /* Runs the entry function on interpreter values (borrowed), serialised with
  * other runs of `e`; *out is a malloc'd array of num_results new references.
- * Errors: HLO_INVALID_ARGUMENT for a wrong count, else interp_call's. */
+ * With dynamic shapes the results' types live in the shape specialization
+ * that ran them: read them before the next run of `e` (which may evict it);
+ * the data stays yours. Errors: HLO_INVALID_ARGUMENT for a wrong count, else
+ * interp_call's. */
 HLO_MUST_USE hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t n,
                                             tensor ***out);
 #endif

@@ -80,6 +80,67 @@ TEST(executables_created_in_many_threads) {
   hlo_module_destroy(m);
 }
 
+/* A dynamic-shape program: result = sum over the rows of x (b x 2), b from the input. */
+static const char *dyn_prog =
+    "func.func @main(%x: tensor<?x2xf32>) -> tensor<2xf32> {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : "
+    "(tensor<?x2xf32>, tensor<f32>) -> tensor<2xf32>\n"
+    "  return %r : tensor<2xf32>\n"
+    "}\n";
+
+typedef struct dyn_job {
+  hlo_executable *e;
+  int first;
+  int ok;
+} dyn_job;
+
+/* Runs sizes first, first+1, ... (12 distinct sizes per thread, more than the
+ * 8 shape signatures an executable keeps): every result must be right, and
+ * reading the results must not touch a specialization that another thread's
+ * run evicted (a use-after-free ASan found). */
+static void *dyn_worker(void *p) {
+  dyn_job *j = p;
+  j->ok = 1;
+  float x[2 * 40];
+  for (int i = 0; i < 80; i++) x[i] = (float)(i % 2 ? 2 : 1);
+  for (int rep = 0; rep < 36 && j->ok; rep++) {
+    int64_t dims[2] = {j->first + rep % 12, 2};
+    hlo_buffer_view v = {HLO_F32, 2, dims, x};
+    hlo_buffer **res = NULL;
+    hlo_status st = hlo_executable_run(j->e, &v, 1, &res);
+    if (st) { hlo_status_print(st, stderr); hlo_status_free(st); j->ok = 0; break; }
+    const float *r = hlo_buffer_data(res[0]);
+    if (hlo_buffer_rank(res[0]) != 1 || hlo_buffer_dims(res[0])[0] != 2 ||
+        r[0] != (float)dims[0] || r[1] != (float)(2 * dims[0]))
+      j->ok = 0;
+    hlo_buffer_destroy(res[0]);
+    free(res);
+  }
+  return NULL;
+}
+
+TEST(dynamic_shapes_many_threads_past_the_cache) {
+  hlo_module *m;
+  hlo_status st = hlo_module_parse("dyn.mlir", dyn_prog, strlen(dyn_prog), &m);
+  CHECK(st == NULL);
+  if (st) { hlo_status_print(st, stderr); hlo_status_free(st); return; }
+  hlo_executable *e;
+  CHECK(hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &e) == NULL);
+  pthread_t th[4];
+  dyn_job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (dyn_job){e, 1 + 7 * i, 0};
+    pthread_create(&th[i], NULL, dyn_worker, &jobs[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    CHECK(jobs[i].ok);
+  }
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+}
+
 TEST(argument_errors) {
   hlo_module *m;
   CHECK(hlo_module_parse("loop.mlir", loop_prog, strlen(loop_prog), &m) == NULL);

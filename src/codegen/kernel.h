@@ -1,0 +1,210 @@
+/* kernel.h — the kernel representation: the one unit both code generators
+ * (the C emitter for CPUs now, the CUDA emitter later) print. Version 0.
+ *
+ * A fusion (a list of StableHLO ops) is lowered (lower_fusion.c) to a
+ * `kernel`: a loop nest over an INDEX SPACE, a straight-line SSA BODY of
+ * scalar instructions evaluated at each point of it, and OUTPUTS stored at
+ * each point (or, for a reduction, once per row after a combiner has folded
+ * the row). The emitters never decide anything: every choice that changes the
+ * code's shape (tiles, threads) is in the kernel, made by a schedule
+ * function, so the C and CUDA texts of one kernel compute the same thing.
+ *
+ * Design decisions, field by field:
+ *
+ * - Index space (`rank`, `dims`, `num_reduce_dims`): the output's dims; for a
+ *   reduction, the reduced operand's dims, whose trailing `num_reduce_dims`
+ *   are reduction dims (XLA's row reduction; a reduce over other dims is
+ *   first made trailing by a transpose in the index map of its producer, a
+ *   later step). The index variables x0..x{rank-1} are the coordinates.
+ *
+ * - Schedule (`sched`): `tile[d]` splits dim d into tiles of that size (a
+ *   tile equal to the dim is "not split"); the tiles of the leading
+ *   `num_thread_dims` dims are numbered row-major into one TILE INDEX space
+ *   of kernel_num_tiles() tiles: the CPU runs a range of them per thread
+ *   (the kernel takes [tile_begin, tile_end)), CUDA will map one tile to one
+ *   block (blockIdx.x). Other split dims loop over their tiles inside the
+ *   thread's tile (cache blocking). Reduction dims are never thread dims nor
+ *   split in v0: a row is reduced in one pass by one thread; a CUDA emitter
+ *   will need a "row split over a warp / block, combined as a tree" field
+ *   here (XLA's row- vs column-reduction emitters).
+ *
+ * - Index maps (`kernel_map`): for each tensor a load or store touches, its
+ *   index as one AFFINE expression per tensor dim of the index variables
+ *   (offset + sum coeff[i] * x_i). Broadcast drops dims (coefficient 0),
+ *   transpose permutes rows, slice adds offsets and multiplies strides,
+ *   reshape re-expresses the linear position when it divides evenly
+ *   (lower_fusion.c says when), so a chain of layout ops costs no memory
+ *   traffic. Per-dim (not flattened) so a CUDA emitter can compute shared-
+ *   memory tile coordinates and bounds, and so a guard can test one dim.
+ *   The emitter flattens it with the row-major strides (kernel_map_linear).
+ *   Not expressible yet: div/mod (a reshape that re-splits a dim the index
+ *   space also splits); gather-like INDIRECT loads will be a KI_LOAD whose
+ *   map is the affine part plus "dim j = value of instruction v", a slot
+ *   left in kinst (`indirect`, unused in v0).
+ *
+ * - Body (`body`): SSA, each instruction refers to earlier ones by index.
+ *   Kinds: KI_LOAD (input, map, optional guard: an i1 instruction; a guarded
+ *   load yields 0 when false — this is how concatenate reads only the operand
+ *   that owns the point, and how a CUDA emitter masks a partial tile),
+ *   KI_CONST, KI_INDEX (an affine function of the index variables as i64:
+ *   iota, concatenate's bounds), KI_OP (a StableHLO elementwise op by its
+ *   opcode — the spec's names, so the op -> text tables of the dialects are
+ *   indexed by hlo_opcode), KI_PARAM (combiner arguments). Every value has
+ *   its StableHLO element type `dtype`; it is COMPUTED in the computation
+ *   type: bf16/f16 in f32, the others in themselves. A bf16/f16 KI_OP result
+ *   is rounded to its type right after the op (each StableHLO op's result is
+ *   a bf16 value, as XLA's elemental emitter does on CPU and GPU, and as the
+ *   interpreter does), and stores convert to the storage format.
+ *
+ * - Outputs (`outputs`): buffer type, map (identity today; a transpose or a
+ *   concatenate could be written in place with another map) and the body
+ *   value stored. Several outputs share the index space (multi-output
+ *   fusion). For a reduction there is one output, of the kept dims: `value`
+ *   is the body value reduced over the reduction dims, folded with the
+ *   combiner `comb` (its own SSA list over KI_PARAM 0 = accumulator and
+ *   KI_PARAM 1 = element; its last instruction is the new accumulator),
+ *   starting from `init` (a constant of the output's type). Variadic reduce
+ *   (argmax) will need one accumulator per output: `comb` then returns
+ *   several values; v0 has one.
+ *
+ * - Buffers (`kernel_buffer`): element type and dims of each input/output,
+ *   and the IR value it stands for (`value`: the runtime binds buffers by
+ *   it; a non-splat constant in a fusion is an input whose `literal` holds
+ *   the data). Calling convention for every emitter: one array of buffer
+ *   pointers, inputs first, then outputs.
+ *
+ * Ownership: kernel_create returns a kernel you free with kernel_destroy;
+ * everything it points to is its own (malloc'd). Limits: rank <=
+ * KERNEL_MAX_RANK. */
+#ifndef HLO_CODEGEN_KERNEL_H
+#define HLO_CODEGEN_KERNEL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "ir/ir.h"
+#include "support/strbuf.h"
+
+#define KERNEL_MAX_RANK 8
+
+/* offset + sum_i coeff[i] * x_i over the index variables. */
+typedef struct kernel_affine {
+  int64_t offset;
+  int64_t coeff[KERNEL_MAX_RANK];
+} kernel_affine;
+
+/* A tensor's index as a function of the index variables: dim j of the
+ * tensor is dim[j]. */
+typedef struct kernel_map {
+  uint32_t rank;
+  kernel_affine dim[KERNEL_MAX_RANK];
+} kernel_map;
+
+typedef struct kernel_buffer {
+  hlo_dtype dtype;
+  uint32_t rank;
+  int64_t dims[KERNEL_MAX_RANK];
+  const hlo_value *value;     /* the IR value it holds (may be NULL) */
+  const hlo_attr *literal;    /* inputs only: a constant's ATTR_DENSE, else NULL */
+} kernel_buffer;
+
+typedef enum kinst_kind { KI_LOAD, KI_CONST, KI_INDEX, KI_OP, KI_PARAM } kinst_kind;
+
+/* compare directions (the spec's comparison_direction) */
+typedef enum kernel_cmp { KCMP_EQ, KCMP_NE, KCMP_LT, KCMP_LE, KCMP_GT, KCMP_GE } kernel_cmp;
+
+#define KINST_MAX_ARGS 3
+
+typedef struct kinst {
+  kinst_kind kind;
+  hlo_dtype dtype;            /* the value's element type */
+  hlo_opcode op;              /* KI_OP: the StableHLO op (add, exponential, convert, ...) */
+  kernel_cmp cmp;             /* KI_OP compare: direction */
+  uint32_t num_args;
+  uint32_t args[KINST_MAX_ARGS]; /* KI_OP: earlier instructions */
+  uint32_t input;             /* KI_LOAD: input number; KI_PARAM: parameter number */
+  int32_t guard;              /* KI_LOAD: an i1 instruction, or -1 (always loaded) */
+  int32_t indirect;           /* reserved for gather-like loads; -1 in v0 */
+  kernel_map map;             /* KI_LOAD */
+  kernel_affine index;        /* KI_INDEX (dtype I64) */
+  union { int64_t i; double f; } cval; /* KI_CONST: i (bool, integers) or f (floats) */
+} kinst;
+
+typedef struct kernel_output {
+  kernel_buffer buf;
+  kernel_map map;             /* over the kept (parallel) index variables */
+  uint32_t value;             /* body instruction stored (reduced, for reductions) */
+} kernel_output;
+
+typedef struct kernel_schedule {
+  int64_t tile[KERNEL_MAX_RANK];
+  uint32_t num_thread_dims;
+} kernel_schedule;
+
+typedef struct kernel {
+  char *name;                 /* a C identifier */
+  uint32_t rank;
+  int64_t dims[KERNEL_MAX_RANK];
+  uint32_t num_reduce_dims;   /* trailing reduction dims; 0: elementwise */
+  kernel_schedule sched;
+  uint32_t num_inputs, num_outputs;
+  kernel_buffer *inputs;
+  kernel_output *outputs;
+  uint32_t num_body, cap_body;
+  kinst *body;
+  uint32_t num_comb, cap_comb;
+  kinst *comb;                /* combiner (reductions) */
+  union { int64_t i; double f; } init; /* reductions: initial value */
+  hlo_loc loc;                /* the fusion's first op, for errors */
+} kernel;
+
+/* A new empty kernel named `name` (copied) of index space dims[0..rank).
+ * Errors: HLO_UNIMPLEMENTED over KERNEL_MAX_RANK, HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status kernel_create(const char *name, uint32_t rank, const int64_t *dims,
+                                      const hlo_loc *loc, kernel **out);
+/* Frees `k` and all it owns (NULL is fine). */
+void kernel_destroy(kernel *k);
+
+/* Appends an input of the given type; *out_index is its number. Errors:
+ * HLO_RESOURCE_EXHAUSTED, HLO_UNIMPLEMENTED over KERNEL_MAX_RANK. */
+HLO_MUST_USE hlo_status kernel_add_input(kernel *k, hlo_dtype dt, uint32_t rank,
+                                         const int64_t *dims, const hlo_value *v,
+                                         uint32_t *out_index);
+/* Appends an output storing body value `value` through `map`. */
+HLO_MUST_USE hlo_status kernel_add_output(kernel *k, hlo_dtype dt, uint32_t rank,
+                                          const int64_t *dims, const hlo_value *v,
+                                          const kernel_map *map, uint32_t value);
+/* Appends `in` to the body (comb = false) or the combiner (comb = true) and
+ * writes its index to *out_index; an identical earlier instruction is
+ * reused instead (CSE by structure). Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status kernel_add_inst(kernel *k, bool comb, const kinst *in,
+                                        uint32_t *out_index);
+/* A zeroed instruction of `kind` and `dtype` (guard/indirect -1). */
+kinst kinst_make(kinst_kind kind, hlo_dtype dtype);
+
+/* The identity map of a tensor of `rank` dims over index variables 0..rank-1. */
+kernel_map kernel_map_identity(uint32_t rank);
+/* The map flattened to a linear element offset in a row-major tensor of
+ * dims[0..m->rank). */
+kernel_affine kernel_map_linear(const kernel_map *m, const int64_t *dims);
+
+/* The number of tiles in the thread (tile index) space of k's schedule. */
+int64_t kernel_num_tiles(const kernel *k);
+/* The default CPU schedule: every parallel dim but the innermost is a thread
+ * dim with tile 1; the innermost parallel dim of an elementwise kernel is a
+ * thread dim too, split in tiles of `inner_tile` elements (0: 4096), so
+ * that a 1-d kernel still spreads over threads. Reduction dims whole. */
+void kernel_schedule_default(kernel *k, int64_t inner_tile);
+/* Checks the schedule against the rules above (tiles in [1, dim], reduction
+ * dims unsplit and not thread dims). Errors: HLO_INTERNAL naming the rule. */
+HLO_MUST_USE hlo_status kernel_check_schedule(const kernel *k);
+
+/* A readable dump of the kernel (index space, schedule, buffers, body) for
+ * --dump-to and tests. */
+void kernel_print(const kernel *k, strbuf *out);
+
+/* The computation type of `dt` in the body: F32 for bf16/f16, else `dt`. */
+hlo_dtype kernel_compute_dtype(hlo_dtype dt);
+/* Whether the kernels support element type `dt` (bool, integers of 8..64
+ * bits, bf16, f16, f32, f64). */
+bool kernel_dtype_supported(hlo_dtype dt);
+
+#endif /* HLO_CODEGEN_KERNEL_H */

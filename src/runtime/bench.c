@@ -1,0 +1,125 @@
+/* bench.c — timing a program: the compile stages of making an executable and
+ * warm runs of it (include/hlo/bench.h), what `hlo bench` reports. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hlo/bench.h"
+#include "hlo/hlo.h"
+#include "ir/ir.h"
+#include "parse/parse.h"
+#include "runtime/runtime.h"
+#include "support/arena.h"
+#include "support/status.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+static void add_stage(hlo_compile_times *t, const char *name, double ms) {
+  if (t->num_stages >= HLO_MAX_STAGES) return;
+  t->stages[t->num_stages].name = name;
+  t->stages[t->num_stages].ms = ms;
+  t->num_stages++;
+  t->total_ms += ms;
+}
+
+hlo_status hlo_bench_compile(const char *path, const char *entry, hlo_backend_kind backend,
+                             hlo_compile_times *times, hlo_module **out_module,
+                             hlo_executable **out_exe) {
+  *out_module = NULL;
+  *out_exe = NULL;
+  memset(times, 0, sizeof *times);
+  double t0 = now_ms();
+  char *text;
+  size_t len;
+  HLO_TRY(runtime_read_file(path, &text, &len));
+  double t1 = now_ms();
+  add_stage(times, "read", t1 - t0);
+  hlo_source src = {strcmp(path, "-") == 0 ? "<stdin>" : path, text, len, 1};
+  hlo_module_ir *ir = NULL;
+  hlo_status st = parse_module(&src, 0, len, &ir);
+  free(text); /* the module keeps its own copy of the source */
+  if (st) return st;
+  double t2 = now_ms();
+  add_stage(times, "parse", t2 - t1);
+  st = module_verify(ir);
+  if (st) { module_free(ir); return st; }
+  double t3 = now_ms();
+  add_stage(times, "verify", t3 - t2);
+  hlo_module *m = runtime_module_wrap(ir);
+  if (!m) { module_free(ir); return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
+  hlo_executable *e = NULL;
+  st = hlo_executable_create(m, entry, backend, &e);
+  if (st) { hlo_module_destroy(m); return st; }
+  add_stage(times, "prepare", now_ms() - t3);
+  *out_module = m;
+  *out_exe = e;
+  return NULL;
+}
+
+/* One run of `e`, its results freed; *ms is the time of the run alone. */
+static hlo_status timed_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
+                            double *ms) {
+  hlo_buffer **res = NULL;
+  double t0 = now_ms();
+  hlo_status st = hlo_executable_run(e, args, num_args, &res);
+  *ms = now_ms() - t0;
+  if (st) return st;
+  int nres = hlo_executable_num_results(e);
+  for (int k = 0; k < nres; k++) hlo_buffer_destroy(res[k]);
+  free(res);
+  return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+hlo_status hlo_bench_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
+                         const hlo_bench_options *opts, hlo_bench_result *out) {
+  memset(out, 0, sizeof *out);
+  hlo_bench_options o = opts ? *opts : (hlo_bench_options){0};
+  if (o.iters < 0 || o.warmup < -1 || o.max_iters < 0 || o.target_seconds < 0)
+    return status_new(HLO_INVALID_ARGUMENT,
+                      "bench: iters (%d), warmup (%d), max_iters (%d) and target_seconds (%g) "
+                      "must not be negative (warmup -1 means none)",
+                      o.iters, o.warmup, o.max_iters, o.target_seconds);
+  int warmup = o.warmup == 0 ? 1 : o.warmup < 0 ? 0 : o.warmup;
+  if (o.iters == 0 && warmup == 0)
+    return status_new(HLO_INVALID_ARGUMENT,
+                      "bench: an adaptive count (iters 0) needs a warm-up run to time");
+  double target_ms = (o.target_seconds > 0 ? o.target_seconds : 2.0) * 1e3;
+  int max_iters = o.max_iters > 0 ? o.max_iters : 100000;
+  double last = 0;
+  for (int i = 0; i < warmup; i++) {
+    HLO_TRY(timed_run(e, args, num_args, &last));
+    if (i == 0) out->first_us = last * 1e3;
+  }
+  int iters = o.iters;
+  if (iters == 0) {
+    double n = last > 0 ? target_ms / last : (double)max_iters;
+    iters = n < 1 ? 1 : n > max_iters ? max_iters : (int)n;
+  }
+  double *ts = xmalloc((size_t)iters * sizeof *ts);
+  if (!ts) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for %d timings", iters);
+  double sum = 0;
+  for (int i = 0; i < iters; i++) {
+    hlo_status st = timed_run(e, args, num_args, &ts[i]);
+    if (st) { free(ts); return st; }
+    sum += ts[i];
+  }
+  if (warmup == 0) out->first_us = ts[0] * 1e3;
+  qsort(ts, (size_t)iters, sizeof *ts, cmp_double);
+  out->iters = iters;
+  out->warmup = warmup;
+  out->median_us = ts[iters / 2] * 1e3;
+  out->min_us = ts[0] * 1e3;
+  out->max_us = ts[iters - 1] * 1e3;
+  out->mean_us = sum / iters * 1e3;
+  free(ts);
+  return NULL;
+}

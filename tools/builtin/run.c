@@ -1,0 +1,185 @@
+/* run.c — `hlo run`: run the entry function of a program (each
+ * `// -----` piece with --split-input-file) on inputs from .npy files or
+ * literals; write, summarise or print its results; --verify-diagnostics
+ * for pieces that must fail with an `expected-error`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtin.h"
+#include "interp/interp.h"
+#include "ir/ir.h"
+#include "runtime/runtime.h"
+#include "support/status.h"
+
+static const char *const usage_run =
+    "usage: hlo run FILE [--input A.npy | --arg LITERAL]... [--output-dir DIR]\n"
+    "               [--entry NAME] [--backend interp] [--split-input-file] [--quiet]\n"
+    "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
+    "\n"
+    "Runs the entry function (@main, or the only function) of FILE.\n"
+    "\n"
+    "  --input A.npy       the next argument of the entry function, in order. float32\n"
+    "                      .npy files are accepted for bf16/f16/f8 parameters when every\n"
+    "                      value is exactly representable.\n"
+    "  --output-dir DIR    write result K to DIR/outK.npy, creating DIR (types numpy\n"
+    "                      lacks, such as bf16, are written as float32; a note says so;\n"
+    "                      a tuple result's element J is written to outK_J.npy)\n"
+    "  --entry NAME        run function @NAME instead of @main\n"
+    "  --backend interp    the reference interpreter (the only backend so far)\n"
+    "  --split-input-file  run each `// -----`-separated module of FILE\n"
+    "  --arg LITERAL       the next argument as an MLIR literal, e.g.\n"
+    "                      'dense<[1, 2]> : tensor<2xi32>' (instead of an --input file)\n"
+    "  --print-results     print every result in full, as the StableHLO reference\n"
+    "                      interpreter prints values\n"
+    "  --verify-diagnostics  a module with an `expected-error {{MSG}}` comment must\n"
+    "                      fail with an error containing MSG (MLIR's convention)\n"
+    "  --probe-dir DIR     where interpreter.probe writes its tensors\n"
+    "  --quiet             print no result summaries\n"
+    "\n"
+    "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
+    "the failed check's location and the first differing element.\n"
+    "Dynamic shapes (jax.export with symbolic dimensions, `tensor<?x3xf32>`): each `?`\n"
+    "takes the input's size and the program is specialized to the inputs' shapes\n"
+    "(refine-shapes), JAX's shape assertions included. A !stablehlo.token parameter\n"
+    "takes no input (a token is made for it); token results are not written.\n";
+
+
+typedef struct run_opts {
+  cli_input_list in;
+  const char *output_dir, *entry, *probe_dir;
+  bool quiet, print_results, verify_diagnostics;
+} run_opts;
+
+/* Writes, prints in full, or summarises the results of a run, as asked. */
+static hlo_status report_results(const hlo_func *f, const run_opts *ro, const char *label,
+                                 hlo_buffer **res, int nres, double secs) {
+  if (ro->output_dir) {
+    bool noted = false;
+    HLO_TRY(cli_make_dirs(ro->output_dir));
+    for (int k = 0; k < nres; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "%d", k);
+      HLO_TRY(cli_write_result(ro->output_dir, name, res[k], &noted));
+    }
+  }
+  if (ro->print_results) {
+    for (int k = 0; k < nres; k++) cli_print_result(f->result_types[k], res[k]);
+  } else if (!ro->quiet) {
+    printf("%s@%s: %d result%s (%.3f s)\n", label, f->name, nres, nres == 1 ? "" : "s", secs);
+    for (int k = 0; k < nres; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "%d", k);
+      cli_summarize(stdout, name, res[k]);
+    }
+  }
+  return NULL;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs the entry function of one module on the inputs `ro` names. */
+static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
+  hlo_executable *e;
+  interp_options io = {ro->probe_dir, stdout};
+  HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
+  const hlo_func *f = runtime_executable_entry(e);
+  hlo_status st = cli_check_input_count(f, &ro->in);
+  run_inputs in = {0};
+  if (!st) st = cli_load_inputs(f, &ro->in, &in);
+  hlo_buffer **res = NULL;
+  int nres = hlo_executable_num_results(e);
+  double t0 = now_seconds();
+  if (!st) st = hlo_executable_run(e, in.views, (int)f->num_args, &res);
+  double secs = now_seconds() - t0;
+  if (!st) st = report_results(f, ro, label, res, nres, secs);
+  for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
+  free(res);
+  cli_free_inputs(&in);
+  hlo_executable_destroy(e);
+  return st;
+}
+
+int cmd_run(int argc, char **argv) {
+  static run_opts ro;
+  memset(&ro, 0, sizeof ro);
+  bool split = false;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    bool has_val = i + 1 < argc;
+    if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) { fputs(usage_run, stdout); return 0; }
+    else if (cli_is_flag(a, "--split-input-file")) split = true;
+    else if (cli_is_flag(a, "--quiet") || cli_is_flag(a, "-q")) ro.quiet = true;
+    else if ((cli_is_flag(a, "--input") || cli_is_flag(a, "-i")) && has_val) {
+      if (ro.in.n == CLI_MAX_INPUTS) { fprintf(stderr, "hlo run: too many inputs\n"); return 2; }
+      ro.in.inputs[ro.in.n++] = argv[++i];
+    } else if (cli_is_flag(a, "--arg") && has_val) {
+      if (ro.in.n == CLI_MAX_INPUTS) { fprintf(stderr, "hlo run: too many inputs\n"); return 2; }
+      ro.in.is_literal[ro.in.n] = true;
+      ro.in.inputs[ro.in.n++] = argv[++i];
+    } else if (cli_is_flag(a, "--print-results")) ro.print_results = true;
+    else if (cli_is_flag(a, "--verify-diagnostics")) ro.verify_diagnostics = true;
+    else if (cli_is_flag(a, "--output-dir") && has_val) ro.output_dir = argv[++i];
+    else if (cli_is_flag(a, "--entry") && has_val) ro.entry = argv[++i];
+    else if (cli_is_flag(a, "--probe-dir") && has_val) ro.probe_dir = argv[++i];
+    else if (cli_is_flag(a, "--backend") && has_val) {
+      if (strcmp(argv[++i], "interp") != 0) {
+        fprintf(stderr, "hlo run: unknown backend '%s' (available: interp)\n", argv[i]);
+        return 2;
+      }
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "hlo run: unknown flag or missing value '%s'\n%s", a, usage_run);
+      return 2;
+    } else if (!file) file = a;
+    else { fprintf(stderr, "hlo run: more than one FILE ('%s')\n%s", a, usage_run); return 2; }
+  }
+  if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
+  module_piece *mp;
+  size_t n;
+  hlo_status st = cli_load_pieces(file, split, true, &mp, &n);
+  if (st) return cli_report(st);
+  int failed = 0;
+  size_t empty = 0;
+  for (size_t i = 0; i < n; i++) {
+    char label[64] = "";
+    if (split && mp[i].m && runtime_module_ir(mp[i].m)->num_funcs == 0) {
+      empty++; /* a piece of only comments, e.g. a file header: nothing to run */
+      continue;
+    }
+    if (split) snprintf(label, sizeof label, "[module %zu, line %u] ", i + 1, mp[i].first_line);
+    st = mp[i].st;
+    mp[i].st = NULL;
+    if (!st) st = run_module(mp[i].m, &ro, label);
+    if (ro.verify_diagnostics && mp[i].expect) {
+      /* this piece must fail, with the expected message */
+      if (st && strstr(hlo_status_message(st), mp[i].expect)) {
+        hlo_status_free(st);
+        st = NULL;
+      } else if (st) {
+        hlo_status_print(st, stderr);
+        hlo_status_free(st);
+        st = status_new(HLO_FAILED_CHECK, "[module %zu, line %u] expected the error '%s'; got the "
+                        "one above", i + 1, mp[i].first_line, mp[i].expect);
+      } else {
+        st = status_new(HLO_FAILED_CHECK, "[module %zu, line %u] expected the error '%s'; the "
+                        "module ran without error", i + 1, mp[i].first_line, mp[i].expect);
+      }
+    }
+    if (st) {
+      failed++;
+      hlo_status_print(st, stderr);
+      hlo_status_free(st);
+    }
+  }
+  if (split && !ro.quiet)
+    printf("%zu modules: %zu ran, %zu without functions, %d failed\n", n,
+           n - (size_t)failed - empty, empty, failed);
+  cli_free_pieces(mp, n);
+  return failed ? 1 : 0;
+}
