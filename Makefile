@@ -6,7 +6,8 @@
 #   make test-asan  only the ASan+UBSan part
 #   make deps       install the Debian packages the build needs (when missing)
 #   make fuzz       build and run the parser fuzzer for FUZZ_SECONDS (default 60)
-#   make bench      front-end benchmark table (parse/verify/print vs MLIR's parser)
+#   make bench      front-end benchmark table (parse/verify/print vs MLIR's parser), then
+#                   hlo bench vs XLA:CPU on the f32 programs (bench/run_vs_xla.py)
 
 CC ?= cc
 BUILD ?= build
@@ -100,8 +101,9 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-bench: $(BUILD)/bench/bench_frontend
+bench: $(BUILD)/bench/bench_frontend $(BUILD)/hlo
 	@sh bench/frontend.sh $(BUILD)
+	@python3 bench/run_vs_xla.py --build $(BUILD)
 
 clean:
 	rm -rf build

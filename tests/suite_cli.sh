@@ -247,5 +247,79 @@ func.func @main() -> tensor<4294967296x4294967296xf32> {
 X
 expect resource-huge-type 1 'res_huge.mlir:2:[0-9]+: error: dense_resource<k>: the type has more elements than fit' "$HLO" run "$T/res_huge.mlir"
 
+# ---------------------------------------------------------------- hlo bench
+cat > "$T/dyn.mlir" <<'X'
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = stablehlo.add %x, %x : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+X
+# bench_json FILE FLAGS...: the --json output must be one JSON object with
+# the keys issue 7 names, consistent figures, and the given --iters/--warmup.
+cat > "$T/bench_json.py" <<'X'
+import json, sys
+want_iters, want_warmup = int(sys.argv[1]), int(sys.argv[2])
+d = json.loads(sys.stdin.read())
+for k in ("median_us", "min_us", "compile_ms", "iters", "backend", "warmup", "stages_ms"):
+    assert k in d, "missing key " + k
+assert d["backend"] == "interp", d["backend"]
+assert want_iters < 0 or d["iters"] == want_iters, d["iters"]
+assert want_iters >= 0 or d["iters"] > 100, "adaptive count too small for a tiny program: %d" % d["iters"]
+assert d["warmup"] == want_warmup, d["warmup"]
+assert 0 < d["min_us"] <= d["median_us"] <= d["max_us"], d
+assert d["compile_ms"] > 0 and sorted(d["stages_ms"]) == ["parse", "prepare", "read", "verify"], d
+print("json ok", d["inputs"])
+X
+expect bench-help          0 "usage: hlo bench FILE"  "$HLO" bench --help
+expect bench-in-main-help  0 "bench +time a program" "$HLO" --help
+expect bench-text          0 "3 timed runs after 1 warm-up, random inputs \(seed 0\)" \
+                                                    "$HLO" bench "$T/add.mlir" --iters 3
+expect bench-text-median   0 "median [0-9.]+ (us|ms|s) +min [0-9.]+" "$HLO" bench "$T/add.mlir" --iters 2
+expect bench-text-compile  0 "compile: [0-9.]+ ms \(read [0-9.]+, parse [0-9.]+, verify [0-9.]+, prepare" \
+                                                    "$HLO" bench "$T/add.mlir" --iters 2
+expect bench-seed          0 "seed 7\)"             "$HLO" bench "$T/add.mlir" --iters 1 --seed 7
+expect bench-no-args       0 "1 timed run after"    "$HLO" bench "$T/ok.mlir" --iters 1
+expect bench-bad-backend   2 "unknown backend 'cpu' \(available: interp\)" \
+                                                    "$HLO" bench "$T/add.mlir" --backend cpu
+expect bench-iters-zero    2 "--iters '0': expected a whole number of runs, at least 1" \
+                                                    "$HLO" bench "$T/add.mlir" --iters 0
+expect bench-iters-neg     2 "--iters '-3'"         "$HLO" bench "$T/add.mlir" --iters -3
+expect bench-iters-text    2 "--iters 'ten'"        "$HLO" bench "$T/add.mlir" --iters ten
+expect bench-iters-huge    2 "--iters '99999999999999999999'" "$HLO" bench "$T/add.mlir" --iters 99999999999999999999
+expect bench-iters-missing 2 "missing value '--iters'" "$HLO" bench "$T/add.mlir" --iters
+expect bench-warmup-neg    2 "--warmup '-1'"        "$HLO" bench "$T/add.mlir" --warmup -1
+expect bench-warmup0-adapt 2 "--warmup 0 needs --iters" "$HLO" bench "$T/add.mlir" --warmup 0
+expect bench-seed-bad      2 "--seed '-1'"          "$HLO" bench "$T/add.mlir" --seed -1
+expect bench-unknown-flag  2 "unknown flag or missing value '--frob'" "$HLO" bench "$T/add.mlir" --frob
+expect bench-missing-file  2 "missing FILE"         "$HLO" bench --iters 2
+expect bench-two-files     2 "more than one FILE"   "$HLO" bench "$T/add.mlir" "$T/ok.mlir"
+expect bench-no-such-file  1 "cannot open"          "$HLO" bench "$T/nonexistent.mlir"
+expect bench-verify-error  1 'badtype.mlir:3:[0-9]+: error' "$HLO" bench "$T/badtype.mlir"
+expect bench-input-count   1 "takes 1 argument but 2 inputs were given" \
+                                                    "$HLO" bench "$T/add.mlir" --arg 'dense<1.0> : tensor<2x3xf32>' --arg 'dense<1.0> : tensor<2x3xf32>'
+expect bench-input-shape   1 "tensor<3xf32>.*tensor<2x3xf32>|argument 0" \
+                                                    "$HLO" bench "$T/add.mlir" --arg 'dense<1.0> : tensor<3xf32>'
+expect bench-dynamic-random 1 'dyn.mlir:1:[0-9]+: error: random inputs: argument 0 of @main is tensor<\?xf32>' \
+                                                    "$HLO" bench "$T/dyn.mlir"
+expect bench-dynamic-given 0 "given inputs"         "$HLO" bench "$T/dyn.mlir" --iters 2 --arg 'dense<[1.0, 2.0]> : tensor<2xf32>'
+expect bench-no-entry      1 "no function @nosuch" "$HLO" bench "$T/add.mlir" --entry nosuch
+expect bench-run-error     1 "cc_taken\.mlir:4:[0-9]+: error.*no_such_target_xyz" \
+                                                    "$HLO" bench "$T/cc_taken.mlir" --iters 2
+if [ $have_py = 1 ]; then
+  expect bench-json          0 "json ok random" sh -c "\"$HLO\" bench \"$T/add.mlir\" --json --iters 4 --warmup 2 | python3 \"$T/bench_json.py\" 4 2"
+  expect bench-json-adaptive 0 "json ok random" sh -c "\"$HLO\" bench \"$T/add.mlir\" --json | python3 \"$T/bench_json.py\" -1 1"
+  expect bench-json-given    0 "json ok given" sh -c "\"$HLO\" bench \"$T/add.mlir\" --json --iters=2 --warmup=0 --arg 'dense<1.5> : tensor<2x3xf32>' | python3 \"$T/bench_json.py\" 2 0"
+  expect bench-npy-input   0 "json ok given" sh -c "\"$HLO\" bench \"$T/add.mlir\" --json --iters 3 --input \"$T/good.npy\" | python3 \"$T/bench_json.py\" 3 1"
+else
+  echo "cli: skipping the bench --json checks (python3 is missing)"
+fi
+
+# hlo cost: a table with a TOTAL line; --json; usage errors.
+expect cost-table        0 '^TOTAL - [0-9]'                 "$HLO" cost "$T/ok.mlir"
+expect cost-json         0 '"flops":'                       "$HLO" cost --json "$T/ok.mlir"
+expect cost-missing      1 'cannot open'                    "$HLO" cost "$T/does-not-exist.mlir"
+expect cost-bad-flag     2 'unknown flag'                   "$HLO" cost --bogus "$T/ok.mlir"
+expect cost-no-file      2 'missing FILE'                   "$HLO" cost
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -29,6 +29,7 @@ static const verb verbs[] = {
     {"check", "parse and verify a program against the StableHLO spec", cmd_check},
     {"run", "run a program on inputs from .npy files and write its results", cmd_run},
     {"bench", "time a program: compile once, run warm, median and minimum per run", cmd_bench},
+    {"cost", "FLOPs, transcendentals and bytes accessed, counted as XLA counts them", cmd_cost},
 };
 #define NUM_VERBS (sizeof verbs / sizeof verbs[0])
 

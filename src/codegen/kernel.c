@@ -118,6 +118,7 @@ kernel_map kernel_map_identity(uint32_t rank) {
 kernel_affine kernel_map_linear(const kernel_map *m, const int64_t *dims) {
   kernel_affine r;
   memset(&r, 0, sizeof r);
+  if (m->flat) return m->dim[0];
   int64_t stride = 1;
   for (uint32_t j = m->rank; j-- > 0;) {
     r.offset += stride * m->dim[j].offset;
@@ -195,6 +196,12 @@ static void print_affine(strbuf *o, const kernel_affine *a) {
 }
 
 static void print_map(strbuf *o, const kernel_map *m) {
+  if (m->flat) {
+    sb_puts(o, "[flat ");
+    print_affine(o, &m->dim[0]);
+    sb_putc(o, ']');
+    return;
+  }
   sb_putc(o, '[');
   for (uint32_t j = 0; j < m->rank; j++) {
     if (j) sb_puts(o, ", ");
@@ -260,6 +267,7 @@ void kernel_print(const kernel *k, strbuf *o) {
   if (k->num_reduce_dims) {
     sb_puts(o, "  combiner:\n");
     print_insts(o, "c", k->comb, k->num_comb);
+    sb_printf(o, "  accumulator %%c%u\n", k->comb_result);
     hlo_dtype dt = k->outputs ? k->outputs[0].buf.dtype : HLO_F32;
     if (dtype_is_float(dt)) sb_printf(o, "  init %.9g\n", k->init.f);
     else sb_printf(o, "  init %lld\n", (long long)k->init.i);
@@ -267,7 +275,8 @@ void kernel_print(const kernel *k, strbuf *o) {
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     sb_printf(o, "  out%u: ", i);
     print_buffer(o, &k->outputs[i].buf);
-    sb_printf(o, "%s = %%%u\n", "", k->outputs[i].value);
-    (void)print_map;
+    sb_puts(o, " at ");
+    print_map(o, &k->outputs[i].map);
+    sb_printf(o, k->num_reduce_dims ? " = reduce(%%%u)\n" : " = %%%u\n", k->outputs[i].value);
   }
 }

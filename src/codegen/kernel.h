@@ -33,12 +33,13 @@
  *   (offset + sum coeff[i] * x_i). Broadcast drops dims (coefficient 0),
  *   transpose permutes rows, slice adds offsets and multiplies strides,
  *   reshape re-expresses the linear position when it divides evenly
- *   (lower_fusion.c says when), so a chain of layout ops costs no memory
- *   traffic. Per-dim (not flattened) so a CUDA emitter can compute shared-
+ *   (lower_fusion.c says when) and otherwise leaves a FLAT map (the linear
+ *   offset only, enough for loads through elementwise ops), so a chain of
+ *   layout ops costs no memory traffic. Per-dim (not flattened) so a CUDA emitter can compute shared-
  *   memory tile coordinates and bounds, and so a guard can test one dim.
  *   The emitter flattens it with the row-major strides (kernel_map_linear).
- *   Not expressible yet: div/mod (a reshape that re-splits a dim the index
- *   space also splits); gather-like INDIRECT loads will be a KI_LOAD whose
+ *   Not expressible yet: div/mod per dim (a reshape that merges dims of a
+ *   broadcast, transpose or slice under it); gather-like INDIRECT loads will be a KI_LOAD whose
  *   map is the affine part plus "dim j = value of instruction v", a slot
  *   left in kinst (`indirect`, unused in v0).
  *
@@ -62,7 +63,7 @@
  *   fusion). For a reduction there is one output, of the kept dims: `value`
  *   is the body value reduced over the reduction dims, folded with the
  *   combiner `comb` (its own SSA list over KI_PARAM 0 = accumulator and
- *   KI_PARAM 1 = element; its last instruction is the new accumulator),
+ *   KI_PARAM 1 = element; `comb_result` is the new accumulator),
  *   starting from `init` (a constant of the output's type). Variadic reduce
  *   (argmax) will need one accumulator per output: `comb` then returns
  *   several values; v0 has one.
@@ -73,8 +74,17 @@
  *   the data). Calling convention for every emitter: one array of buffer
  *   pointers, inputs first, then outputs.
  *
+ * Known gaps of v0: a row reduction accumulates in one scalar, in order
+ * (exact order, but gcc will not vectorise a float sum without
+ * reassociation: partial sums in vector lanes, a tree order the spec allows,
+ * are next); f64 -> bf16/f16 converts round twice (through f32); compare
+ * TOTALORDER, complex, f8/f4, i2/i4 and quantized types are not lowered.
+ *
  * Ownership: kernel_create returns a kernel you free with kernel_destroy;
- * everything it points to is its own (malloc'd). Limits: rank <=
+ * everything it points to is its own (malloc'd), except what it borrows
+ * from the module it was lowered from: `loc` (the source text),
+ * kernel_buffer.value and .literal — keep the module alive while you use
+ * those (emitting errors are located at `loc`). Limits: rank <=
  * KERNEL_MAX_RANK. */
 #ifndef HLO_CODEGEN_KERNEL_H
 #define HLO_CODEGEN_KERNEL_H
@@ -92,9 +102,13 @@ typedef struct kernel_affine {
 } kernel_affine;
 
 /* A tensor's index as a function of the index variables: dim j of the
- * tensor is dim[j]. */
+ * tensor is dim[j]. A FLAT map instead gives only the row-major linear
+ * element offset, in dim[0] (rank stays the tensor's): what a reshape
+ * leaves when its index needs div/mod per dim but not in memory (a reshape
+ * of what is read straight from a buffer, through elementwise ops). */
 typedef struct kernel_map {
   uint32_t rank;
+  bool flat;
   kernel_affine dim[KERNEL_MAX_RANK];
 } kernel_map;
 
@@ -152,6 +166,7 @@ typedef struct kernel {
   kinst *body;
   uint32_t num_comb, cap_comb;
   kinst *comb;                /* combiner (reductions) */
+  uint32_t comb_result;       /* the combiner instruction that is the new accumulator */
   union { int64_t i; double f; } init; /* reductions: initial value */
   hlo_loc loc;                /* the fusion's first op, for errors */
 } kernel;
@@ -183,7 +198,7 @@ kinst kinst_make(kinst_kind kind, hlo_dtype dtype);
 /* The identity map of a tensor of `rank` dims over index variables 0..rank-1. */
 kernel_map kernel_map_identity(uint32_t rank);
 /* The map flattened to a linear element offset in a row-major tensor of
- * dims[0..m->rank). */
+ * dims[0..m->rank) (a flat map's dim[0]). */
 kernel_affine kernel_map_linear(const kernel_map *m, const int64_t *dims);
 
 /* The number of tiles in the thread (tile index) space of k's schedule. */

@@ -16,8 +16,12 @@
  *     features) * (batch / batch_group_count) * the product over spatial dims
  *     of the number of (output, kernel) position pairs that read a real input
  *     element (padding and dilation holes excluded), as XLA computes it.
- *   - reduce: (input elements - output elements) * the body's flops;
- *     reduce_window: (window size - 1) * output elements * the body's flops;
+ *   - reduce: (input elements - output elements) * the body's flops, after
+ *     XLA:CPU's tree-reduction rewrite (a reduced dimension over 32 becomes a
+ *     padded reduce_window of 32 and a smaller reduce, unless the reduce is
+ *     an f32/f64 add/max/min over 4096 elements or more, which XLA:CPU hands
+ *     to YNNPACK); reduce_window: (window size - 1) * output elements * the
+ *     body's flops;
  *     select_and_scatter, map, scatter, sort (n log2 n), fft, cholesky,
  *     triangular_solve, rng: XLA's formulas.
  *   - call: its callee's cost; while: the body's and the condition's cost
@@ -26,16 +30,23 @@
  *   - custom_call: unknown: XLA reports -1 flops and -1 bytes for each, and
  *     so does this analysis (`num_unknown` counts them).
  *   - bytes accessed: operand bytes + result bytes per op, with XLA's
- *     exceptions (constants, parameters, get_tuple_element: 0; slice and
- *     dynamic_slice: twice the result; dynamic_update_slice: twice the
- *     update; gather/scatter; tuple: 8 bytes a pointer).
+ *     exceptions (constants, parameters, get_tuple_element, reshape — a
+ *     bitcast on XLA:CPU's row-major layouts — and transposes of size-1 dims
+ *     only: 0; slice and dynamic_slice: twice the result;
+ *     dynamic_update_slice: twice the update; gather/scatter; tuple: 8 bytes
+ *     a pointer).
+ *   - dead ops (no effect, results unused) are not counted: XLA's DCE
+ *     removes them first.
  *
- * XLA measures its OPTIMISED program: fused, algebraically simplified,
- * constants folded. This analysis counts the module it is given. The flops
- * of a program agree with XLA's as long as the optimisations XLA makes do not
- * change the arithmetic (fusion does not; folding a constant subexpression
- * does); bytes accessed will not agree before our own fusion exists, because
- * XLA counts a fusion's inputs and outputs only, not its intermediates.
+ * XLA measures its OPTIMISED program: simplified, CSE'd, constants folded,
+ * fused. This analysis counts the module it is given, so its flops agree with
+ * XLA's to the extent that those optimisations leave the arithmetic alone:
+ * x * 1 deleted, a duplicated reduction merged by CSE, or a cheap producer
+ * that XLA's fusion duplicates into two consumers (and then counts twice)
+ * make the counts differ until our own passes do the same (see
+ * tests/suite_cost.sh for the programs where that is so today). Bytes
+ * accessed will not agree before our own fusion exists: XLA counts a
+ * fusion's inputs and outputs only, not its intermediates.
  *
  * chlo: run pass_chlo_legalize first (XLA decomposes chlo ops the same way),
  * except that chlo.erf, chlo.square and chlo.top_k are costed directly when

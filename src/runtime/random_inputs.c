@@ -216,7 +216,7 @@ hlo_status hlo_random_inputs_create(const hlo_executable *e, uint64_t seed,
       return status_at(HLO_RESOURCE_EXHAUSTED, &arg->loc,
                        "random inputs: out of memory for argument %u of @%s", i, f->name);
     }
-    memcpy(in->dims[i], t->dims, t->rank * sizeof *in->dims[i]);
+    if (t->rank) memcpy(in->dims[i], t->dims, t->rank * sizeof *in->dims[i]);
     hlo_random_fill(&rng, t->dtype, count, in->data[i]);
     in->views[i] = (hlo_buffer_view){t->dtype, (int)t->rank, in->dims[i], in->data[i]};
   }

@@ -21,6 +21,7 @@ int cmd_print(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_cost(int argc, char **argv);
 
 /* ------------------------------------------------------- flags, reporting */
 

@@ -1,0 +1,58 @@
+/* backend.h — the interface every backend implements (../shared/DESIGN.md,
+ * "Backends"): a table of function pointers, as ggml's backends are. The
+ * runtime picks a backend through this table only; a backend includes this
+ * header, codegen/ and below, never runtime/ or another backend.
+ *
+ * Version 0: compiling kernels (codegen/kernel.h) into a loaded module,
+ * launching them on buffers, and memory. Slots a backend does not have yet
+ * are NULL (library calls: gemm, conv; streams and events come with CUDA).
+ *
+ * Ownership: a backend_module from `compile` is yours (`module_destroy`);
+ * kernels passed to `compile` are borrowed for the call only (the module
+ * keeps what it needs: the kernels' names, buffer counts and tile counts). */
+#ifndef HLO_BACKEND_BACKEND_H
+#define HLO_BACKEND_BACKEND_H
+#include <stddef.h>
+#include <stdint.h>
+#include "codegen/kernel.h"
+
+typedef struct backend_module backend_module;
+
+/* Options of a compile. */
+typedef struct backend_compile_options {
+  const char *dump_dir;   /* when set, the generated source is written there (--dump-to) */
+  const char *cc;         /* the C compiler (cpu); NULL: $HLO_CC, else "cc" */
+} backend_compile_options;
+
+typedef struct backend {
+  const char *name;       /* "cpu", "cuda" */
+  /* Compiles kernels ks[0..n) into one module: kernel i is launched as
+   * index i. Errors: HLO_UNIMPLEMENTED (an op or type the emitter lacks, at
+   * the kernel's location), HLO_UNAVAILABLE (no compiler / driver),
+   * HLO_INTERNAL (the compiler rejected the generated code: its messages). */
+  HLO_MUST_USE hlo_status (*compile)(const kernel *const *ks, uint32_t n,
+                                     const backend_compile_options *opts, backend_module **out);
+  /* The generated source of the module (lent; NULL if none). */
+  const char *(*module_source)(const backend_module *m);
+  /* Runs kernel `index` of `m` over its whole index space on buffers
+   * bufs[0..inputs+outputs) (the kernel's inputs, then its outputs, in the
+   * backend's memory, in storage layout). Synchronous on the CPU. Errors:
+   * HLO_INVALID_ARGUMENT for a bad index. */
+  HLO_MUST_USE hlo_status (*launch)(backend_module *m, uint32_t index, void *const *bufs);
+  void (*module_destroy)(backend_module *m);
+  /* Device memory: NULL on out of memory; free(NULL) is fine. */
+  void *(*alloc)(size_t bytes);
+  void (*free)(void *p);
+  /* Copies n bytes (host<->device or device<->device: the backend knows). */
+  HLO_MUST_USE hlo_status (*copy)(void *dst, const void *src, size_t n);
+  /* Waits for everything launched so far. */
+  HLO_MUST_USE hlo_status (*synchronize)(void);
+  /* Library calls (NULL until a backend has them). */
+  void *gemm, *conv;
+} backend;
+
+/* The CPU backend (backend/cpu): generated C compiled with the system C
+ * compiler into a shared object and loaded with dlopen. Static; lent. */
+const backend *backend_cpu(void);
+
+#endif /* HLO_BACKEND_BACKEND_H */

@@ -1,0 +1,42 @@
+/* cpu.h — what the CPU backend's files share: the C dialect's emitter
+ * (emit_c.c) and the JIT that compiles and loads its output (jit.c). The
+ * backend table itself is in cpu_backend.c (backend_cpu in backend.h). */
+#ifndef HLO_BACKEND_CPU_CPU_H
+#define HLO_BACKEND_CPU_CPU_H
+#include "backend/backend.h"
+#include "codegen/cstyle.h"
+#include "support/strbuf.h"
+
+/* The C dialect of the C-style printer (lent, static). */
+const cstyle_dialect *cpu_c_dialect(void);
+
+/* One C translation unit: the dialect's preamble, then kernels ks[0..n),
+ * each an exported function named by its kernel (appended to `out`).
+ * Errors: cstyle_emit_kernel's. */
+HLO_MUST_USE hlo_status cpu_emit_source(const kernel *const *ks, uint32_t n, strbuf *out);
+
+/* A kernel function as the C dialect prints it. */
+typedef void (*cpu_kernel_fn)(void *const *bufs, int64_t tile_begin, int64_t tile_end);
+
+/* A loaded shared object. */
+typedef struct cpu_jit cpu_jit;
+
+/* Compiles C `source` with `cc` (NULL: $HLO_CC, else "cc") and the flags
+ * `-O2 -fvect-cost-model=dynamic -march=native -fPIC -shared
+ * -fno-math-errno -ffp-contract=off` (jit.c says why) in a
+ * fresh temporary folder (removed again; the .so stays mapped), loads it and
+ * looks up names[0..n) into fns[0..n). *out is yours (cpu_jit_destroy).
+ * When `dump_dir` is set the source is also written there as NAME.c, NAME
+ * the first kernel's name. fp-contract is off so a*b+c rounds twice, as the
+ * spec and the interpreter do.
+ * Errors: HLO_UNAVAILABLE when the compiler cannot be started ("no C
+ * compiler: cc not found; set HLO_CC"); HLO_INTERNAL when it fails (its
+ * first messages are quoted) or the library does not load or lacks a
+ * symbol; HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cpu_jit_compile(const char *source, const char *cc,
+                                        const char *dump_dir, const char *const *names,
+                                        uint32_t n, cpu_kernel_fn *fns, cpu_jit **out);
+/* Unloads (NULL is fine). */
+void cpu_jit_destroy(cpu_jit *j);
+
+#endif /* HLO_BACKEND_CPU_CPU_H */

@@ -1,0 +1,350 @@
+/* cstyle.c — the C-style kernel printer (see cstyle.h).
+ *
+ * Shape of the printed function (an elementwise kernel of dims [N0, N1],
+ * thread dim 0 in tiles of 1, dim 1 whole):
+ *
+ *   void NAME(void *const *bufs, int64_t tile_begin, int64_t tile_end) {
+ *     const float *restrict in0 = (const float *)bufs[0];
+ *     float *restrict out0 = (float *)bufs[1];
+ *     for (int64_t t = tile_begin; t < tile_end; t++) {     <- dialect tile_open
+ *       int64_t r = t;
+ *       const int64_t t0 = r;                                <- tile coordinates
+ *       const int64_t l0 = t0 * 1, h0 = l0 + 1;
+ *       for (int64_t x0 = l0; x0 < h0; x0++) {
+ *         for (int64_t x1 = 0; x1 < N1; x1++) {              <- contiguous, vectorisable
+ *           const float v0 = in0[x0 * N1 + x1];
+ *           ...
+ *           out0[x0 * N1 + x1] = v7;
+ *         }}}}
+ *
+ * A reduction kernel opens the parallel loops, sets `acc` to the init
+ * value, runs the reduction loops with the body and the combiner inside,
+ * and stores `acc` after them. */
+#include "codegen/cstyle.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ir/element.h"
+
+const char *cstyle_compute_type(hlo_dtype dt) {
+  switch (dt) {
+  case HLO_I1: return "bool";
+  case HLO_I8: return "int8_t";
+  case HLO_I16: return "int16_t";
+  case HLO_I32: return "int32_t";
+  case HLO_I64: return "int64_t";
+  case HLO_UI8: return "uint8_t";
+  case HLO_UI16: return "uint16_t";
+  case HLO_UI32: return "uint32_t";
+  case HLO_UI64: return "uint64_t";
+  case HLO_BF16: case HLO_F16: case HLO_F32: return "float";
+  case HLO_F64: return "double";
+  default: return NULL;
+  }
+}
+
+const char *cstyle_storage_type(hlo_dtype dt) {
+  switch (dt) {
+  case HLO_I1: return "uint8_t";
+  case HLO_BF16: case HLO_F16: return "uint16_t";
+  default: return cstyle_compute_type(dt);
+  }
+}
+
+static const char *int_type_of_width(int bits, bool is_unsigned) {
+  switch (bits) {
+  case 8: return is_unsigned ? "uint8_t" : "int8_t";
+  case 16: return is_unsigned ? "uint16_t" : "int16_t";
+  case 32: return is_unsigned ? "uint32_t" : "int32_t";
+  default: return is_unsigned ? "uint64_t" : "int64_t";
+  }
+}
+
+/* Expands template `tm` (see cstyle.h) for a result of type `dt`. */
+static void expand(strbuf *o, const char *tm, const char *const *args, hlo_dtype dt) {
+  hlo_dtype ct = kernel_compute_dtype(dt);
+  for (const char *p = tm; *p; p++) {
+    if (*p != '$' || !p[1]) {
+      sb_putc(o, *p);
+      continue;
+    }
+    char c = *++p;
+    if (c >= '0' && c <= '2') sb_puts(o, args[c - '0']);
+    else if (c == 'T') sb_puts(o, cstyle_compute_type(dt));
+    else if (c == 'U') sb_puts(o, int_type_of_width(dtype_bits(dt), true));
+    else if (c == 'S') sb_puts(o, int_type_of_width(dtype_bits(dt), false));
+    else if (c == 'B') sb_printf(o, "%d", dtype_bits(dt));
+    else if (c == 'f') sb_puts(o, ct == HLO_F64 ? "" : "f");
+    else sb_putc(o, c);
+  }
+}
+
+static void print_affine(strbuf *o, const kernel_affine *a, uint32_t rank) {
+  bool any = false;
+  for (uint32_t i = 0; i < rank; i++) {
+    int64_t c = a->coeff[i];
+    if (!c) continue;
+    if (any) sb_puts(o, " + ");
+    if (c == 1) sb_printf(o, "x%u", i);
+    else sb_printf(o, "x%u * %lld", i, (long long)c);
+    any = true;
+  }
+  if (!any) sb_printf(o, "%lld", (long long)a->offset);
+  else if (a->offset > 0) sb_printf(o, " + %lld", (long long)a->offset);
+  else if (a->offset < 0) sb_printf(o, " - %lld", -(long long)a->offset);
+}
+
+static void print_const(const cstyle_dialect *d, strbuf *o, hlo_dtype dt, int64_t i, double f) {
+  const char *no[3] = {"", "", ""};
+  if (dtype_class(dt) == HLO_CLASS_BOOL) {
+    sb_puts(o, i ? "true" : "false");
+  } else if (!dtype_is_float(dt)) {
+    sb_printf(o, "((%s)(uint64_t)0x%llxULL)", cstyle_compute_type(dt), (unsigned long long)i);
+  } else if (isnan(f)) {
+    sb_puts(o, signbit(f) ? "(-" : "(");
+    expand(o, d->nan, no, dt);
+    sb_putc(o, ')');
+  } else if (isinf(f)) {
+    sb_puts(o, f < 0 ? "(-" : "(");
+    expand(o, d->inf, no, dt);
+    sb_putc(o, ')');
+  } else {
+    sb_printf(o, "%a%s", f, kernel_compute_dtype(dt) == HLO_F64 ? "" : "f");
+  }
+}
+
+/* Limits of integer type `dt`: as bit patterns and as doubles (the
+ * saturation points of float -> integer converts). */
+static void int_limits(hlo_dtype dt, uint64_t *lo, uint64_t *hi, double *flo, double *fhi) {
+  int bits = dtype_bits(dt);
+  if (dtype_class(dt) == HLO_CLASS_UINT) {
+    *lo = 0;
+    *hi = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    *flo = 0;
+    *fhi = ldexp(1.0, bits); /* in float: 2^bits - 1 rounds up to this for 32/64 */
+  } else {
+    *lo = (uint64_t)0 - ((uint64_t)1 << (bits - 1));
+    *hi = ((uint64_t)1 << (bits - 1)) - 1;
+    *flo = -ldexp(1.0, bits - 1);
+    *fhi = ldexp(1.0, bits - 1);
+  }
+}
+
+/* convert from `from` to `to` (computation types) of the value named `a`. */
+static void print_convert(strbuf *o, hlo_dtype from, hlo_dtype to, const char *a) {
+  hlo_dtype_class fc = dtype_class(from), tc = dtype_class(to);
+  const char *tt = cstyle_compute_type(to);
+  if (tc == HLO_CLASS_BOOL) {
+    sb_printf(o, "(%s != 0)", a);
+  } else if (fc == HLO_CLASS_FLOAT && tc != HLO_CLASS_FLOAT) {
+    /* truncate toward zero, saturate, NaN -> 0 (the interpreter's and XLA's
+     * rule): x <= min gives min; x >= max + 1 gives max; else (T)x is exact
+     * after truncation. 2^k is exact in float and double. */
+    uint64_t lo, hi;
+    double flo, fhi;
+    int_limits(to, &lo, &hi, &flo, &fhi);
+    const char *sfx = from == HLO_F64 ? "" : "f";
+    sb_printf(o, "(%s != %s ? (%s)0 : %s <= %a%s ? (%s)(uint64_t)0x%llxULL : %s >= %a%s ? "
+                 "(%s)(uint64_t)0x%llxULL : (%s)%s)",
+              a, a, tt, a, flo, sfx, tt, (unsigned long long)lo, a, fhi, sfx, tt,
+              (unsigned long long)hi, tt, a);
+  } else {
+    sb_printf(o, "(%s)%s", tt, a);
+  }
+}
+
+static const char *const cmp_ops[] = {"==", "!=", "<", "<=", ">", ">="};
+
+static const char *op_template(const cstyle_dialect *d, hlo_opcode op, hlo_dtype at) {
+  switch (dtype_class(at)) {
+  case HLO_CLASS_BOOL: return d->bool_ops[op];
+  case HLO_CLASS_FLOAT: return d->float_ops[op];
+  case HLO_CLASS_UINT: return d->uint_ops[op] ? d->uint_ops[op] : d->int_ops[op];
+  default: return d->int_ops[op];
+  }
+}
+
+/* Prints instruction `i` of `l` as `const T pfxI = EXPR;`. `param0/1` name
+ * the combiner's parameters. */
+static hlo_status print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                             const kinst *l, uint32_t i, const char *pfx, const char *param0,
+                             const char *param1, const char *indent) {
+  const kinst *in = &l[i];
+  char names[KINST_MAX_ARGS][24];
+  const char *args[KINST_MAX_ARGS] = {"", "", ""};
+  for (uint32_t a = 0; a < in->num_args; a++) {
+    snprintf(names[a], sizeof names[a], "%s%u", pfx, in->args[a]);
+    args[a] = names[a];
+  }
+  const char *ct = cstyle_compute_type(in->dtype);
+  if (!ct)
+    return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
+                     hlo_dtype_name(in->dtype));
+  sb_printf(o, "%sconst %s %s%u = ", indent, ct, pfx, i);
+  switch (in->kind) {
+  case KI_PARAM:
+    sb_puts(o, in->input == 0 ? param0 : param1);
+    break;
+  case KI_CONST:
+    print_const(d, o, in->dtype, in->cval.i, in->cval.f);
+    break;
+  case KI_INDEX:
+    sb_puts(o, "(int64_t)(");
+    print_affine(o, &in->index, k->rank);
+    sb_putc(o, ')');
+    break;
+  case KI_LOAD: {
+    const kernel_buffer *b = &k->inputs[in->input];
+    kernel_affine lin = kernel_map_linear(&in->map, b->dims);
+    if (in->guard >= 0) sb_printf(o, "%s%d ? ", pfx, in->guard);
+    const char *conv = b->dtype == HLO_BF16 ? "hlo_bf16_to_f32" : b->dtype == HLO_F16 ? "hlo_f16_to_f32" : "";
+    sb_printf(o, "%s(in%u[", conv, in->input);
+    print_affine(o, &lin, k->rank);
+    sb_puts(o, b->dtype == HLO_I1 ? "] != 0)" : "])");
+    if (in->guard >= 0) sb_printf(o, " : (%s)0", ct);
+    break;
+  }
+  case KI_OP: {
+    bool narrow = in->dtype == HLO_BF16 || in->dtype == HLO_F16;
+    if (narrow) sb_puts(o, in->dtype == HLO_BF16 ? "hlo_round_bf16(" : "hlo_round_f16(");
+    hlo_dtype at = in->num_args ? l[in->args[in->op == OP_SELECT && in->num_args > 1 ? 1 : 0]].dtype : in->dtype;
+    if (in->op == OP_COMPARE) {
+      sb_printf(o, "(%s %s %s)", args[0], cmp_ops[in->cmp], args[1]);
+    } else if (in->op == OP_CONVERT) {
+      print_convert(o, kernel_compute_dtype(at), in->dtype == HLO_BF16 || in->dtype == HLO_F16 ? HLO_F32 : in->dtype, args[0]);
+    } else {
+      const char *tm = op_template(d, in->op, at);
+      if (!tm)
+        return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: %s on %s has no %s text yet",
+                         k->name, op_name(in->op), hlo_dtype_name(at), d->name);
+      /* templates are expanded for the operands' type (compare/is_finite differ) */
+      expand(o, tm, args, in->op == OP_IS_FINITE ? at : in->dtype);
+    }
+    if (narrow) sb_putc(o, ')');
+    break;
+  }
+  }
+  sb_puts(o, ";\n");
+  return NULL;
+}
+
+static void store(strbuf *o, const kernel *k, uint32_t oi, const char *val, const char *indent) {
+  const kernel_output *out = &k->outputs[oi];
+  kernel_affine lin = kernel_map_linear(&out->map, out->buf.dims);
+  sb_printf(o, "%sout%u[", indent, oi);
+  print_affine(o, &lin, k->rank);
+  hlo_dtype dt = out->buf.dtype;
+  const char *conv = dt == HLO_BF16 ? "hlo_f32_to_bf16" : dt == HLO_F16 ? "hlo_f32_to_f16"
+                     : dt == HLO_I1 ? "(uint8_t)" : "";
+  sb_printf(o, "] = %s(%s);\n", conv, val);
+}
+
+static void put_indent(char *buf, size_t cap, uint32_t level) {
+  size_t n = 2 * (size_t)level < cap - 1 ? 2 * (size_t)level : cap - 1;
+  memset(buf, ' ', n);
+  buf[n] = 0;
+}
+
+hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *o) {
+  HLO_TRY(kernel_check_schedule(k));
+  const kernel_schedule *s = &k->sched;
+  uint32_t np = k->rank - k->num_reduce_dims, level = 1;
+  char ind[64];
+  sb_printf(o, "%s %s(void *const *bufs, int64_t tile_begin, int64_t tile_end) {\n",
+            d->kernel_prefix, k->name);
+  for (uint32_t i = 0; i < k->num_inputs; i++) {
+    const char *st = cstyle_storage_type(k->inputs[i].dtype);
+    if (!st)
+      return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
+                       hlo_dtype_name(k->inputs[i].dtype));
+    sb_printf(o, "  const %s *%s in%u = (const %s *)bufs[%u];\n", st, d->restrict_kw, i, st, i);
+  }
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const char *st = cstyle_storage_type(k->outputs[i].buf.dtype);
+    if (!st)
+      return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
+                       hlo_dtype_name(k->outputs[i].buf.dtype));
+    sb_printf(o, "  %s *%s out%u = (%s *)bufs[%u];\n", st, d->restrict_kw, i, st,
+              k->num_inputs + i);
+  }
+  sb_printf(o, "  %s\n", d->tile_open);
+  level++;
+  put_indent(ind, sizeof ind, level);
+  /* tile coordinates of the split thread dims, innermost fastest */
+  int32_t first_split = -1;
+  for (uint32_t dd = 0; dd < s->num_thread_dims; dd++)
+    if (s->tile[dd] < k->dims[dd]) {
+      first_split = (int32_t)dd;
+      break;
+    }
+  if (first_split < 0) sb_printf(o, "%s(void)t;\n", ind);
+  else sb_printf(o, "%sint64_t r = t;\n", ind);
+  for (uint32_t dd = s->num_thread_dims; first_split >= 0 && dd-- > (uint32_t)first_split;) {
+    if (s->tile[dd] >= k->dims[dd]) continue;
+    long long nt = (long long)((k->dims[dd] + s->tile[dd] - 1) / s->tile[dd]);
+    if ((int32_t)dd > first_split) sb_printf(o, "%sconst int64_t t%u = r %% %lld; r /= %lld;\n", ind, dd, nt, nt);
+    else sb_printf(o, "%sconst int64_t t%u = r;\n", ind, dd);
+  }
+  /* loops over the tiles of split non-thread dims (cache blocking) */
+  uint32_t opened = 0;
+  for (uint32_t dd = s->num_thread_dims; dd < np; dd++) {
+    if (s->tile[dd] >= k->dims[dd]) continue;
+    sb_printf(o, "%sfor (int64_t t%u = 0; t%u < %lld; t%u++) {\n", ind, dd, dd,
+              (long long)((k->dims[dd] + s->tile[dd] - 1) / s->tile[dd]), dd);
+    put_indent(ind, sizeof ind, ++level);
+    opened++;
+  }
+  /* element loops */
+  for (uint32_t dd = 0; dd < k->rank; dd++) {
+    if (dd == np && k->num_reduce_dims) {
+      hlo_dtype odt = k->outputs[0].buf.dtype;
+      sb_printf(o, "%s%s acc = ", ind, cstyle_compute_type(odt));
+      print_const(d, o, odt, k->init.i, k->init.f);
+      sb_puts(o, ";\n");
+    }
+    int64_t n = k->dims[dd], tile = s->tile[dd];
+    bool split = tile < n && dd < np; /* reduction dims are never split */
+    if (!split) {
+      sb_printf(o, "%sfor (int64_t x%u = 0; x%u < %lld; x%u++) {\n", ind, dd, dd, (long long)n, dd);
+    } else {
+      if (n % tile == 0)
+        sb_printf(o, "%sconst int64_t l%u = t%u * %lld, h%u = l%u + %lld;\n", ind, dd, dd,
+                  (long long)tile, dd, dd, (long long)tile);
+      else
+        sb_printf(o, "%sconst int64_t l%u = t%u * %lld, h%u = l%u + %lld < %lld ? l%u + %lld : %lld;\n",
+                  ind, dd, dd, (long long)tile, dd, dd, (long long)tile, (long long)n, dd,
+                  (long long)tile, (long long)n);
+      sb_printf(o, "%sfor (int64_t x%u = l%u; x%u < h%u; x%u++) {\n", ind, dd, dd, dd, dd, dd);
+    }
+    put_indent(ind, sizeof ind, ++level);
+    opened++;
+  }
+  for (uint32_t i = 0; i < k->num_body; i++)
+    HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  if (!k->num_reduce_dims) {
+    for (uint32_t i = 0; i < k->num_outputs; i++) {
+      char v[24];
+      snprintf(v, sizeof v, "v%u", k->outputs[i].value);
+      store(o, k, i, v, ind);
+    }
+  } else {
+    char v[24];
+    snprintf(v, sizeof v, "v%u", k->outputs[0].value);
+    for (uint32_t i = 0; i < k->num_comb; i++)
+      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", "acc", v, ind));
+    sb_printf(o, "%sacc = c%u;\n", ind, k->comb_result);
+  }
+  /* close the loops; a reduction stores after its reduction loops */
+  for (uint32_t dd = k->rank; dd-- > 0;) {
+    put_indent(ind, sizeof ind, --level);
+    sb_printf(o, "%s}\n", ind);
+    opened--;
+    if (dd == np && k->num_reduce_dims) store(o, k, 0, "acc", ind);
+  }
+  while (opened--) {
+    put_indent(ind, sizeof ind, --level);
+    sb_printf(o, "%s}\n", ind);
+  }
+  sb_printf(o, "  %s\n}\n", d->tile_close);
+  return NULL;
+}

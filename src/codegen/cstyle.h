@@ -1,0 +1,55 @@
+/* cstyle.h — the one C-style printer of kernels (codegen/kernel.h), for
+ * every target whose language is C-like: plain C for CPUs
+ * (backend/cpu/emit_c.c) now, CUDA C later. A target is a DIALECT: a few
+ * strings (preamble of helpers, kernel prefix, the restrict keyword, how a
+ * tile index is obtained) and op -> text tables; the printer walks the
+ * kernel and never decides anything the kernel does not say (tinygrad's
+ * renderer/cstyle.py has the same shape).
+ *
+ * Op templates: a C expression with placeholders $0 $1 $2 (the operands'
+ * names), $T (the result's computation type), $U / $S (the unsigned /
+ * signed integer type of the result's width), $B (its bit width) and $f
+ * (the libm suffix: "f" for float computations, "" for double). A NULL
+ * template means "not in this dialect" (an HLO_UNIMPLEMENTED error naming
+ * the op). compare and convert are printed by the printer itself (they
+ * depend on two types).
+ *
+ * The generated function, whatever the dialect:
+ *   PREFIX NAME(void *const *bufs, int64_t tile_begin, int64_t tile_end)
+ * bufs = the kernel's inputs then its outputs (host or device pointers in
+ * their storage layout); tiles [tile_begin, tile_end) of the tile index
+ * space (kernel_num_tiles) are computed by this call. */
+#ifndef HLO_CODEGEN_CSTYLE_H
+#define HLO_CODEGEN_CSTYLE_H
+#include "codegen/kernel.h"
+#include "support/strbuf.h"
+
+typedef struct cstyle_dialect {
+  const char *name;          /* "c", "cuda" */
+  const char *preamble;      /* includes and static inline helpers, printed once per source:
+                                hlo_bf16_to_f32, hlo_f32_to_bf16, hlo_f16_to_f32, hlo_f32_to_f16,
+                                hlo_maxf/hlo_max, hlo_minf/hlo_min, hlo_signf/hlo_sign */
+  const char *kernel_prefix; /* "void", `extern "C" __global__ void` */
+  const char *restrict_kw;   /* "restrict", "__restrict__" */
+  const char *tile_open;     /* opens the scope where `t` (int64_t) is this tile's index */
+  const char *tile_close;
+  const char *inf, *nan;     /* templates of +inf and a quiet NaN in $T (use $f) */
+  const char *float_ops[OP_COUNT]; /* float and double computations */
+  const char *int_ops[OP_COUNT];   /* signed and unsigned integers */
+  const char *uint_ops[OP_COUNT];  /* unsigned overrides of int_ops (NULL: int_ops') */
+  const char *bool_ops[OP_COUNT];  /* i1 */
+} cstyle_dialect;
+
+/* Appends to `out` the definition of kernel `k` in dialect `d` (without
+ * the preamble). Errors: HLO_UNIMPLEMENTED (located at the kernel's loc)
+ * for an op or type the dialect has no text for; HLO_INTERNAL for a bad
+ * schedule (kernel_check_schedule). */
+HLO_MUST_USE hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *out);
+
+/* The C type names the printer uses: the computation type of `dt`
+ * ("float" for bf16/f16) and its storage type ("uint16_t" for bf16/f16,
+ * "uint8_t" for i1). NULL for types kernels do not support. */
+const char *cstyle_compute_type(hlo_dtype dt);
+const char *cstyle_storage_type(hlo_dtype dt);
+
+#endif /* HLO_CODEGEN_CSTYLE_H */

@@ -1,0 +1,582 @@
+/* lower_fusion.c — a list of StableHLO ops lowered to one kernel.
+ *
+ * The lowering is XLA's elemental emitter turned into data: gen(v, M, g)
+ * makes the body instruction computing value v at the tensor index M (an
+ * affine map of the index variables), under guard g (an i1 instruction, or
+ * -1). Layout ops do not make instructions: they rewrite M for their operand
+ * (broadcast_in_dim drops dims, transpose permutes, slice scales and
+ * offsets, reshape re-expresses the linear position) until a value from
+ * outside the fusion is reached and loaded through the composed map.
+ * Elementwise ops make a KI_OP over their operands at the same M. Results
+ * are memoised on (value, map, guard), and kernel_add_inst merges equal
+ * instructions, so a DAG is lowered in time linear in its size (times the
+ * linear memo search of v0).
+ *
+ * reshape: its operand's index is delinearize(linearize(M)). We keep it
+ * affine when the linear position L = c0 + sum c_i x_i splits into the
+ * operand's dims without carries: each term c_i x_i goes to the outermost
+ * operand dim whose stride divides c_i, c0 is split into digits, and every
+ * dim's largest value (over the index variables' ranges) must stay below its
+ * size. That covers reshapes that split or merge dims of what feeds them
+ * (the common case: flatten, unflatten, adding unit dims, reshapes of
+ * broadcasts). When it does not (a reshape 4x6 -> 2x12 merges pairs of
+ * rows: the operand's row is x0*2 + x1/6), the operand gets a FLAT map —
+ * the same linear position, all a load needs — which elementwise ops pass
+ * on; a layout op under a flat map needs div/mod and is unimplemented.
+ *
+ * concatenate: each operand k is evaluated at M shifted by its offset along
+ * the dimension, its loads guarded by "the point is in operand k's range",
+ * and the results chosen by a select chain on the index. */
+#include "codegen/lower_fusion.h"
+#include <stdlib.h>
+#include <string.h>
+#include "ir/element.h"
+
+typedef struct memo_entry {
+  const hlo_value *v;
+  kernel_map map;
+  int32_t guard;
+  uint32_t inst;
+} memo_entry;
+
+typedef struct lower_ctx {
+  kernel *k;
+  const hlo_op *const *ops;
+  uint32_t num_ops;
+  memo_entry *memo;
+  uint32_t num_memo, cap_memo;
+} lower_ctx;
+
+static hlo_status oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
+
+static const char *short_name(const hlo_op *op) {
+  const char *n = op_name(op->opcode);
+  return n ? n : "op";
+}
+
+static hlo_status unimpl(const hlo_op *op, const char *what) {
+  return status_at(HLO_UNIMPLEMENTED, &op->loc, "%s: %s cannot be lowered into a kernel yet",
+                   short_name(op), what);
+}
+
+static bool in_fusion(const lower_ctx *c, const hlo_op *op) {
+  for (uint32_t i = 0; i < c->num_ops; i++)
+    if (c->ops[i] == op) return true;
+  return false;
+}
+
+/* The integer list of a dense-array attribute (the attribute contract's
+ * kind for every int list of the ops lowered here). */
+static bool ints_attr(const hlo_op *op, const char *name, const int64_t **out, uint32_t *n) {
+  const hlo_attr *a = op_attr(op, name);
+  if (!a || a->kind != ATTR_DENSE_ARRAY || (!a->u.darr.ints && a->u.darr.n)) return false;
+  *out = a->u.darr.ints;
+  *n = a->u.darr.n;
+  return true;
+}
+
+/* Checks that `t` is a static tensor of a supported element type. */
+static hlo_status check_type(const hlo_op *op, const hlo_type *t, const hlo_loc *loc) {
+  if (t->kind != TYPE_TENSOR || !type_is_static(t) || t->quant)
+    return status_at(HLO_UNIMPLEMENTED, loc, "%s: only static, non-quantized tensors can be lowered into a kernel",
+                     op ? short_name(op) : "value");
+  if (t->rank > KERNEL_MAX_RANK)
+    return status_at(HLO_UNIMPLEMENTED, loc, "%s: rank %u is over the kernel limit of %d",
+                     op ? short_name(op) : "value", t->rank, KERNEL_MAX_RANK);
+  if (!kernel_dtype_supported(t->dtype))
+    return status_at(HLO_UNIMPLEMENTED, loc, "%s: element type %s is not supported in kernels yet",
+                     op ? short_name(op) : "value", hlo_dtype_name(t->dtype));
+  return NULL;
+}
+
+static hlo_status add(lower_ctx *c, const kinst *in, uint32_t *out) {
+  return kernel_add_inst(c->k, false, in, out);
+}
+
+static hlo_status memo_put(lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+                           uint32_t inst) {
+  if (c->num_memo == c->cap_memo) {
+    uint32_t nc = c->cap_memo ? c->cap_memo * 2 : 32;
+    memo_entry *n = realloc(c->memo, nc * sizeof *n);
+    if (!n) return oom();
+    c->memo = n;
+    c->cap_memo = nc;
+  }
+  memo_entry *e = &c->memo[c->num_memo++];
+  memset(e, 0, sizeof *e);
+  e->v = v;
+  e->map = *m;
+  e->guard = g;
+  e->inst = inst;
+  return NULL;
+}
+
+static bool memo_get(const lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+                     uint32_t *inst) {
+  for (uint32_t i = 0; i < c->num_memo; i++) {
+    const memo_entry *e = &c->memo[i];
+    if (e->v == v && e->guard == g && !memcmp(&e->map, m, sizeof *m)) {
+      *inst = e->inst;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The kernel input holding `v` (added on first use). */
+static hlo_status input_of(lower_ctx *c, const hlo_value *v, const hlo_attr *literal,
+                           uint32_t *out) {
+  for (uint32_t i = 0; i < c->k->num_inputs; i++)
+    if (c->k->inputs[i].value == v) {
+      *out = i;
+      return NULL;
+    }
+  HLO_TRY(check_type(v->def, v->type, &v->loc));
+  HLO_TRY(kernel_add_input(c->k, v->type->dtype, v->type->rank, v->type->dims, v, out));
+  c->k->inputs[*out].literal = literal;
+  return NULL;
+}
+
+static kernel_affine affine_zero(void) {
+  kernel_affine a;
+  memset(&a, 0, sizeof a);
+  return a;
+}
+
+/* A constant instruction holding element 0 of dense `at` as `dt`. */
+static kinst const_of(const hlo_attr *at, hlo_dtype dt) {
+  kinst in = kinst_make(KI_CONST, dt);
+  if (dtype_is_float(dt)) in.cval.f = elem_get_f64(dt, at->u.dense.data, 0);
+  else if (dtype_class(dt) == HLO_CLASS_UINT) in.cval.i = (int64_t)elem_get_u64(dt, at->u.dense.data, 0);
+  else in.cval.i = elem_get_i64(dt, at->u.dense.data, 0);
+  return in;
+}
+
+static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+                      uint32_t *out);
+
+/* An i64 constant or index instruction. */
+static hlo_status gen_i64(lower_ctx *c, int64_t value, uint32_t *out) {
+  kinst in = kinst_make(KI_CONST, HLO_I64);
+  in.cval.i = value;
+  return add(c, &in, out);
+}
+
+static hlo_status gen_op(lower_ctx *c, hlo_opcode opc, hlo_dtype dt, kernel_cmp cmp, uint32_t n,
+                         const uint32_t *args, uint32_t *out) {
+  kinst in = kinst_make(KI_OP, dt);
+  in.op = opc;
+  in.cmp = cmp;
+  in.num_args = n;
+  for (uint32_t i = 0; i < n; i++) in.args[i] = args[i];
+  return add(c, &in, out);
+}
+
+/* Whether elementwise op `opc` on values of class `cls` is supported. */
+static bool op_supported(hlo_opcode opc, hlo_dtype_class cls) {
+  bool fl = cls == HLO_CLASS_FLOAT, in = cls == HLO_CLASS_SINT || cls == HLO_CLASS_UINT;
+  bool bo = cls == HLO_CLASS_BOOL;
+  switch (opc) {
+  case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_MAXIMUM: case OP_MINIMUM:
+  case OP_SELECT: case OP_COMPARE: case OP_CONVERT: case OP_CLAMP:
+    return true;
+  case OP_AND: case OP_OR: case OP_XOR: case OP_NOT:
+    return in || bo;
+  case OP_DIVIDE: case OP_REMAINDER: case OP_NEGATE: case OP_ABS: case OP_SIGN:
+    return fl || in;
+  case OP_SHIFT_LEFT: case OP_SHIFT_RIGHT_LOGICAL: case OP_SHIFT_RIGHT_ARITHMETIC:
+    return in;
+  case OP_EXPONENTIAL: case OP_EXPONENTIAL_MINUS_ONE: case OP_LOG: case OP_LOG_PLUS_ONE:
+  case OP_LOGISTIC: case OP_TANH: case OP_SINE: case OP_COSINE: case OP_TAN: case OP_SQRT:
+  case OP_RSQRT: case OP_CBRT: case OP_FLOOR: case OP_CEIL: case OP_ROUND_NEAREST_AFZ:
+  case OP_ROUND_NEAREST_EVEN: case OP_POWER: case OP_ATAN2: case OP_IS_FINITE:
+    return fl;
+  default:
+    return false;
+  }
+}
+
+static hlo_status compare_dir(const hlo_op *op, kernel_cmp *out) {
+  static const char *const names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  const hlo_attr *d = op_attr(op, "comparison_direction");
+  const hlo_attr *t = op_attr(op, "compare_type");
+  if (t && t->kind == ATTR_ENUM && t->u.en.value && !strcmp(t->u.en.value, "TOTALORDER"))
+    return unimpl(op, "compare_type TOTALORDER");
+  if (!d || d->kind != ATTR_ENUM || !d->u.en.value)
+    return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: missing comparison_direction",
+                     short_name(op));
+  for (int i = 0; i < 6; i++)
+    if (!strcmp(d->u.en.value, names[i])) {
+      *out = (kernel_cmp)i;
+      return NULL;
+    }
+  return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: unknown comparison_direction %s",
+                   short_name(op), d->u.en.value);
+}
+
+static hlo_status gen_elementwise(lower_ctx *c, const hlo_op *op, const kernel_map *m, int32_t g,
+                                  uint32_t *out) {
+  hlo_dtype rt = op->results[0].type->dtype;
+  hlo_dtype at = op->num_operands ? op->operands[op->num_operands > 1 && op->opcode == OP_SELECT ? 1 : 0]->type->dtype : rt;
+  if (!op_supported(op->opcode, dtype_class(at)) || op->num_operands > KINST_MAX_ARGS)
+    return unimpl(op, hlo_dtype_name(at));
+  kernel_cmp cmp = KCMP_EQ;
+  if (op->opcode == OP_COMPARE) HLO_TRY(compare_dir(op, &cmp));
+  uint32_t args[KINST_MAX_ARGS];
+  kernel_map scalar;
+  memset(&scalar, 0, sizeof scalar);
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const hlo_value *a = op->operands[i];
+    HLO_TRY(check_type(op, a->type, &op->loc));
+    /* select's predicate and clamp's bounds may be 0-d */
+    const kernel_map *am = a->type->rank == 0 ? &scalar : m;
+    HLO_TRY(gen(c, a, am, g, &args[i]));
+  }
+  return gen_op(c, op->opcode, rt, cmp, op->num_operands, args, out);
+}
+
+/* reshape: the operand's map from the result's map `m` (see the top). */
+static bool reshape_affine(lower_ctx *c, const hlo_op *op, const kernel_map *m, kernel_map *om) {
+  const hlo_type *rt = op->results[0].type, *ot = op->operands[0]->type;
+  kernel_affine lin = kernel_map_linear(m, rt->dims);
+  memset(om, 0, sizeof *om);
+  om->rank = ot->rank;
+  int64_t stride[KERNEL_MAX_RANK], s = 1;
+  for (uint32_t j = ot->rank; j-- > 0;) {
+    stride[j] = s;
+    s *= ot->dims[j];
+  }
+  if (lin.offset < 0 || m->flat) return false;
+  int64_t rem = lin.offset;
+  for (uint32_t j = 0; j < ot->rank; j++) {
+    om->dim[j].offset = rem / stride[j];
+    rem %= stride[j];
+  }
+  for (uint32_t i = 0; i < KERNEL_MAX_RANK; i++) {
+    int64_t ci = lin.coeff[i];
+    if (!ci) continue;
+    uint32_t j = 0;
+    while (j < ot->rank && (ci < 0 || stride[j] > ci || ci % stride[j])) j++;
+    if (j == ot->rank) return false;
+    om->dim[j].coeff[i] = ci / stride[j];
+  }
+  for (uint32_t j = 0; j < ot->rank; j++) {
+    int64_t hi = om->dim[j].offset;
+    for (uint32_t i = 0; i < c->k->rank; i++) hi += om->dim[j].coeff[i] * (c->k->dims[i] - 1);
+    if (hi >= ot->dims[j] && ot->dims[j] > 0) return false;
+  }
+  return true;
+}
+
+/* The operand's map: affine per dim when it can be, else flat (the same
+ * linear position). */
+static void reshape_map(lower_ctx *c, const hlo_op *op, const kernel_map *m, kernel_map *om) {
+  if (reshape_affine(c, op, m, om)) return;
+  kernel_affine lin = kernel_map_linear(m, op->results[0].type->dims);
+  memset(om, 0, sizeof *om);
+  om->rank = op->operands[0]->type->rank;
+  om->flat = true;
+  om->dim[0] = lin;
+}
+
+static hlo_status gen_concat(lower_ctx *c, const hlo_op *op, const kernel_map *m, int32_t g,
+                             uint32_t *out) {
+  int64_t d = op_attr_int(op, "dimension", -1);
+  uint32_t n = op->num_operands;
+  if (d < 0 || (uint64_t)d >= m->rank || n == 0)
+    return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad dimension", short_name(op));
+  kinst ix = kinst_make(KI_INDEX, HLO_I64);
+  ix.index = m->dim[d];
+  uint32_t e;
+  HLO_TRY(add(c, &ix, &e));
+  uint32_t *vals = calloc(n, sizeof *vals), *bounds = calloc(n, sizeof *bounds);
+  hlo_status st = vals && bounds ? NULL : oom();
+  int64_t off = 0;
+  for (uint32_t k = 0; k < n && !st; k++) {
+    int64_t size = op->operands[k]->type->dims[d];
+    int32_t gk = g;
+    uint32_t lo, hi, t, args[2];
+    if (k > 0) { /* e >= off */
+      st = gen_i64(c, off, &lo);
+      args[0] = e, args[1] = lo;
+      if (!st) st = gen_op(c, OP_COMPARE, HLO_I1, KCMP_GE, 2, args, &t);
+      if (!st && gk >= 0) {
+        args[0] = (uint32_t)gk, args[1] = t;
+        st = gen_op(c, OP_AND, HLO_I1, KCMP_EQ, 2, args, &t);
+      }
+      if (!st) gk = (int32_t)t;
+    }
+    if (!st && k + 1 < n) { /* e < off + size */
+      st = gen_i64(c, off + size, &hi);
+      args[0] = e, args[1] = hi;
+      if (!st) st = gen_op(c, OP_COMPARE, HLO_I1, KCMP_LT, 2, args, &t);
+      bounds[k] = t;
+      if (!st && gk >= 0) {
+        args[0] = (uint32_t)gk, args[1] = t;
+        st = gen_op(c, OP_AND, HLO_I1, KCMP_EQ, 2, args, &t);
+      }
+      if (!st) gk = (int32_t)t;
+    }
+    kernel_map mk = *m;
+    mk.dim[d].offset -= off;
+    if (!st) st = gen(c, op->operands[k], &mk, gk, &vals[k]);
+    off += size;
+  }
+  uint32_t r = vals ? vals[n - 1] : 0;
+  for (uint32_t k = n - 1; k-- > 0 && !st;) {
+    uint32_t args[3] = {bounds[k], vals[k], r};
+    st = gen_op(c, OP_SELECT, op->results[0].type->dtype, KCMP_EQ, 3, args, &r);
+  }
+  free(vals);
+  free(bounds);
+  if (!st) *out = r;
+  return st;
+}
+
+static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+                      uint32_t *out) {
+  if (memo_get(c, v, m, g, out)) return NULL;
+  const hlo_op *op = v->def;
+  if (!op || !in_fusion(c, op)) {
+    const hlo_attr *lit = op && op->opcode == OP_CONSTANT ? op_attr(op, "value") : NULL;
+    uint32_t input;
+    HLO_TRY(input_of(c, v, lit, &input));
+    kinst in = kinst_make(KI_LOAD, v->type->dtype);
+    in.input = input;
+    in.map = *m;
+    in.guard = g;
+    HLO_TRY(add(c, &in, out));
+    return memo_put(c, v, m, g, *out);
+  }
+  HLO_TRY(check_type(op, v->type, &op->loc));
+  const hlo_type *rt = v->type;
+  if (m->flat && (op->opcode == OP_IOTA || op->opcode == OP_BROADCAST_IN_DIM ||
+                  op->opcode == OP_TRANSPOSE || op->opcode == OP_SLICE ||
+                  op->opcode == OP_CONCATENATE))
+    return unimpl(op, "this op under a reshape whose index map needs div/mod");
+  kernel_map om;
+  memset(&om, 0, sizeof om);
+  const int64_t *ints = NULL;
+  uint32_t n = 0;
+  switch (op->opcode) {
+  case OP_CONSTANT: {
+    const hlo_attr *lit = op_attr(op, "value");
+    if (!lit || lit->kind != ATTR_DENSE || lit->u.dense.resource)
+      return unimpl(op, "this constant");
+    if (lit->u.dense.splat || lit->u.dense.num_elems == 1) {
+      kinst in = const_of(lit, rt->dtype);
+      HLO_TRY(add(c, &in, out));
+    } else {
+      uint32_t input;
+      HLO_TRY(input_of(c, v, lit, &input));
+      kinst in = kinst_make(KI_LOAD, rt->dtype);
+      in.input = input;
+      in.map = *m;
+      in.guard = g;
+      HLO_TRY(add(c, &in, out));
+    }
+    break;
+  }
+  case OP_IOTA: {
+    int64_t d = op_attr_int(op, "iota_dimension", -1);
+    if (d < 0 || (uint64_t)d >= m->rank)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad iota_dimension", short_name(op));
+    kinst in = kinst_make(KI_INDEX, HLO_I64);
+    in.index = m->dim[d];
+    HLO_TRY(add(c, &in, out));
+    if (rt->dtype != HLO_I64) HLO_TRY(gen_op(c, OP_CONVERT, rt->dtype, KCMP_EQ, 1, out, out));
+    break;
+  }
+  case OP_BROADCAST_IN_DIM: {
+    const hlo_type *ot = op->operands[0]->type;
+    if (!ints_attr(op, "broadcast_dimensions", &ints, &n) || n != ot->rank)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad broadcast_dimensions",
+                       short_name(op));
+    om.rank = ot->rank;
+    for (uint32_t j = 0; j < n; j++) {
+      if (ints[j] < 0 || (uint64_t)ints[j] >= m->rank)
+        return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad broadcast_dimensions",
+                         short_name(op));
+      om.dim[j] = ot->dims[j] == 1 ? affine_zero() : m->dim[ints[j]];
+    }
+    HLO_TRY(gen(c, op->operands[0], &om, g, out));
+    break;
+  }
+  case OP_TRANSPOSE:
+    if (!ints_attr(op, "permutation", &ints, &n) || n != m->rank)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad permutation", short_name(op));
+    om.rank = n;
+    for (uint32_t i = 0; i < n; i++) {
+      if (ints[i] < 0 || (uint64_t)ints[i] >= n)
+        return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad permutation", short_name(op));
+      om.dim[ints[i]] = m->dim[i];
+    }
+    HLO_TRY(gen(c, op->operands[0], &om, g, out));
+    break;
+  case OP_SLICE: {
+    const int64_t *st = NULL;
+    uint32_t ns = 0;
+    if (!ints_attr(op, "start_indices", &ints, &n) || n != m->rank)
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad start_indices", short_name(op));
+    bool has_strides = ints_attr(op, "strides", &st, &ns);
+    om.rank = n;
+    for (uint32_t j = 0; j < n; j++) {
+      int64_t s = has_strides && j < ns ? st[j] : 1;
+      om.dim[j].offset = ints[j] + s * m->dim[j].offset;
+      for (uint32_t i = 0; i < KERNEL_MAX_RANK; i++) om.dim[j].coeff[i] = s * m->dim[j].coeff[i];
+    }
+    HLO_TRY(gen(c, op->operands[0], &om, g, out));
+    break;
+  }
+  case OP_RESHAPE:
+    HLO_TRY(check_type(op, op->operands[0]->type, &op->loc));
+    reshape_map(c, op, m, &om);
+    HLO_TRY(gen(c, op->operands[0], &om, g, out));
+    break;
+  case OP_CONCATENATE:
+    HLO_TRY(gen_concat(c, op, m, g, out));
+    break;
+  default:
+    if (!(op_flags(op->opcode) & OPF_ELEMENTWISE)) return unimpl(op, "this op");
+    HLO_TRY(gen_elementwise(c, op, m, g, out));
+    break;
+  }
+  return memo_put(c, v, m, g, *out);
+}
+
+/* The reduce's combiner region into k->comb. */
+static hlo_status lower_combiner(lower_ctx *c, const hlo_op *red) {
+  const hlo_block *b = &red->regions[0].block;
+  hlo_dtype dt = red->results[0].type->dtype;
+  if (b->num_args != 2) return unimpl(red, "a reduce of several operands");
+  /* values of the block, mapped to combiner instructions by value id order
+   * of appearance: a small linear table */
+  const hlo_value *vals[64];
+  uint32_t insts[64], nv = 0;
+  for (uint32_t a = 0; a < 2; a++) {
+    kinst p = kinst_make(KI_PARAM, dt);
+    p.input = a;
+    vals[nv] = &b->args[a];
+    HLO_TRY(kernel_add_inst(c->k, true, &p, &insts[nv]));
+    nv++;
+  }
+  for (const hlo_op *op = b->first; op; op = op->next) {
+    if (op->opcode == OP_RETURN || op->opcode == OP_FUNC_RETURN) {
+      if (op->num_operands != 1) return unimpl(red, "a reduce of several operands");
+      for (uint32_t i = 0; i < nv; i++)
+        if (vals[i] == op->operands[0]) {
+          c->k->comb_result = insts[i];
+          return NULL;
+        }
+      return status_at(HLO_INTERNAL, &op->loc, "reduce body returns an unknown value");
+    }
+    if (nv == 64 || op->num_results != 1) return unimpl(op, "this reduce body");
+    kinst in;
+    if (op->opcode == OP_CONSTANT) {
+      const hlo_attr *lit = op_attr(op, "value");
+      if (!lit || lit->kind != ATTR_DENSE) return unimpl(op, "this constant");
+      in = const_of(lit, op->results[0].type->dtype);
+    } else {
+      hlo_dtype at = op->num_operands ? op->operands[op->opcode == OP_SELECT && op->num_operands > 1 ? 1 : 0]->type->dtype : dt;
+      if (!(op_flags(op->opcode) & OPF_ELEMENTWISE) || !op_supported(op->opcode, dtype_class(at)) ||
+          op->num_operands > KINST_MAX_ARGS)
+        return unimpl(op, "this op in a reduce body");
+      in = kinst_make(KI_OP, op->results[0].type->dtype);
+      in.op = op->opcode;
+      if (op->opcode == OP_COMPARE) HLO_TRY(compare_dir(op, &in.cmp));
+      in.num_args = op->num_operands;
+      for (uint32_t a = 0; a < op->num_operands; a++) {
+        uint32_t i = 0;
+        while (i < nv && vals[i] != op->operands[a]) i++;
+        if (i == nv) return unimpl(op, "a reduce body reading values from outside");
+        in.args[a] = insts[i];
+      }
+    }
+    vals[nv] = &op->results[0];
+    HLO_TRY(kernel_add_inst(c->k, true, &in, &insts[nv]));
+    nv++;
+  }
+  return status_at(HLO_INTERNAL, &red->loc, "reduce body has no terminator");
+}
+
+static hlo_status lower_reduce(lower_ctx *c, const hlo_op *red, const char *name, kernel **out) {
+  if (red->num_operands != 2 || red->num_results != 1 || red->num_regions != 1)
+    return unimpl(red, "a reduce of several operands");
+  const hlo_value *x = red->operands[0], *init = red->operands[1];
+  HLO_TRY(check_type(red, x->type, &red->loc));
+  HLO_TRY(check_type(red, red->results[0].type, &red->loc));
+  const int64_t *dims;
+  uint32_t nd;
+  if (!ints_attr(red, "dimensions", &dims, &nd))
+    return status_at(HLO_INVALID_ARGUMENT, &red->loc, "%s: bad dimensions", short_name(red));
+  uint32_t rank = x->type->rank;
+  for (uint32_t i = 0; i < nd; i++)
+    if (dims[i] != (int64_t)(rank - nd + i))
+      return unimpl(red, "a reduce over dims other than the trailing ones (in order)");
+  const hlo_op *iop = init->def;
+  const hlo_attr *lit = iop && iop->opcode == OP_CONSTANT ? op_attr(iop, "value") : NULL;
+  if (!lit || lit->kind != ATTR_DENSE || lit->u.dense.resource)
+    return unimpl(red, "a reduce whose init value is not a constant");
+  HLO_TRY(kernel_create(name, rank, x->type->dims, &red->loc, &c->k));
+  c->k->num_reduce_dims = nd;
+  kinst iv = const_of(lit, init->type->dtype);
+  c->k->init.i = iv.cval.i;
+  if (dtype_is_float(init->type->dtype)) c->k->init.f = iv.cval.f;
+  HLO_TRY(lower_combiner(c, red));
+  kernel_map m = kernel_map_identity(rank);
+  uint32_t v;
+  HLO_TRY(gen(c, x, &m, -1, &v));
+  kernel_map om = kernel_map_identity(rank - nd);
+  const hlo_type *rt = red->results[0].type;
+  HLO_TRY(kernel_add_output(c->k, rt->dtype, rt->rank, rt->dims, &red->results[0], &om, v));
+  kernel_schedule_default(c->k, 0);
+  *out = c->k;
+  c->k = NULL;
+  return NULL;
+}
+
+static hlo_status lower(lower_ctx *c, const hlo_value *const *outs, uint32_t no, const char *name,
+                        kernel **out) {
+  if (no == 0 || c->num_ops == 0)
+    return status_new(HLO_INVALID_ARGUMENT, "lower_fusion: no ops or no outputs");
+  for (uint32_t i = 0; i < no; i++)
+    if (!outs[i]->def || !in_fusion(c, outs[i]->def))
+      return status_at(HLO_INVALID_ARGUMENT, &outs[i]->loc,
+                       "lower_fusion: output %u is not made by an op of the fusion", i);
+  const hlo_op *first = outs[0]->def;
+  if (first->opcode == OP_REDUCE) {
+    if (no != 1) return unimpl(first, "a reduce with other outputs");
+    return lower_reduce(c, first, name, out);
+  }
+  const hlo_type *t = outs[0]->type;
+  HLO_TRY(check_type(first, t, &first->loc));
+  HLO_TRY(kernel_create(name, t->rank, t->dims, &first->loc, &c->k));
+  kernel_map m = kernel_map_identity(t->rank);
+  for (uint32_t i = 0; i < no; i++) {
+    const hlo_type *ti = outs[i]->type;
+    if (outs[i]->def->opcode == OP_REDUCE) return unimpl(outs[i]->def, "a reduce with other outputs");
+    HLO_TRY(check_type(outs[i]->def, ti, &outs[i]->def->loc));
+    if (ti->rank != t->rank || memcmp(ti->dims, t->dims, t->rank * sizeof *t->dims))
+      return unimpl(outs[i]->def, "outputs of different shapes");
+    uint32_t v;
+    HLO_TRY(gen(c, outs[i], &m, -1, &v));
+    HLO_TRY(kernel_add_output(c->k, ti->dtype, ti->rank, ti->dims, outs[i], &m, v));
+  }
+  kernel_schedule_default(c->k, 0);
+  *out = c->k;
+  c->k = NULL;
+  return NULL;
+}
+
+hlo_status lower_fusion(const hlo_op *const *ops, uint32_t num_ops, const hlo_value *const *outputs,
+                        uint32_t num_outputs, const char *name, kernel **out) {
+  lower_ctx c;
+  memset(&c, 0, sizeof c);
+  c.ops = ops;
+  c.num_ops = num_ops;
+  *out = NULL;
+  hlo_status st = lower(&c, outputs, num_outputs, name, out);
+  kernel_destroy(c.k);
+  free(c.memo);
+  return st;
+}
