@@ -321,5 +321,11 @@ expect cost-missing      1 'cannot open'                    "$HLO" cost "$T/does
 expect cost-bad-flag     2 'unknown flag'                   "$HLO" cost --bogus "$T/ok.mlir"
 expect cost-no-file      2 'missing FILE'                   "$HLO" cost
 
+# hlo run --passes / --dump-to: the pipeline runs (its report on stderr), the dumps parse back.
+expect run-passes        0 'simplify .* ops'               "$HLO" run "$T/ok.mlir" --passes default
+expect run-passes-bad    2 "unknown pass 'nope'|nope"        "$HLO" run "$T/ok.mlir" --passes simplify,nope
+expect run-dump-to       0 'total'                          "$HLO" run "$T/ok.mlir" --dump-to "$T/dump"
+expect run-dump-parses   0 'module'                         "$HLO" print "$T/dump/0000.inline.after.mlir"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,10 +1,71 @@
 /* passes.h — IR-to-IR rewrites. A pass is
- *   hlo_status pass_NAME(hlo_module_ir *m);
- * It edits `m` in place (new IR in m->arena) and returns NULL, or a located
- * error naming the op it could not rewrite. */
+ *   hlo_status pass_NAME(hlo_module_ir *m, const hlo_pass_options *o);
+ * (the two older ones below take their own arguments; the pass manager,
+ * pass_manager.h, adapts them). It edits `m` in place (new IR in m->arena)
+ * and returns NULL, or a located error naming the op it could not rewrite.
+ * `o` may be NULL (defaults). Passes leave hlo_value.id stale for the values
+ * they create: the pass manager renumbers (func_number_values) afterwards,
+ * as anything that runs passes by hand must before interpreting. */
 #ifndef HLO_PASSES_PASSES_H
 #define HLO_PASSES_PASSES_H
+#include <stdbool.h>
+#include <stdint.h>
 #include "ir/ir.h"
+
+/* Options every pass receives (zero = defaults). */
+typedef struct hlo_pass_options {
+  const char *entry;          /* the entry function; NULL: module_entry's rule */
+  int64_t fold_max_elements;  /* constant-fold: largest result folded, in elements
+                                 (0: 4096) */
+  bool keep_composites;       /* inline: leave stablehlo.composite ops in place */
+  hlo_type *const *arg_types; /* refine-shapes: the entry's concrete argument types */
+  uint32_t num_arg_types;     /*   (NULL/0: the declared ones, which must be static) */
+} hlo_pass_options;
+
+/* inline: replaces every func.call (and stablehlo.composite, unless
+ * o->keep_composites) in every function by a copy of its callee's body
+ * (its decomposition), recursively, then removes the private functions no
+ * longer referred to (module_remove_dead_funcs). Errors: HLO_NOT_FOUND at a
+ * call to an unknown function; HLO_INVALID_ARGUMENT when the callee's
+ * signature does not match the call; HLO_RESOURCE_EXHAUSTED when inlining
+ * makes over 2^22 ops (a recursive call graph) or memory runs out. */
+HLO_MUST_USE hlo_status pass_inline(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* dce: removes every op whose results are unused and that is pure
+ * (op_is_pure: no side effect, nothing impure in its regions), in every
+ * function and region, then the private functions nothing refers to.
+ * Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_dce(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* cse: within each block, replaces a pure op without regions by an earlier
+ * identical one (same opcode, operands, attributes and result types; the
+ * operands of integer add/multiply/and/or/xor/maximum/minimum in either
+ * order) and removes it. Regions are not searched across (each block is its
+ * own scope). Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_cse(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* simplify: algebraic simplification and canonicalisation, a table of local
+ * {op, match, rewrite} rules (simplify.c, each with the condition under
+ * which it holds: NaN, -0, integer overflow) run to a fixed point by one
+ * worklist driver; unused pure ops are removed on the way. Errors:
+ * HLO_INTERNAL when a rule produced a value of the wrong type or the rules
+ * do not reach a fixed point; HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_simplify(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* constant-fold: evaluates with the interpreter's kernels every pure op
+ * without regions whose operands are all stablehlo.constant and whose
+ * results have at most o->fold_max_elements elements (4096 by default), and
+ * replaces it by constants (a splat when every element is equal). Never
+ * folds side effects, rng, custom calls, or broadcasts of non-splat
+ * constants (they only grow the program). An op whose kernel fails is left
+ * for run time to report. Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_constant_fold(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* The rules of pass_simplify, for documentation and tests: rule `i`'s
+ * name, the op it applies to and its validity condition; false when `i` is
+ * past the end. */
+bool simplify_rule_info(uint32_t i, const char **out_name, hlo_opcode *out_op,
+                        const char **out_valid_when);
 
 /* chlo-legalize-to-stablehlo: rewrites every chlo op of every function into
  * StableHLO ops with the semantics the chlo dialect defines (the

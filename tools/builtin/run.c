@@ -11,12 +11,15 @@
 #include "interp/interp.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
+#include "passes/pass_manager.h"
+#include "passes/passes.h"
 #include "support/status.h"
 
 static const char *const usage_run =
     "usage: hlo run FILE [--input A.npy | --arg LITERAL]... [--output-dir DIR]\n"
     "               [--entry NAME] [--backend interp] [--split-input-file] [--quiet]\n"
     "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
+    "               [--passes LIST] [--dump-to DIR]\n"
     "\n"
     "Runs the entry function (@main, or the only function) of FILE.\n"
     "\n"
@@ -37,6 +40,12 @@ static const char *const usage_run =
     "                      fail with an error containing MSG (MLIR's convention)\n"
     "  --probe-dir DIR     where interpreter.probe writes its tensors\n"
     "  --quiet             print no result summaries\n"
+    "  --passes LIST       optimise the program first with these passes, comma-separated,\n"
+    "                      or `default` (" PASS_PIPELINE_DEFAULT "),\n"
+    "                      verifying after each; prints each pass's time and op counts\n"
+    "                      to stderr (the interpreter then runs the optimised program)\n"
+    "  --dump-to DIR       write the module before and after each pass to\n"
+    "                      DIR/NNNN.PASS.{before,after}.mlir (implies --passes default)\n"
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
     "the failed check's location and the first differing element.\n"
@@ -49,6 +58,7 @@ static const char *const usage_run =
 typedef struct run_opts {
   cli_input_list in;
   const char *output_dir, *entry, *probe_dir;
+  const char *passes, *dump_dir; /* the pass pipeline (NULL: none) and its dumps */
   bool quiet, print_results, verify_diagnostics;
 } run_opts;
 
@@ -83,8 +93,27 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Runs ro->passes over the module (static shapes only: a program with `?`
+ * dimensions is specialized per input shapes at run time, from its text). */
+static hlo_status optimise_module(hlo_module *m, const run_opts *ro) {
+  hlo_module_ir *ir = runtime_module_ir(m);
+  if (module_needs_refinement(ir, ro->entry))
+    return status_new(HLO_UNIMPLEMENTED, "--passes / --dump-to: not yet for programs with "
+                      "dynamic shapes (they are specialized per input shapes when run)");
+  pass_pipeline_options po = {0};
+  po.pipeline = strcmp(ro->passes, "default") ? ro->passes : PASS_PIPELINE_DEFAULT;
+  po.verify_each = true;
+  po.dump_dir = ro->dump_dir;
+  pass_report rep = {0};
+  hlo_status st = pass_pipeline_run(ir, &po, &rep);
+  if (!ro->quiet) pass_report_print(&rep, stderr);
+  pass_report_free(&rep);
+  return st;
+}
+
 /* Runs the entry function of one module on the inputs `ro` names. */
 static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
+  if (ro->passes) HLO_TRY(optimise_module(m, ro));
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
   HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
@@ -128,6 +157,8 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--output-dir") && has_val) ro.output_dir = argv[++i];
     else if (cli_is_flag(a, "--entry") && has_val) ro.entry = argv[++i];
     else if (cli_is_flag(a, "--probe-dir") && has_val) ro.probe_dir = argv[++i];
+    else if (cli_is_flag(a, "--passes") && has_val) ro.passes = argv[++i];
+    else if (cli_is_flag(a, "--dump-to") && has_val) ro.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       if (strcmp(argv[++i], "interp") != 0) {
         fprintf(stderr, "hlo run: unknown backend '%s' (available: interp)\n", argv[i]);
@@ -140,6 +171,15 @@ int cmd_run(int argc, char **argv) {
     else { fprintf(stderr, "hlo run: more than one FILE ('%s')\n%s", a, usage_run); return 2; }
   }
   if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
+  if (ro.dump_dir && !ro.passes) ro.passes = "default";
+  if (ro.passes && strcmp(ro.passes, "default")) {
+    hlo_status pst = pass_pipeline_check(ro.passes);
+    if (pst) {
+      hlo_status_print(pst, stderr);
+      hlo_status_free(pst);
+      return 2;
+    }
+  }
   module_piece *mp;
   size_t n;
   hlo_status st = cli_load_pieces(file, split, true, &mp, &n);
