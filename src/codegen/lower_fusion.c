@@ -556,7 +556,7 @@ static hlo_status lower(lower_ctx *c, const hlo_value *const *outs, uint32_t no,
     const hlo_type *ti = outs[i]->type;
     if (outs[i]->def->opcode == OP_REDUCE) return unimpl(outs[i]->def, "a reduce with other outputs");
     HLO_TRY(check_type(outs[i]->def, ti, &outs[i]->def->loc));
-    if (ti->rank != t->rank || memcmp(ti->dims, t->dims, t->rank * sizeof *t->dims))
+    if (ti->rank != t->rank || (t->rank && memcmp(ti->dims, t->dims, t->rank * sizeof *t->dims)))
       return unimpl(outs[i]->def, "outputs of different shapes");
     uint32_t v;
     HLO_TRY(gen(c, outs[i], &m, -1, &v));

@@ -36,10 +36,14 @@ void print_string(strbuf *b, const char *s, size_t n);
 /* Appends a dictionary key or bare name: as is when it is an identifier
  * ([A-Za-z_][A-Za-z0-9_$.]*), else quoted. */
 void print_name(strbuf *b, const char *s);
-/* Appends a symbol reference: `@name` when name is a bare identifier
- * ([A-Za-z_$.-][A-Za-z0-9_$.-]*) or a raw nested reference (`a::@b`), else
- * `@"quoted"`. */
+/* Appends a symbol reference: `@name` when every `::@`-separated segment of
+ * name is an MLIR bare-id ([A-Za-z_][A-Za-z0-9_$.]*), so a nested reference
+ * (`a::@b`) stays bare; else the whole name as `@"quoted"`. */
 void print_symbol(strbuf *b, const char *s, size_t n);
+/* A flat symbol reference (one name, no `::@` nesting: Shardy's mesh names)
+ * as `@name`, or `@"..."` when it is not an MLIR bare-id — also when it
+ * contains `::`, which a nested reference would read differently. */
+void print_flat_symbol(strbuf *b, const char *s, size_t n);
 /* Appends `{k = v, unit_key, ...}` for `n` named attributes. */
 void print_attr_dict(strbuf *b, const named_attr *items, uint32_t n);
 /* Appends conv dimension numbers without the `#stablehlo.conv<>` wrapper:

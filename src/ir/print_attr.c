@@ -157,6 +157,16 @@ void print_symbol(strbuf *b, const char *s, size_t n) {
   else print_string(b, s, n);
 }
 
+void print_flat_symbol(strbuf *b, const char *s, size_t n) {
+  /* a flat symbol has no `::@` nesting: any `::` in it is part of the name */
+  if (memchr(s, ':', n)) {
+    sb_putc(b, '@');
+    print_string(b, s, n);
+    return;
+  }
+  print_symbol(b, s, n);
+}
+
 void print_int_list(strbuf *b, const int64_t *v, uint32_t n) {
   sb_putc(b, '[');
   for (uint32_t i = 0; i < n; i++) {

@@ -39,7 +39,7 @@ void print_sdy_mesh(strbuf *b, const sdy_mesh *m) {
 void print_sdy_sharding(strbuf *b, const sdy_sharding *s) {
   sb_putc(b, '<');
   if (s->mesh_name) {
-    print_symbol(b, s->mesh_name, strlen(s->mesh_name));
+    print_flat_symbol(b, s->mesh_name, strlen(s->mesh_name));
   } else if (s->mesh) {
     sb_puts(b, "mesh");
     print_sdy_mesh(b, s->mesh);
@@ -223,7 +223,7 @@ void print_sdy_meshes(strbuf *b, const hlo_module_ir *m) {
   for (uint32_t i = 0; i < m->num_meshes; i++) {
     const sdy_mesh_decl *d = &m->meshes[i];
     sb_puts(b, "  sdy.mesh ");
-    print_symbol(b, d->name, strlen(d->name));
+    print_flat_symbol(b, d->name, strlen(d->name));
     sb_puts(b, " = ");
     print_sdy_mesh(b, d->mesh);
     if (d->attrs.n) {
