@@ -279,8 +279,8 @@ expect bench-text-compile  0 "compile: [0-9.]+ ms \(read [0-9.]+, parse [0-9.]+,
                                                     "$HLO" bench "$T/add.mlir" --iters 2
 expect bench-seed          0 "seed 7\)"             "$HLO" bench "$T/add.mlir" --iters 1 --seed 7
 expect bench-no-args       0 "1 timed run after"    "$HLO" bench "$T/ok.mlir" --iters 1
-expect bench-bad-backend   2 "unknown backend 'cpu' \(available: interp\)" \
-                                                    "$HLO" bench "$T/add.mlir" --backend cpu
+expect bench-bad-backend   2 "unknown backend 'tpu' \(available: interp, cpu\)" \
+                                                    "$HLO" bench "$T/add.mlir" --backend tpu
 expect bench-iters-zero    2 "--iters '0': expected a whole number of runs, at least 1" \
                                                     "$HLO" bench "$T/add.mlir" --iters 0
 expect bench-iters-neg     2 "--iters '-3'"         "$HLO" bench "$T/add.mlir" --iters -3

@@ -154,6 +154,15 @@ void hlo_buffer_destroy(hlo_buffer *b);
 
 typedef enum hlo_backend_kind {
   HLO_BACKEND_INTERP, /* the reference interpreter */
+  HLO_BACKEND_CPU,    /* compiled for the host CPU (v0): fusible ops become C
+                         kernels compiled by the system C compiler ($HLO_CC,
+                         else cc) in one run and loaded; f32/f64 matmuls call
+                         BLAS; every other op runs on the interpreter's
+                         kernel. Results match the interpreter bit for bit
+                         except reductions and matmuls (summation order: a
+                         few ULP). No C compiler: HLO_UNAVAILABLE at create.
+                         Dynamic-shaped entry functions run on the
+                         interpreter. */
 } hlo_backend_kind;
 
 typedef struct hlo_executable hlo_executable;
@@ -165,7 +174,9 @@ typedef struct hlo_executable hlo_executable;
  * The module must outlive the executable. *out_exe is yours.
  * Errors: HLO_NOT_FOUND (no such function, no functions, or no @main among
  * several), HLO_UNIMPLEMENTED (backend not available, a chlo op that cannot
- * be legalized), HLO_RESOURCE_EXHAUSTED. */
+ * be legalized), HLO_UNAVAILABLE (HLO_BACKEND_CPU: no C compiler could be
+ * started), HLO_INTERNAL (HLO_BACKEND_CPU: the compiler rejected the
+ * generated code), HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
                                               hlo_backend_kind backend,
                                               hlo_executable **out_exe);

@@ -24,6 +24,17 @@ typedef struct backend_compile_options {
   const char *cc;         /* the C compiler (cpu); NULL: $HLO_CC, else "cc" */
 } backend_compile_options;
 
+/* A batched row-major matrix product (the library gemm slot): for each of
+ * `batch` consecutive matrices, C[b] (m x n) = op(A[b]) * op(B[b]), where
+ * op(A) (m x k) is A stored m x k, or A stored k x m transposed when
+ * trans_a; op(B) (k x n) likewise (n x k stored when trans_b). Element type
+ * F32 or F64 for A, B and C alike; C is overwritten (beta = 0). */
+typedef struct backend_gemm {
+  hlo_dtype dtype;
+  int64_t batch, m, n, k;
+  bool trans_a, trans_b;
+} backend_gemm;
+
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
   /* Compiles kernels ks[0..n) into one module: kernel i is launched as
@@ -47,8 +58,11 @@ typedef struct backend {
   HLO_MUST_USE hlo_status (*copy)(void *dst, const void *src, size_t n);
   /* Waits for everything launched so far. */
   HLO_MUST_USE hlo_status (*synchronize)(void);
-  /* Library calls (NULL until a backend has them). */
-  void *gemm, *conv;
+  /* Library calls (NULL until a backend has them). gemm: see backend_gemm;
+   * errors HLO_UNIMPLEMENTED for another element type, HLO_INVALID_ARGUMENT
+   * for sizes past the library's int. */
+  HLO_MUST_USE hlo_status (*gemm)(const backend_gemm *g, const void *a, const void *b, void *c);
+  void *conv;
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

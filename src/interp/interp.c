@@ -216,7 +216,7 @@ static void fill_kernel_table(void) {
       interp_register_elementwise, interp_register_control, interp_register_check,
       interp_register_shape,       interp_register_reduce,  interp_register_linalg,
       interp_register_collective,  interp_register_custom_call,
-      interp_register_sdy,
+      interp_register_sdy,         interp_register_fusion,
   };
   static interp_kernel tmp[OP_COUNT];
   for (size_t r = 0; r < sizeof regs / sizeof regs[0]; r++) {
@@ -834,6 +834,36 @@ hlo_status interp_run_region(interp *it, const hlo_region *r, tensor *const *arg
   it->frame = &fr;
   hlo_status st = run_block(it, &fr, &r->block, args, nargs, out, cap, out_n);
   it->frame = fr.up;
+  frame_deinit(&fr);
+  return st;
+}
+
+hlo_status interp_run_op(interp *it, const hlo_op *op, const hlo_value *const *vals,
+                         tensor *const *ins, uint32_t n, tensor **out) {
+  if (!op->parent || !op->parent->parent)
+    return interp_error(op, HLO_INTERNAL, "interp_run_op: the op is in no function body");
+  const hlo_region *top = outermost(op->parent->parent);
+  uint32_t nv = 0;
+  const hlo_func *owner = NULL;
+  for (const hlo_func *f = it->m ? it->m->funcs : NULL; f; f = f->next)
+    if (&f->body == top) owner = f;
+  if (owner && !func_needs_numbering(owner)) nv = owner->num_values; /* nested values too */
+  else max_id_block(&top->block, &nv);
+  frame fr;
+  HLO_TRY(frame_init(&fr, owner, top, nv));
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < n && !st; i++) {
+    if (vals[i]->id >= nv) st = interp_error(op, HLO_INTERNAL, "interp_run_op: value out of frame");
+    else frame_set(&fr, vals[i]->id, tensor_retain(ins[i]));
+  }
+  fr.up = it->frame;
+  it->frame = &fr;
+  if (!st) st = exec_op(it, &fr, op);
+  it->frame = fr.up;
+  for (uint32_t i = 0; i < op->num_results && !st; i++) {
+    out[i] = fr.vals[op->results[i].id];
+    fr.vals[op->results[i].id] = NULL;
+  }
   frame_deinit(&fr);
   return st;
 }

@@ -98,6 +98,7 @@ void interp_register_linalg(interp_kernel *table);       /* interp_linalg.c */
 void interp_register_collective(interp_kernel *table);   /* interp_collective.c */
 void interp_register_custom_call(interp_kernel *table);  /* interp_custom_call.c */
 void interp_register_sdy(interp_kernel *table);          /* interp_sdy.c */
+void interp_register_fusion(interp_kernel *table);       /* interp_fusion.c */
 /* uniform_quantize / uniform_dequantize (interp_quant.c); called by
  * interp_register_elementwise. */
 void interp_register_quant(interp_kernel *table);
@@ -200,4 +201,13 @@ HLO_MUST_USE hlo_status interp_dequantize(interp *it, const hlo_op *op, const te
                                           tensor **out);
 HLO_MUST_USE hlo_status interp_quantize(interp *it, const hlo_op *op, const tensor *x,
                                         const hlo_type *qt, tensor **out);
+/* Runs one op `op` of a function body (any depth) outside interp_call,
+ * as another executor's fallback (the CPU backend's interpreter thunks):
+ * vals[i] is bound to ins[i] (borrowed) for i < n — the op's operands and
+ * every value defined outside it that its nested regions read — then the
+ * op's kernel runs as interp_call would run it; out[0..op->num_results)
+ * receive new references. Errors: HLO_INTERNAL when an operand or captured
+ * value is not bound ("has no value"), else the kernel's (located at op). */
+HLO_MUST_USE hlo_status interp_run_op(interp *it, const hlo_op *op, const hlo_value *const *vals,
+                                      tensor *const *ins, uint32_t n, tensor **out);
 #endif

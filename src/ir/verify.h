@@ -183,4 +183,6 @@ hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled);
 /* The chlo ops (verify_chlo.c; constraint ids are that file's own, listed
  * at its top). `op` must have the OPF_CHLO flag. */
 hlo_status verify_op_chlo(vctx *c, const hlo_op *op);
+/* verify_fusion.c: hlo.fusion (see ops.def) */
+hlo_status verify_fusion(vctx *c, const hlo_op *op);
 #endif

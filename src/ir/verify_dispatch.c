@@ -86,6 +86,7 @@ hlo_status verify_op_complex(vctx *c, const hlo_op *op, bool *handled) {
     case OP_UNARY_EINSUM: return vcount(op, 1, 1, 1, 1);
     case OP_TORCH_INDEX_SELECT: return vcount(op, 2, 2, 1, 1);
     case OP_TRACE: return vcount(op, 1, 1, 0, 0);
+    case OP_FUSION: return verify_fusion(c, op);
     default:
       if (op_flags(op->opcode) & OPF_CHLO) return verify_op_chlo(c, op);
       *handled = false;

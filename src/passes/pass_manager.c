@@ -44,6 +44,7 @@ static const pass_info k_passes[] = {
      "evaluate ops on constants with the interpreter's kernels (size-limited)"},
     {"cse", pass_cse, "merge identical pure ops within each block"},
     {"dce", pass_dce, "remove unused pure ops and unreferenced private functions"},
+    {"fusion", pass_fusion, "group elementwise/layout chains and reductions into hlo.fusion ops"},
 };
 
 #define NUM_PASSES (sizeof k_passes / sizeof k_passes[0])

@@ -95,4 +95,29 @@ HLO_MUST_USE hlo_status pass_refine_shapes(hlo_module_ir *m, const char *entry,
 /* Whether the entry function of `m` has a dynamic argument or result type,
  * i.e. needs pass_refine_shapes before it can run. */
 bool module_needs_refinement(const hlo_module_ir *m, const char *entry);
+
+/* fusion: groups producer->consumer chains of ops that one kernel can
+ * compute into hlo.fusion ops (ops.def): "loop" fusions of elementwise and
+ * layout ops, "input" fusions of a reduce with its producers; in every
+ * block, the bodies of while/if/case included. Nothing is duplicated but
+ * splat constants. The rules are in src/passes/fusion.c's header. Errors:
+ * HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_fusion(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* The role an op may play in a fusion (fusion.c's table, which lists what
+ * src/codegen/lower_fusion.c can lower, by op and element-type class). */
+typedef enum fusion_role {
+  FUSION_NO = 0,     /* not fusible: stays outside every fusion */
+  FUSION_CHEAP,      /* cheap elementwise op or iota */
+  FUSION_EXPENSIVE,  /* transcendental, divide, remainder, power, atan2 */
+  FUSION_LAYOUT,     /* broadcast_in_dim, reshape, transpose, slice, concatenate */
+  FUSION_CONSTANT,   /* a dense constant: copied in when a splat, else an operand */
+  FUSION_REDUCE,     /* a reduce of one operand over its trailing dims with a
+                        constant init and a one-op combiner: a root only */
+} fusion_role;
+
+/* The role of `op` (FUSION_NO when an operand or result is not a static,
+ * non-quantized tensor of a kernel element type and rank, or the op/type
+ * pair is outside the table). */
+fusion_role fusion_op_fusible(const hlo_op *op);
 #endif

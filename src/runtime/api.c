@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "parse/parse.h"
 #include "passes/passes.h"
+#include "runtime/executable_cpu.h"
 #include "runtime/runtime.h"
 #include "support/arena.h"
 #include "support/status.h"
@@ -68,6 +69,7 @@ struct hlo_executable {
   bool dynamic;         /* the entry has dynamic shapes: refined per input shapes */
   shape_spec *specs;    /* when dynamic: the cache, most recently used first */
   pthread_mutex_t lock; /* the interpreter's state is per run: runs take turns */
+  cpu_exec *cpu;        /* HLO_BACKEND_CPU with static shapes: the compiled thunks */
 };
 
 /* ---------------------------------------------------------------- modules */
@@ -168,16 +170,20 @@ void hlo_buffer_destroy(hlo_buffer *b) {
 hlo_status hlo_executable_create(hlo_module *m, const char *entry, hlo_backend_kind backend,
                                  hlo_executable **out) {
   *out = NULL;
-  if (backend != HLO_BACKEND_INTERP)
-    return status_new(HLO_UNIMPLEMENTED, "backend %d is not available", (int)backend);
   interp_options opts = {0};
-  return runtime_executable_create(m, entry, &opts, out);
+  return runtime_executable_create_on(m, entry, backend, &opts, out);
 }
 
 hlo_status runtime_executable_create(hlo_module *m, const char *entry, const interp_options *opts,
                                      hlo_executable **out) {
+  return runtime_executable_create_on(m, entry, HLO_BACKEND_INTERP, opts, out);
+}
+
+hlo_status runtime_executable_create_on(hlo_module *m, const char *entry, hlo_backend_kind backend,
+                                        const interp_options *opts, hlo_executable **out) {
   *out = NULL;
-  hlo_backend_kind backend = HLO_BACKEND_INTERP;
+  if (backend != HLO_BACKEND_INTERP && backend != HLO_BACKEND_CPU)
+    return status_new(HLO_UNIMPLEMENTED, "backend %d is not available", (int)backend);
   const hlo_func *f = module_entry(m->ir, entry);
   if (!f) {
     if (entry) return status_new(HLO_NOT_FOUND, "no function @%s in the module", entry);
@@ -208,8 +214,9 @@ hlo_status runtime_executable_create(hlo_module *m, const char *entry, const int
     m->legalized = st == NULL;
   }
   if (!st && !e->dynamic) st = interp_create(m->ir, &e->opts, &e->it);
+  if (!st && !e->dynamic && backend == HLO_BACKEND_CPU) st = cpu_exec_create(e->it, f, NULL, &e->cpu);
   pthread_mutex_unlock(&m->lock);
-  if (st) { free(e); return st; }
+  if (st) { interp_destroy(e->it); free(e); return st; }
   if (pthread_mutex_init(&e->lock, NULL) != 0) {
     interp_destroy(e->it);
     free(e);
@@ -239,6 +246,10 @@ hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *ou
 }
 
 const hlo_func *runtime_executable_entry(const hlo_executable *e) { return e->entry; }
+
+const runtime_cpu_stats *runtime_executable_cpu_stats(const hlo_executable *e) {
+  return e && e->cpu ? cpu_exec_stats(e->cpu) : NULL;
+}
 
 static void shape_str(char *buf, size_t n, hlo_dtype dt, int rank, const int64_t *dims) {
   size_t k = 0;
@@ -506,7 +517,7 @@ hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t 
   pthread_mutex_lock(&e->lock);
   interp *it;
   hlo_status st = pick_target(e, NULL, args, &it, &f);
-  if (!st) st = interp_call(it, f, args, n, out);
+  if (!st) st = e->cpu ? cpu_exec_run(e->cpu, args, n, out) : interp_call(it, f, args, n, out);
   pthread_mutex_unlock(&e->lock);
   return st;
 }
@@ -534,7 +545,8 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
   }
   if (!st) st = pick_target(e, args, NULL, &it, &run_f);
   for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(run_f, i, &args[i], &in[i]);
-  if (!st) st = interp_call(it, run_f, in, f->num_args, &res);
+  if (!st) st = e->cpu ? cpu_exec_run(e->cpu, in, f->num_args, &res)
+                      : interp_call(it, run_f, in, f->num_args, &res);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
   if (st) {
@@ -560,6 +572,7 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
 
 void hlo_executable_destroy(hlo_executable *e) {
   if (!e) return;
+  cpu_exec_destroy(e->cpu);
   interp_destroy(e->it);
   for (shape_spec *s = e->specs, *n; s; s = n) {
     n = s->next;

@@ -33,4 +33,23 @@ const hlo_func *runtime_executable_entry(const hlo_executable *e);
  * interp_call's. */
 HLO_MUST_USE hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t n,
                                             tensor ***out);
+/* What the CPU backend made of an executable's entry function. */
+typedef struct runtime_cpu_stats {
+  uint32_t ops;            /* top-level ops of the function (terminator and constants too) */
+  uint32_t constants;      /* top-level constants, made at compile time */
+  uint32_t kernels;        /* kernel thunks (one generated kernel each) */
+  uint32_t blas;           /* BLAS thunks (gemm) */
+  uint32_t interp;         /* interpreter thunks */
+  double compile_ms;       /* lowering, one C compile and load */
+  char interp_ops[200];    /* the ops of the interpreter thunks: "sort, while x2" */
+} runtime_cpu_stats;
+/* hlo_executable_create with the interpreter's options and a backend (CPU:
+ * entry functions of dynamic shape run on the interpreter in v0). Errors as
+ * hlo_executable_create, and cpu_exec_create's. */
+HLO_MUST_USE hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
+                                                     hlo_backend_kind backend,
+                                                     const interp_options *opts,
+                                                     hlo_executable **out);
+/* The CPU backend's statistics of `e`, or NULL when `e` does not run on it. */
+const runtime_cpu_stats *runtime_executable_cpu_stats(const hlo_executable *e);
 #endif

@@ -8,7 +8,11 @@
  * refined, nothing else), and their results must be equal bit for bit (the
  * interpreter is the oracle; constant folding runs the interpreter's own
  * kernels, so it is exact too). Prints the op counts before and after the
- * pipeline for each model. About 1 s at -O2. */
+ * pipeline for each model. The same again for the CPU pipeline
+ * (PASS_PIPELINE_CPU: the default one, then fusion), which also prints the
+ * number of hlo.fusion ops made per model: the interpreter runs each
+ * fusion's body, so the fused module must give the same bits. About 1 s
+ * per pipeline at -O2. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +68,23 @@ typedef struct outcome {
   tl_run r;
   hlo_status st;
   uint64_t ops_before, ops_after;
+  uint64_t fusions; /* hlo.fusion ops after the pipeline */
+  uint64_t unfused; /* other ops outside fusions (constants, terminators not counted) */
 } outcome;
+
+/* The pipeline the optimised runs use (the tests below set it). */
+static const char *g_pipeline = PASS_PIPELINE_DEFAULT;
+
+static void count_fusions(const hlo_block *b, outcome *o) {
+  for (const hlo_op *op = b->first; op; op = op->next) {
+    if (op->opcode == OP_FUSION) {
+      o->fusions++;
+      continue;
+    }
+    if (op->opcode != OP_CONSTANT && !(op_flags(op->opcode) & OPF_TERMINATOR)) o->unfused++;
+    for (uint32_t r = 0; r < op->num_regions; r++) count_fusions(&op->regions[r].block, o);
+  }
+}
 
 /* Reads DIR/argK.npy for each argument of `f` into args[] (tokens get a
  * token value) and their concrete types into types[] (the declared element
@@ -121,7 +141,9 @@ static void run_one(const hlo_source *src, bool optimise, const char *inputs, ou
   bool refine = !st && module_needs_refinement(r->m, NULL);
   if (!st && optimise) {
     pass_pipeline_options po = {.verify_each = true};
-    po.pipeline = refine ? "refine-shapes," PASS_PIPELINE_DEFAULT : PASS_PIPELINE_DEFAULT;
+    char pl[512];
+    snprintf(pl, sizeof pl, "%s%s", refine ? "refine-shapes," : "", g_pipeline);
+    po.pipeline = pl;
     po.pass.arg_types = types;
     po.pass.num_arg_types = nargs;
     st = pass_pipeline_run(r->m, &po, NULL);
@@ -132,6 +154,7 @@ static void run_one(const hlo_source *src, bool optimise, const char *inputs, ou
   }
   if (!st) {
     o->ops_after = module_count_ops(r->m);
+    for (const hlo_func *f = r->m->funcs; f; f = f->next) count_fusions(&f->body.block, o);
     r->f = module_entry(r->m, NULL);
     if (!r->f) st = status_new(HLO_NOT_FOUND, "no entry function after the passes");
   }
@@ -195,8 +218,12 @@ static void check_file(const char *path, const char *inputs, const char *label, 
       printf("  FAIL %s: result %u differs from the unoptimised run\n", path, bad);
     }
   } else if (label) {
-    printf("  %-36s %5llu -> %5llu ops\n", label, (unsigned long long)opt.ops_before,
+    printf("  %-36s %5llu -> %5llu ops", label, (unsigned long long)opt.ops_before,
            (unsigned long long)opt.ops_after);
+    if (strcmp(g_pipeline, PASS_PIPELINE_DEFAULT))
+      printf(", %llu fusions + %llu other ops", (unsigned long long)opt.fusions,
+             (unsigned long long)opt.unfused);
+    printf("\n");
   }
   CHECK(ok);
   outcome_free(&ref);
@@ -208,12 +235,13 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-TEST(default_pipeline_preserves_every_model) {
+/* Every model, optimised with g_pipeline. */
+static void check_models(void) {
   char dir[600];
   snprintf(dir, sizeof dir, "%s/models", tl_shared_dir());
   DIR *d = opendir(dir);
   if (!d) {
-    printf("default_pipeline_preserves_every_model: skipped: no %s (set HLO_SHARED)\n", dir);
+    printf("pipeline_preserves_every_model: skipped: no %s (set HLO_SHARED)\n", dir);
     return;
   }
   char *names[256];
@@ -223,7 +251,7 @@ TEST(default_pipeline_preserves_every_model) {
   closedir(d);
   qsort(names, (size_t)n, sizeof *names, cmp_str);
   tally t = {0};
-  printf("  model (default pipeline: %s)\n", PASS_PIPELINE_DEFAULT);
+  printf("  model (pipeline: %s)\n", g_pipeline);
   for (int i = 0; i < n; i++) {
     static const char *const suffixes[] = {".mlir", ".cpu.mlir"};
     for (int s = 0; s < 2; s++) {
@@ -244,6 +272,17 @@ TEST(default_pipeline_preserves_every_model) {
   CHECK_EQ_INT(t.failed, 0);
 }
 
+TEST(default_pipeline_preserves_every_model) {
+  g_pipeline = PASS_PIPELINE_DEFAULT;
+  check_models();
+}
+
+TEST(cpu_pipeline_preserves_every_model) {
+  g_pipeline = PASS_PIPELINE_CPU;
+  check_models();
+  g_pipeline = PASS_PIPELINE_DEFAULT;
+}
+
 /* Every file (about 2 s for the 1741 of them at -O2, 4 s under ASan);
  * HLO_PASSES_ORACLE_EVERY=N in the environment takes every Nth only. */
 static void conformance_one(const char *path, void *ctx) {
@@ -255,21 +294,32 @@ static void conformance_one(const char *path, void *ctx) {
   check_file(path, NULL, NULL, t);
 }
 
-TEST(default_pipeline_preserves_conformance_sample) {
+static void check_conformance(void) {
   char dir[600];
   snprintf(dir, sizeof dir, "%s/conformance/testdata", tl_shared_dir());
   DIR *d = opendir(dir);
   if (!d) {
-    printf("default_pipeline_preserves_conformance_sample: skipped: no %s\n", dir);
+    printf("pipeline_preserves_conformance_sample: skipped: no %s\n", dir);
     return;
   }
   closedir(d);
   tally t = {0};
   tl_for_each_mlir(dir, false, conformance_one, &t);
-  printf("  conformance testdata: %d files compared bit for bit, %d failed, %d skipped\n",
-         t.compared, t.failed, t.skipped);
+  printf("  conformance testdata (%s): %d files compared bit for bit, %d failed, %d skipped\n",
+         g_pipeline, t.compared, t.failed, t.skipped);
   CHECK(t.compared >= 100);
   CHECK_EQ_INT(t.failed, 0);
+}
+
+TEST(default_pipeline_preserves_conformance_sample) {
+  g_pipeline = PASS_PIPELINE_DEFAULT;
+  check_conformance();
+}
+
+TEST(cpu_pipeline_preserves_conformance_sample) {
+  g_pipeline = PASS_PIPELINE_CPU;
+  check_conformance();
+  g_pipeline = PASS_PIPELINE_DEFAULT;
 }
 
 /* tests/jax/GROUP/CASE/program.mlir on its inputs/ (dynamic programs
@@ -285,21 +335,32 @@ static void jax_case(const char *path, void *ctx) {
   check_file(path, inputs, NULL, t);
 }
 
-TEST(default_pipeline_preserves_jax_fixtures) {
+static void check_jax(void) {
   DIR *d = opendir("tests/jax");
   if (!d) {
-    printf("default_pipeline_preserves_jax_fixtures: skipped: no tests/jax (run from the repo "
+    printf("pipeline_preserves_jax_fixtures: skipped: no tests/jax (run from the repo "
            "root)\n");
     return;
   }
   closedir(d);
   tally t = {.quiet_skips = true};
   tl_for_each_mlir("tests/jax", true, jax_case, &t);
-  printf("  tests/jax programs: %d compared bit for bit, %d failed, %d skipped (their "
+  printf("  tests/jax programs (%s): %d compared bit for bit, %d failed, %d skipped (their "
          "unoptimised run fails: expected errors, callbacks)\n",
-         t.compared, t.failed, t.skipped);
+         g_pipeline, t.compared, t.failed, t.skipped);
   CHECK(t.compared >= 300);
   CHECK_EQ_INT(t.failed, 0);
+}
+
+TEST(default_pipeline_preserves_jax_fixtures) {
+  g_pipeline = PASS_PIPELINE_DEFAULT;
+  check_jax();
+}
+
+TEST(cpu_pipeline_preserves_jax_fixtures) {
+  g_pipeline = PASS_PIPELINE_CPU;
+  check_jax();
+  g_pipeline = PASS_PIPELINE_DEFAULT;
 }
 
 TEST_MAIN()

@@ -15,7 +15,7 @@
 #include "support/status.h"
 
 static const char *const usage_bench =
-    "usage: hlo bench FILE [--input A.npy | --arg LITERAL]... [--backend interp]\n"
+    "usage: hlo bench FILE [--input A.npy | --arg LITERAL]... [--backend interp|cpu]\n"
     "                 [--iters N] [--warmup K] [--seed S] [--entry NAME] [--json]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE once, runs it\n"
@@ -30,7 +30,8 @@ static const char *const usage_bench =
     "                      zeros), integers in [0, 8), booleans 0/1\n"
     "  --arg LITERAL       the next argument as an MLIR literal (as `hlo run`)\n"
     "  --seed S            seed of the random inputs (default 0, as xla_run.py)\n"
-    "  --backend interp    the reference interpreter (the only backend so far)\n"
+    "  --backend interp    the reference interpreter (the default)\n"
+    "  --backend cpu       compiled for this CPU (v0; see hlo run --help)\n"
     "  --iters N           timed runs (N >= 1). Default: adaptive, so the timed runs\n"
     "                      take about 2 s in all: floor(2 s / the last warm-up run),\n"
     "                      at least 1 (a program slower than 2 s runs once), at\n"
@@ -82,6 +83,7 @@ typedef struct bench_flags {
   long iters, warmup;  /* iters 0: adaptive; warmup -1: not given */
   unsigned long long seed;
   bool json;
+  hlo_backend_kind backend;
 } bench_flags;
 
 static void print_text(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
@@ -92,8 +94,8 @@ static void print_text(const bench_flags *fl, const char *entry, const hlo_compi
   fmt_us(mean, sizeof mean, r->mean_us);
   fmt_us(mx, sizeof mx, r->max_us);
   fmt_us(first, sizeof first, r->first_us);
-  printf("%s: @%s on interp, %d timed run%s after %d warm-up%s, %s inputs", fl->file, entry,
-         r->iters, r->iters == 1 ? "" : "s", r->warmup, r->warmup == 1 ? "" : "s",
+  printf("%s: @%s on %s, %d timed run%s after %d warm-up%s, %s inputs", fl->file, entry,
+         fl->backend == HLO_BACKEND_CPU ? "cpu" : "interp", r->iters, r->iters == 1 ? "" : "s", r->warmup, r->warmup == 1 ? "" : "s",
          fl->in.n ? "given" : "random");
   if (!fl->in.n) printf(" (seed %llu)", fl->seed);
   printf("\n  run:     median %s  min %s  (mean %s, max %s; first run %s)\n", med, mn, mean, mx,
@@ -110,10 +112,10 @@ static void print_json(const bench_flags *fl, const char *entry, const hlo_compi
   json_string(stdout, fl->file);
   printf(", \"entry\": ");
   json_string(stdout, entry);
-  printf(", \"backend\": \"interp\", \"iters\": %d, \"warmup\": %d, \"median_us\": %.3f, "
+  printf(", \"backend\": \"%s\", \"iters\": %d, \"warmup\": %d, \"median_us\": %.3f, "
          "\"min_us\": %.3f, \"mean_us\": %.3f, \"max_us\": %.3f, \"first_run_us\": %.3f, "
          "\"compile_ms\": %.4f, \"stages_ms\": {",
-         r->iters, r->warmup, r->median_us, r->min_us, r->mean_us, r->max_us, r->first_us,
+         fl->backend == HLO_BACKEND_CPU ? "cpu" : "interp", r->iters, r->warmup, r->median_us, r->min_us, r->mean_us, r->max_us, r->first_us,
          ct->total_ms);
   for (int i = 0; i < ct->num_stages; i++) {
     printf("%s", i ? ", " : "");
@@ -128,7 +130,7 @@ static hlo_status bench(const bench_flags *fl) {
   hlo_compile_times ct;
   hlo_module *m = NULL;
   hlo_executable *e = NULL;
-  HLO_TRY(hlo_bench_compile(fl->file, fl->entry, HLO_BACKEND_INTERP, &ct, &m, &e));
+  HLO_TRY(hlo_bench_compile(fl->file, fl->entry, fl->backend, &ct, &m, &e));
   const hlo_func *f = runtime_executable_entry(e);
   hlo_random_inputs *rnd = NULL;
   run_inputs given = {0};
@@ -173,8 +175,11 @@ int cmd_bench(int argc, char **argv) {
       fl.in.inputs[fl.in.n++] = argv[++i];
     } else if (cli_is_flag(a, "--entry") && has_val) fl.entry = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
-      if (strcmp(argv[++i], "interp") != 0) {
-        fprintf(stderr, "hlo bench: unknown backend '%s' (available: interp)\n", argv[i]);
+      ++i;
+      if (!strcmp(argv[i], "cpu")) fl.backend = HLO_BACKEND_CPU;
+      else if (!strcmp(argv[i], "interp")) fl.backend = HLO_BACKEND_INTERP;
+      else {
+        fprintf(stderr, "hlo bench: unknown backend '%s' (available: interp, cpu)\n", argv[i]);
         return 2;
       }
     } else if (cli_is_flag(a, "--iters") && has_val) {

@@ -17,7 +17,7 @@
 
 static const char *const usage_run =
     "usage: hlo run FILE [--input A.npy | --arg LITERAL]... [--output-dir DIR]\n"
-    "               [--entry NAME] [--backend interp] [--split-input-file] [--quiet]\n"
+    "               [--entry NAME] [--backend interp|cpu] [--split-input-file] [--quiet]\n"
     "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
     "               [--passes LIST] [--dump-to DIR]\n"
     "\n"
@@ -30,7 +30,10 @@ static const char *const usage_run =
     "                      lacks, such as bf16, are written as float32; a note says so;\n"
     "                      a tuple result's element J is written to outK_J.npy)\n"
     "  --entry NAME        run function @NAME instead of @main\n"
-    "  --backend interp    the reference interpreter (the only backend so far)\n"
+    "  --backend interp    the reference interpreter (the default)\n"
+    "  --backend cpu       compiled for this CPU (v0): fusible ops as C kernels (one run\n"
+    "                      of $HLO_CC, else cc), f32/f64 matmuls on BLAS, the other ops\n"
+    "                      on the interpreter's kernels; prints what it made to stderr\n"
     "  --split-input-file  run each `// -----`-separated module of FILE\n"
     "  --arg LITERAL       the next argument as an MLIR literal, e.g.\n"
     "                      'dense<[1, 2]> : tensor<2xi32>' (instead of an --input file)\n"
@@ -42,6 +45,7 @@ static const char *const usage_run =
     "  --quiet             print no result summaries\n"
     "  --passes LIST       optimise the program first with these passes, comma-separated,\n"
     "                      or `default` (" PASS_PIPELINE_DEFAULT "),\n"
+    "                      or `cpu` (default, then fusion: the CPU backend's pipeline),\n"
     "                      verifying after each; prints each pass's time and op counts\n"
     "                      to stderr (the interpreter then runs the optimised program)\n"
     "  --dump-to DIR       write the module before and after each pass to\n"
@@ -60,6 +64,7 @@ typedef struct run_opts {
   const char *output_dir, *entry, *probe_dir;
   const char *passes, *dump_dir; /* the pass pipeline (NULL: none) and its dumps */
   bool quiet, print_results, verify_diagnostics;
+  hlo_backend_kind backend;
 } run_opts;
 
 /* Writes, prints in full, or summarises the results of a run, as asked. */
@@ -101,7 +106,9 @@ static hlo_status optimise_module(hlo_module *m, const run_opts *ro) {
     return status_new(HLO_UNIMPLEMENTED, "--passes / --dump-to: not yet for programs with "
                       "dynamic shapes (they are specialized per input shapes when run)");
   pass_pipeline_options po = {0};
-  po.pipeline = strcmp(ro->passes, "default") ? ro->passes : PASS_PIPELINE_DEFAULT;
+  po.pipeline = !strcmp(ro->passes, "default") ? PASS_PIPELINE_DEFAULT
+                : !strcmp(ro->passes, "cpu")   ? PASS_PIPELINE_CPU
+                                               : ro->passes;
   po.verify_each = true;
   po.dump_dir = ro->dump_dir;
   pass_report rep = {0};
@@ -116,8 +123,14 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   if (ro->passes) HLO_TRY(optimise_module(m, ro));
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
-  HLO_TRY(runtime_executable_create(m, ro->entry, &io, &e));
+  HLO_TRY(runtime_executable_create_on(m, ro->entry, ro->backend, &io, &e));
   const hlo_func *f = runtime_executable_entry(e);
+  const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
+  if (cs && !ro->quiet)
+    fprintf(stderr, "%scpu: %u ops -> %u kernels, %u BLAS calls, %u interpreter thunks, "
+            "%u constants; compile %.1f ms%s%s\n", label, cs->ops, cs->kernels, cs->blas,
+            cs->interp, cs->constants, cs->compile_ms, cs->interp_ops[0] ? "; interpreter: " : "",
+            cs->interp_ops);
   hlo_status st = cli_check_input_count(f, &ro->in);
   run_inputs in = {0};
   if (!st) st = cli_load_inputs(f, &ro->in, &in);
@@ -126,6 +139,7 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   double t0 = now_seconds();
   if (!st) st = hlo_executable_run(e, in.views, (int)f->num_args, &res);
   double secs = now_seconds() - t0;
+  if (!st && cs && !ro->quiet) fprintf(stderr, "%scpu: run %.3f ms\n", label, secs * 1e3);
   if (!st) st = report_results(f, ro, label, res, nres, secs);
   for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
   free(res);
@@ -160,8 +174,11 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--passes") && has_val) ro.passes = argv[++i];
     else if (cli_is_flag(a, "--dump-to") && has_val) ro.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
-      if (strcmp(argv[++i], "interp") != 0) {
-        fprintf(stderr, "hlo run: unknown backend '%s' (available: interp)\n", argv[i]);
+      ++i;
+      if (!strcmp(argv[i], "cpu")) ro.backend = HLO_BACKEND_CPU;
+      else if (!strcmp(argv[i], "interp")) ro.backend = HLO_BACKEND_INTERP;
+      else {
+        fprintf(stderr, "hlo run: unknown backend '%s' (available: interp, cpu)\n", argv[i]);
         return 2;
       }
     } else if (a[0] == '-' && a[1]) {
@@ -172,7 +189,7 @@ int cmd_run(int argc, char **argv) {
   }
   if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
   if (ro.dump_dir && !ro.passes) ro.passes = "default";
-  if (ro.passes && strcmp(ro.passes, "default")) {
+  if (ro.passes && strcmp(ro.passes, "default") && strcmp(ro.passes, "cpu")) {
     hlo_status pst = pass_pipeline_check(ro.passes);
     if (pst) {
       hlo_status_print(pst, stderr);

@@ -39,4 +39,7 @@ HLO_MUST_USE hlo_status cpu_jit_compile(const char *source, const char *cc,
 /* Unloads (NULL is fine). */
 void cpu_jit_destroy(cpu_jit *j);
 
+/* backend.gemm of the CPU backend (gemm.c): cblas_sgemm / cblas_dgemm. */
+HLO_MUST_USE hlo_status cpu_gemm(const backend_gemm *g, const void *a, const void *b, void *c);
+
 #endif /* HLO_BACKEND_CPU_CPU_H */

@@ -84,6 +84,7 @@ static const backend cpu_backend = {
     .free = cpu_free,
     .copy = cpu_copy,
     .synchronize = cpu_synchronize,
+    .gemm = cpu_gemm,
 };
 
 const backend *backend_cpu(void) { return &cpu_backend; }

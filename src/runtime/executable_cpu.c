@@ -1,0 +1,629 @@
+/* executable_cpu.c — the CPU backend's executable, v0 (executable_cpu.h):
+ * compile = walk the entry function's top-level ops in order and make one
+ * thunk per op (per `hlo.fusion` op once fusion lands); run = the thunks in
+ * order on interpreter tensors (one per SSA value, released after its last
+ * reader). Correctness first: buffer assignment, threads over tiles and
+ * fusion of several top-level ops come later (issue 7). */
+#include "runtime/executable_cpu.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "backend/backend.h"
+#include "codegen/lower_fusion.h"
+#include "support/arena.h"
+
+typedef enum step_kind { STEP_KERNEL, STEP_GEMM, STEP_INTERP } step_kind;
+
+typedef struct step {
+  step_kind kind;
+  const hlo_op *op;
+  uint32_t kernel;             /* STEP_KERNEL: its index in the backend module */
+  uint32_t nin, nout;
+  const hlo_value **in;        /* values read (kernel inputs in order; gemm: lhs, rhs;
+                                  interp: operands, then captured values) */
+  const hlo_value **out;       /* values written (kernel outputs in order; op results) */
+  backend_gemm g;              /* STEP_GEMM */
+  uint32_t nfree;
+  uint32_t *free_ids;          /* values whose last reader this step is */
+} step;
+
+struct cpu_exec {
+  const backend *be;
+  interp *it;
+  const hlo_func *f;
+  uint32_t nvals;
+  tensor **consts;             /* by value id: constants made at compile time */
+  tensor **vals;               /* by value id: the run's values */
+  step *steps;
+  uint32_t nsteps;
+  backend_module *mod;
+  runtime_cpu_stats stats;
+};
+
+static hlo_status oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+static bool static_tensor(const hlo_type *t) {
+  return t && t->kind == TYPE_TENSOR && type_is_static(t) && !t->quant;
+}
+
+/* ------------------------------------------------------------ op choice */
+
+/* Whether `op` is worth trying as a single-op kernel: what lower_fusion.h
+ * lists, on non-empty static tensors. Converts from f64 to bf16/f16 stay on
+ * the interpreter (the kernel rounds twice, through f32: kernel.h). */
+static bool kernel_candidate(const hlo_op *op) {
+  if (op->num_results != 1 || !static_tensor(op->results[0].type)) return false;
+  if (type_num_elements(op->results[0].type) <= 0) return false;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const hlo_type *t = op->operands[i]->type;
+    if (!static_tensor(t) || type_num_elements(t) <= 0) return false;
+  }
+  switch (op->opcode) {
+  case OP_BROADCAST_IN_DIM: case OP_RESHAPE: case OP_TRANSPOSE: case OP_SLICE:
+  case OP_CONCATENATE: case OP_IOTA:
+    return true;
+  case OP_REDUCE:
+    return op->num_operands == 2 && op->num_regions == 1;
+  case OP_CONVERT: {
+    hlo_dtype from = op->operands[0]->type->dtype, to = op->results[0].type->dtype;
+    return !(from == HLO_F64 && (to == HLO_BF16 || to == HLO_F16));
+  }
+  default:
+    return (op_flags(op->opcode) & OPF_ELEMENTWISE) && op->num_regions == 0;
+  }
+}
+
+/* A splat (or one-element) dense constant: lowered into a kernel as an
+ * immediate rather than read from a buffer. */
+static bool splat_constant(const hlo_value *v) {
+  const hlo_op *d = v->def;
+  if (!d || d->opcode != OP_CONSTANT) return false;
+  const hlo_attr *a = op_attr(d, "value");
+  return a && a->kind == ATTR_DENSE && !a->u.dense.resource &&
+         (a->u.dense.splat || a->u.dense.num_elems == 1) && static_tensor(v->type);
+}
+
+/* The integer list field `name` of dot_dimension_numbers (absent: empty). */
+static bool dot_field(arena *a, const hlo_attr *dn, const char *name, int64_t **out,
+                      uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  const hlo_attr *f = dn ? attr_field(dn, name) : NULL;
+  return !f || attr_as_ints(a, f, out, n);
+}
+
+/* Whether `op` is a dot_general / dot that a gemm computes: f32 or f64
+ * operands and result of one type, no algorithm, batch dims leading and in
+ * order on both sides, one contracting dim, at most one free dim per side.
+ * Fills *g. */
+static bool gemm_form(const hlo_op *op, backend_gemm *g) {
+  if ((op->opcode != OP_DOT_GENERAL && op->opcode != OP_DOT) || op->num_operands != 2 ||
+      op->num_results != 1)
+    return false;
+  const hlo_type *lt = op->operands[0]->type, *rt = op->operands[1]->type,
+                 *ot = op->results[0].type;
+  if (!static_tensor(lt) || !static_tensor(rt) || !static_tensor(ot)) return false;
+  if (lt->dtype != ot->dtype || rt->dtype != ot->dtype ||
+      (ot->dtype != HLO_F32 && ot->dtype != HLO_F64))
+    return false;
+  if (op_attr(op, "algorithm")) return false;
+  int64_t *lb = NULL, *rb = NULL, *lc = NULL, *rc = NULL;
+  uint32_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
+  int64_t dot_lc, dot_rc = 0;
+  arena a;
+  arena_init(&a);
+  bool ok = true;
+  if (op->opcode == OP_DOT) {
+    dot_lc = (int64_t)lt->rank - 1;
+    lc = &dot_lc, rc = &dot_rc, nlc = nrc = 1;
+    ok = lt->rank >= 1 && lt->rank <= 2 && rt->rank >= 1 && rt->rank <= 2;
+  } else {
+    const hlo_attr *dn = op_attr(op, "dot_dimension_numbers");
+    ok = dn && dn->kind == ATTR_STRUCT && dot_field(&a, dn, "lhs_batching_dimensions", &lb, &nlb) &&
+         dot_field(&a, dn, "rhs_batching_dimensions", &rb, &nrb) &&
+         dot_field(&a, dn, "lhs_contracting_dimensions", &lc, &nlc) &&
+         dot_field(&a, dn, "rhs_contracting_dimensions", &rc, &nrc);
+  }
+  uint32_t nb = nlb;
+  ok = ok && nlb == nrb && nlc == 1 && nrc == 1;
+  for (uint32_t i = 0; ok && i < nb; i++) ok = lb[i] == (int64_t)i && rb[i] == (int64_t)i;
+  ok = ok && lt->rank > nb && rt->rank > nb;
+  memset(g, 0, sizeof *g);
+  if (ok) {
+    /* the free dims of a side are contiguous in memory (before or after
+     * the contracting dim), so they flatten into one matrix dim */
+    g->dtype = ot->dtype;
+    g->batch = 1;
+    for (uint32_t i = 0; i < nb; i++) g->batch *= lt->dims[i];
+    int64_t l = lc[0], r = rc[0];
+    ok = (l == (int64_t)lt->rank - 1 || l == nb) && (r == nb || r == (int64_t)rt->rank - 1);
+    g->trans_a = l == nb && lt->rank > nb + 1;
+    g->trans_b = r != nb;
+    g->m = g->n = 1;
+    for (uint32_t i = nb; ok && i < lt->rank; i++)
+      if (i != l) g->m *= lt->dims[i];
+    for (uint32_t i = nb; ok && i < rt->rank; i++)
+      if (i != r) g->n *= rt->dims[i];
+    if (ok) {
+      g->k = lt->dims[l];
+      ok = rt->dims[r] == g->k && type_num_elements(ot) == g->batch * g->m * g->n;
+    }
+  }
+  arena_deinit(&a);
+  return ok;
+}
+
+/* ------------------------------------------------------------ compiling */
+
+typedef struct builder {
+  cpu_exec *x;
+  kernel **ks;
+  uint32_t nks, cap_ks;
+  uint32_t cap_steps;
+} builder;
+
+static hlo_status push_step(builder *b, const step *s) {
+  cpu_exec *x = b->x;
+  if (x->nsteps == b->cap_steps) {
+    uint32_t nc = b->cap_steps ? b->cap_steps * 2 : 32;
+    step *n = realloc(x->steps, nc * sizeof *n);
+    if (!n) return oom();
+    x->steps = n;
+    b->cap_steps = nc;
+  }
+  x->steps[x->nsteps++] = *s;
+  return NULL;
+}
+
+/* Whether `v` is defined in the function's body block itself (an argument
+ * or a top-level op's result). */
+static bool top_level(const cpu_exec *x, const hlo_value *v) {
+  const hlo_block *body = &x->f->body.block;
+  return v->def ? v->def->parent == body : v->block == body;
+}
+
+static bool has_value(const hlo_value *const *vs, uint32_t n, const hlo_value *v) {
+  for (uint32_t i = 0; i < n; i++)
+    if (vs[i] == v) return true;
+  return false;
+}
+
+/* Adds to vs the top-level values the nested regions of `op` read. */
+static hlo_status captured(const cpu_exec *x, const hlo_op *op, const hlo_value ***vs,
+                           uint32_t *n, uint32_t *cap) {
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (const hlo_op *o = op->regions[r].block.first; o; o = o->next) {
+      for (uint32_t i = 0; i < o->num_operands; i++) {
+        const hlo_value *v = o->operands[i];
+        if (!top_level(x, v) || has_value(*vs, *n, v)) continue;
+        if (*n == *cap) {
+          uint32_t nc = *cap * 2 + 4;
+          const hlo_value **nv = realloc(*vs, nc * sizeof *nv);
+          if (!nv) return oom();
+          *vs = nv;
+          *cap = nc;
+        }
+        (*vs)[(*n)++] = v;
+      }
+      HLO_TRY(captured(x, o, vs, n, cap));
+    }
+  return NULL;
+}
+
+static hlo_status interp_step(builder *b, const hlo_op *op) {
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_INTERP;
+  s.op = op;
+  uint32_t cap = op->num_operands + 4;
+  s.in = malloc(cap * sizeof *s.in);
+  s.out = malloc((op->num_results ? op->num_results : 1) * sizeof *s.out);
+  hlo_status st = s.in && s.out ? NULL : oom();
+  for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
+  if (!st) st = captured(b->x, op, &s.in, &s.nin, &cap);
+  for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
+  if (!st) st = push_step(b, &s);
+  if (st) {
+    free(s.in);
+    free(s.out);
+    return st;
+  }
+  b->x->stats.interp++;
+  return NULL;
+}
+
+static hlo_status gemm_step(builder *b, const hlo_op *op, const backend_gemm *g) {
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_GEMM;
+  s.op = op;
+  s.g = *g;
+  s.in = malloc(2 * sizeof *s.in);
+  s.out = malloc(sizeof *s.out);
+  if (!s.in || !s.out) {
+    free(s.in);
+    free(s.out);
+    return oom();
+  }
+  s.in[0] = op->operands[0];
+  s.in[1] = op->operands[1];
+  s.out[0] = &op->results[0];
+  s.nin = 2;
+  s.nout = 1;
+  hlo_status st = push_step(b, &s);
+  if (st) {
+    free(s.in);
+    free(s.out);
+    return st;
+  }
+  b->x->stats.blas++;
+  return NULL;
+}
+
+/* Makes constant `v` (its op run by the interpreter) once, into consts. */
+static hlo_status make_constant(cpu_exec *x, const hlo_value *v) {
+  if (v->id >= x->nvals) return status_at(HLO_INTERNAL, &v->loc, "value id out of range");
+  if (x->consts[v->id]) return NULL;
+  tensor *t = NULL;
+  HLO_TRY(interp_run_op(x->it, v->def, NULL, NULL, 0, &t));
+  x->consts[v->id] = t;
+  return NULL;
+}
+
+/* `hlo.fusion` (the fusion pass's op; matched by name so this file builds
+ * before the opcode exists): a region of fused ops whose terminator returns
+ * the op's results. */
+static bool is_fusion(const hlo_op *op) {
+  const char *n = op_name(op->opcode);
+  return n && !strcmp(n, "hlo.fusion") && op->num_regions == 1;
+}
+
+/* The top-level value a kernel buffer's value stands for: a fusion region's
+ * block argument is the fusion op's operand; a result of the region's
+ * terminator is the op's result. NULL when none. */
+static const hlo_value *outer_value(const hlo_op *fusion, const hlo_value *v, bool output) {
+  if (!fusion) return v;
+  const hlo_block *rb = &fusion->regions[0].block;
+  if (!output) {
+    if (!v->def && v->block == rb)
+      return v->index < fusion->num_operands ? fusion->operands[v->index] : NULL;
+    return v; /* a captured top-level value, or a constant of the region */
+  }
+  const hlo_op *term = rb->last;
+  for (uint32_t i = 0; term && i < term->num_operands && i < fusion->num_results; i++)
+    if (term->operands[i] == v) return &fusion->results[i];
+  return NULL;
+}
+
+/* Tries to lower ops[0..n) (computing outs[0..no)) into one kernel; on
+ * success adds a kernel step and returns true in *done. A lowering that
+ * fails for any reason but memory leaves *done false (the caller falls back
+ * to the interpreter, which reports real errors at run time). */
+static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusion,
+                             const hlo_op *const *ops, uint32_t n, const hlo_value *const *outs,
+                             uint32_t no, bool *done) {
+  *done = false;
+  char name[32];
+  snprintf(name, sizeof name, "k%u", b->nks);
+  kernel *k = NULL;
+  hlo_status st = lower_fusion(ops, n, outs, no, name, &k);
+  if (st) {
+    bool fatal = hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED;
+    if (!fatal) hlo_status_free(st);
+    return fatal ? st : NULL;
+  }
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_KERNEL;
+  s.op = where;
+  s.kernel = b->nks;
+  s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
+  s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
+  if (!s.in || !s.out) st = oom();
+  for (uint32_t i = 0; i < k->num_inputs && !st; i++) {
+    const hlo_value *v = k->inputs[i].value;
+    const hlo_value *ov = v ? outer_value(fusion, v, false) : NULL;
+    if (!ov) {
+      st = status_at(HLO_INTERNAL, &where->loc, "kernel input %u stands for no value", i);
+      break;
+    }
+    if (ov->def && ov->def->opcode == OP_CONSTANT) st = make_constant(b->x, ov);
+    s.in[s.nin++] = ov;
+  }
+  for (uint32_t i = 0; i < k->num_outputs && !st; i++) {
+    const hlo_value *ov = k->outputs[i].buf.value ? outer_value(fusion, k->outputs[i].buf.value, true) : NULL;
+    if (!ov) st = status_at(HLO_INTERNAL, &where->loc, "kernel output %u stands for no result", i);
+    else s.out[s.nout++] = ov;
+  }
+  if (!st && b->nks == b->cap_ks) {
+    uint32_t nc = b->cap_ks ? b->cap_ks * 2 : 32;
+    kernel **nk = realloc(b->ks, nc * sizeof *nk);
+    if (!nk) st = oom();
+    else b->ks = nk, b->cap_ks = nc;
+  }
+  if (!st) st = push_step(b, &s);
+  if (st) {
+    free(s.in);
+    free(s.out);
+    kernel_destroy(k);
+    return st;
+  }
+  b->ks[b->nks++] = k;
+  b->x->stats.kernels++;
+  *done = true;
+  return NULL;
+}
+
+static hlo_status compile_op(builder *b, const hlo_op *op) {
+  bool done = false;
+  backend_gemm g;
+  if (is_fusion(op)) {
+    const hlo_block *rb = &op->regions[0].block;
+    uint32_t n = 0;
+    for (const hlo_op *o = rb->first; o; o = o->next) n++;
+    const hlo_op **ops = calloc(n ? n : 1, sizeof *ops);
+    if (!ops) return oom();
+    uint32_t k = 0;
+    const hlo_op *term = NULL;
+    for (const hlo_op *o = rb->first; o; o = o->next) {
+      if (o == rb->last && (op_flags(o->opcode) & OPF_TERMINATOR || o->opcode == OP_RETURN))
+        term = o;
+      else
+        ops[k++] = o;
+    }
+    hlo_status st = NULL;
+    if (term && term->num_operands == op->num_results)
+      st = try_kernel(b, op, op, ops, k, (const hlo_value *const *)term->operands,
+                      term->num_operands, &done);
+    free(ops);
+    HLO_TRY(st);
+  } else if (kernel_candidate(op)) {
+    /* the op and the splat constants it reads (immediates in the kernel) */
+    const hlo_op *ops[1 + 8];
+    uint32_t n = 0;
+    ops[n++] = op;
+    for (uint32_t i = 0; i < op->num_operands && n < 9; i++) {
+      const hlo_value *v = op->operands[i];
+      bool seen = false;
+      for (uint32_t j = 1; j < n; j++) seen |= ops[j] == v->def;
+      if (!seen && splat_constant(v)) ops[n++] = v->def;
+    }
+    const hlo_value *out = &op->results[0];
+    HLO_TRY(try_kernel(b, op, NULL, ops, n, &out, 1, &done));
+  } else if (b->x->be->gemm && gemm_form(op, &g)) {
+    HLO_TRY(gemm_step(b, op, &g));
+    done = true;
+  }
+  if (!done) HLO_TRY(interp_step(b, op));
+  return NULL;
+}
+
+/* Per step, the values whose last reader it is (never constants, nor what
+ * the function returns: those live to the end of the run). */
+static hlo_status plan_frees(cpu_exec *x) {
+  uint32_t nv = x->nvals;
+  int64_t *last = malloc((nv ? nv : 1) * sizeof *last);
+  if (!last) return oom();
+  for (uint32_t i = 0; i < nv; i++) last[i] = -1;
+  for (uint32_t s = 0; s < x->nsteps; s++) {
+    const step *p = &x->steps[s];
+    for (uint32_t i = 0; i < p->nout + p->nin; i++) {
+      const hlo_value *v = i < p->nout ? p->out[i] : p->in[i - p->nout];
+      if (v->id >= nv) {
+        free(last);
+        return status_at(HLO_INTERNAL, &p->op->loc, "value %%%s is not numbered (id %u of %u)",
+                         v->name ? v->name : "?", v->id, nv);
+      }
+      last[v->id] = s;
+    }
+  }
+  const hlo_op *term = x->f->body.block.last;
+  for (uint32_t i = 0; term && i < term->num_operands; i++)
+    if (term->operands[i]->id < nv) last[term->operands[i]->id] = -1;
+  for (uint32_t i = 0; i < nv; i++)
+    if (x->consts[i]) last[i] = -1;
+  hlo_status st = NULL;
+  for (uint32_t s = 0; s < x->nsteps && !st; s++) {
+    step *p = &x->steps[s];
+    uint32_t cnt = 0;
+    for (uint32_t i = 0; i < nv; i++) cnt += last[i] == (int64_t)s;
+    if (!cnt) continue;
+    p->free_ids = malloc(cnt * sizeof *p->free_ids);
+    if (!p->free_ids) {
+      st = oom();
+      break;
+    }
+    for (uint32_t i = 0; i < nv; i++)
+      if (last[i] == (int64_t)s) p->free_ids[p->nfree++] = i;
+  }
+  free(last);
+  return st;
+}
+
+/* stats.interp_ops: the interpreter thunks' op names, counted, in order of
+ * first appearance (cut at the buffer's size). */
+static void name_interp_ops(cpu_exec *x) {
+  char *buf = x->stats.interp_ops;
+  size_t cap = sizeof x->stats.interp_ops, len = 0;
+  buf[0] = 0;
+  for (uint32_t s = 0; s < x->nsteps; s++) {
+    const step *p = &x->steps[s];
+    if (p->kind != STEP_INTERP) continue;
+    bool seen = false;
+    for (uint32_t t = 0; t < s && !seen; t++)
+      seen = x->steps[t].kind == STEP_INTERP && x->steps[t].op->opcode == p->op->opcode;
+    if (seen) continue;
+    uint32_t cnt = 0;
+    for (uint32_t t = s; t < x->nsteps; t++)
+      cnt += x->steps[t].kind == STEP_INTERP && x->steps[t].op->opcode == p->op->opcode;
+    const char *n = op_name(p->op->opcode);
+    if (n && !strncmp(n, "stablehlo.", 10)) n += 10;
+    int w = cnt > 1 ? snprintf(buf + len, cap - len, "%s%s x%u", len ? ", " : "", n ? n : "?", cnt)
+                    : snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", n ? n : "?");
+    if (w < 0 || (size_t)w >= cap - len) break;
+    len += (size_t)w;
+  }
+}
+
+hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, cpu_exec **out) {
+  *out = NULL;
+  double t0 = now_ms();
+  cpu_exec *x = calloc(1, sizeof *x);
+  if (!x) return oom();
+  x->be = backend_cpu();
+  x->it = it;
+  x->f = f;
+  x->nvals = f->num_values;
+  x->consts = calloc(x->nvals ? x->nvals : 1, sizeof *x->consts);
+  x->vals = calloc(x->nvals ? x->nvals : 1, sizeof *x->vals);
+  builder b;
+  memset(&b, 0, sizeof b);
+  b.x = x;
+  hlo_status st = x->consts && x->vals ? NULL : oom();
+  for (const hlo_op *op = f->body.block.first; op && !st; op = op->next) {
+    x->stats.ops++;
+    if (op == f->body.block.last &&
+        (op->opcode == OP_FUNC_RETURN || op->opcode == OP_RETURN))
+      continue;
+    if (op->opcode == OP_CONSTANT && op->num_results == 1) {
+      x->stats.constants++;
+      st = make_constant(x, &op->results[0]);
+      continue;
+    }
+    st = compile_op(&b, op);
+  }
+  if (!st) st = plan_frees(x);
+  if (!st && b.nks) {
+    backend_compile_options o = {.dump_dir = dump_dir, .cc = NULL};
+    st = x->be->compile((const kernel *const *)b.ks, b.nks, &o, &x->mod);
+    if (st) status_note(st, "while compiling %u kernels of @%s for the CPU", b.nks, f->name);
+  }
+  for (uint32_t i = 0; i < b.nks; i++) kernel_destroy(b.ks[i]);
+  free(b.ks);
+  if (st) {
+    cpu_exec_destroy(x);
+    return st;
+  }
+  name_interp_ops(x);
+  x->stats.compile_ms = now_ms() - t0;
+  *out = x;
+  return NULL;
+}
+
+/* -------------------------------------------------------------- running */
+
+static hlo_status get(cpu_exec *x, const step *s, const hlo_value *v, tensor **out) {
+  tensor *t = v->id < x->nvals ? (x->vals[v->id] ? x->vals[v->id] : x->consts[v->id]) : NULL;
+  if (!t)
+    return status_at(HLO_INTERNAL, &s->op->loc, "cpu executable: value %%%s has no buffer",
+                     v->name ? v->name : "?");
+  *out = t;
+  return NULL;
+}
+
+static hlo_status run_step(cpu_exec *x, const step *s) {
+  enum { SMALL = 16 };
+  tensor *in_small[SMALL], *out_small[SMALL] = {0};
+  void *buf_small[2 * SMALL];
+  tensor **in = s->nin <= SMALL ? in_small : calloc(s->nin, sizeof *in);
+  tensor **out = s->nout <= SMALL ? out_small : calloc(s->nout, sizeof *out);
+  void **bufs = s->nin + s->nout <= 2 * SMALL ? buf_small : calloc(s->nin + s->nout, sizeof *bufs);
+  hlo_status st = in && out && bufs ? NULL : oom();
+  for (uint32_t i = 0; i < s->nin && !st; i++) st = get(x, s, s->in[i], &in[i]);
+  if (!st && s->kind == STEP_INTERP) {
+    st = interp_run_op(x->it, s->op, s->in, in, s->nin, out);
+  } else if (!st) {
+    for (uint32_t i = 0; i < s->nout && !st; i++)
+      st = tensor_create(s->out[i]->type, &s->op->loc, &out[i]);
+    for (uint32_t i = 0; i < s->nin && !st; i++) bufs[i] = in[i]->data;
+    for (uint32_t i = 0; i < s->nout && !st; i++) bufs[s->nin + i] = out[i]->data;
+    if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
+    if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
+    if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  }
+  for (uint32_t i = 0; i < s->nout; i++) {
+    if (!st && s->out[i]->id < x->nvals) {
+      tensor_release(x->vals[s->out[i]->id]);
+      x->vals[s->out[i]->id] = out[i];
+    } else {
+      tensor_release(out[i]);
+    }
+  }
+  if (in != in_small) free(in);
+  if (out != out_small) free(out);
+  if (bufs != buf_small) free(bufs);
+  return st;
+}
+
+static void clear_vals(cpu_exec *x) {
+  for (uint32_t i = 0; i < x->nvals; i++) {
+    tensor_release(x->vals[i]);
+    x->vals[i] = NULL;
+  }
+}
+
+hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***out) {
+  *out = NULL;
+  const hlo_func *f = x->f;
+  if (n != f->num_args)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %u", f->name,
+                     f->num_args, n);
+  for (uint32_t i = 0; i < n; i++)
+    if (f->body.block.args[i].id < x->nvals) x->vals[f->body.block.args[i].id] = tensor_retain(args[i]);
+  hlo_status st = NULL;
+  for (uint32_t s = 0; s < x->nsteps && !st; s++) {
+    const step *p = &x->steps[s];
+    st = run_step(x, p);
+    for (uint32_t i = 0; i < p->nfree && !st; i++) {
+      tensor_release(x->vals[p->free_ids[i]]);
+      x->vals[p->free_ids[i]] = NULL;
+    }
+  }
+  const hlo_op *term = f->body.block.last;
+  tensor **res = NULL;
+  if (!st && (!term || term->num_operands != f->num_results))
+    st = status_at(HLO_INTERNAL, &f->loc, "@%s: no return of %u values", f->name, f->num_results);
+  if (!st) {
+    res = calloc(f->num_results ? f->num_results : 1, sizeof *res);
+    if (!res) st = oom();
+  }
+  for (uint32_t i = 0; i < f->num_results && !st; i++) {
+    tensor *t = NULL;
+    step where = {.op = term};
+    st = get(x, &where, term->operands[i], &t);
+    if (!st) res[i] = tensor_retain(t);
+  }
+  clear_vals(x);
+  if (st) {
+    for (uint32_t i = 0; res && i < f->num_results; i++) tensor_release(res[i]);
+    free(res);
+    return st;
+  }
+  *out = res;
+  return NULL;
+}
+
+const runtime_cpu_stats *cpu_exec_stats(const cpu_exec *x) { return x ? &x->stats : NULL; }
+
+void cpu_exec_destroy(cpu_exec *x) {
+  if (!x) return;
+  if (x->mod) x->be->module_destroy(x->mod);
+  for (uint32_t s = 0; s < x->nsteps; s++) {
+    free(x->steps[s].in);
+    free(x->steps[s].out);
+    free(x->steps[s].free_ids);
+  }
+  free(x->steps);
+  if (x->vals) clear_vals(x);
+  for (uint32_t i = 0; x->consts && i < x->nvals; i++) tensor_release(x->consts[i]);
+  free(x->consts);
+  free(x->vals);
+  free(x);
+}

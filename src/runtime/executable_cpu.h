@@ -1,0 +1,43 @@
+/* executable_cpu.h — the CPU backend's executable (v0): a function's
+ * top-level ops turned into a flat list of THUNKS run in order on host
+ * buffers (one allocation per SSA value, an interpreter tensor, released
+ * after its last use):
+ *   - kernel thunks: each `hlo.fusion` op (when the IR has it), else each
+ *     op codegen/lower_fusion.c can lower (elementwise, broadcast_in_dim,
+ *     reshape, transpose, slice, concatenate, iota, convert, select,
+ *     compare, a reduce over trailing dims), one kernel each, all compiled
+ *     by ONE backend compile (one cc run for the CPU backend);
+ *   - BLAS thunks: dot_general / dot of f32 or f64 in a plain or batched
+ *     matmul form (leading batch dims, one contracting dim) through the
+ *     backend's gemm slot; an `algorithm` attribute goes to the interpreter;
+ *   - interpreter thunks: every other op, run by the interpreter's kernel
+ *     (interp_run_op), with the values its regions capture.
+ * Top-level constants are made once, at compile time.
+ * The runtime reaches the backend through backend.h only. */
+#ifndef HLO_RUNTIME_EXECUTABLE_CPU_H
+#define HLO_RUNTIME_EXECUTABLE_CPU_H
+#include "interp/interp.h"
+#include "runtime/runtime.h"
+
+typedef struct cpu_exec cpu_exec;
+
+/* Compiles function `f` (static shapes; values numbered) of the module `it`
+ * interprets. `it` and the module are borrowed and must outlive *out (yours:
+ * cpu_exec_destroy). `dump_dir` (may be NULL): where the generated C goes.
+ * Errors: HLO_UNAVAILABLE when kernels need a C compiler and none starts
+ * ("no C compiler: ..."), HLO_INTERNAL when the compiler rejects the code,
+ * a constant's interpreter error, HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir,
+                                        cpu_exec **out);
+/* Runs on args[0..n) (borrowed, already checked against f's parameter
+ * types); *out is a malloc'd array of f->num_results new references (yours).
+ * Not reentrant: callers serialise runs of one cpu_exec. Errors: any
+ * thunk's (located at its op), HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n,
+                                     tensor ***out);
+/* What the compile made (lent). */
+const runtime_cpu_stats *cpu_exec_stats(const cpu_exec *x);
+/* Frees (NULL is fine). */
+void cpu_exec_destroy(cpu_exec *x);
+
+#endif

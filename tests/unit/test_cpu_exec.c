@@ -1,0 +1,396 @@
+/* test_cpu_exec.c — the CPU backend's executable (runtime/executable_cpu.c)
+ * through the C API (HLO_BACKEND_CPU): programs mixing kernel thunks, BLAS
+ * thunks and interpreter thunks run on the same inputs as the interpreter
+ * (HLO_BACKEND_INTERP over the same module) and must agree: bit for bit
+ * except reductions and matmuls (summation order: within a few ULP). The
+ * statistics say which op became which thunk. When no C compiler can be
+ * started the tests that need one print "skipped" with the reason and pass;
+ * HLO_UNAVAILABLE for a missing compiler is tested with HLO_CC pointing
+ * nowhere. */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hlo/hlo.h"
+#include "ir/element.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+static uint64_t rng = 12345;
+static double rnd(void) {
+  rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* Whether `code` (from creating an executable) means "no C compiler". */
+static bool no_cc(hlo_status st, const char *test) {
+  if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
+    printf("%s: skipped (%s)\n", test, hlo_status_message(st));
+    hlo_status_free(st);
+    return true;
+  }
+  return false;
+}
+
+static int mant_bits(hlo_dtype dt) {
+  return dt == HLO_BF16 ? 7 : dt == HLO_F16 ? 10 : dt == HLO_F64 ? 52 : 23;
+}
+
+/* Compares buffers; floats within `ulps` (0: bit for bit, NaN = NaN). */
+static bool same_buffer(const hlo_buffer *got, const hlo_buffer *want, double ulps, int k) {
+  hlo_dtype dt = hlo_buffer_dtype(want);
+  if (hlo_buffer_dtype(got) != dt || hlo_buffer_nbytes(got) != hlo_buffer_nbytes(want)) {
+    fprintf(stderr, "  result %d: type or size differs\n", k);
+    return false;
+  }
+  size_t es = hlo_dtype_size(dt);
+  int64_t n = es ? (int64_t)(hlo_buffer_nbytes(want) / es) : 0;
+  const void *g = hlo_buffer_data(got), *w = hlo_buffer_data(want);
+  for (int64_t i = 0; i < n; i++) {
+    if (dtype_class(dt) != HLO_CLASS_FLOAT || ulps == 0) {
+      if (elem_get_bits(dt, g, i) != elem_get_bits(dt, w, i)) {
+        fprintf(stderr, "  result %d [%lld]: bits differ\n", k, (long long)i);
+        return false;
+      }
+      continue;
+    }
+    double a = elem_get_f64(dt, g, i), b = elem_get_f64(dt, w, i);
+    if (a == b || (isnan(a) && isnan(b))) continue;
+    double ulp = b == 0 ? ldexp(1.0, -126) : ldexp(1.0, ilogb(b) - mant_bits(dt));
+    if (fabs(a - b) > ulps * ulp) {
+      fprintf(stderr, "  result %d [%lld]: %.9g vs %.9g\n", k, (long long)i, a, b);
+      return false;
+    }
+  }
+  return true;
+}
+
+typedef struct expect_stats {
+  int kernels, blas, interp;
+} expect_stats;
+
+/* Runs `text` on random inputs on both backends; result k is compared bit
+ * for bit unless (ulp_mask >> k) & 1, then within `ulps`. */
+static void run_both(const char *test, const char *text, unsigned ulp_mask, double ulps,
+                     const expect_stats *want) {
+  hlo_module *m = NULL;
+  hlo_status st = hlo_module_parse(test, text, strlen(text), &m);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  if (st) {
+    hlo_status_free(st);
+    return;
+  }
+  hlo_executable *ei = NULL, *ec = NULL;
+  st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &ei);
+  CHECK(st == NULL);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_CPU, &ec);
+  if (no_cc(st, test)) {
+    hlo_executable_destroy(ei);
+    hlo_module_destroy(m);
+    return;
+  }
+  if (st) hlo_status_print(st, stderr);
+  CHECK(st == NULL);
+  const runtime_cpu_stats *cs = ec ? runtime_executable_cpu_stats(ec) : NULL;
+  CHECK(cs != NULL);
+  if (cs && want) {
+    CHECK_EQ_INT(cs->kernels, want->kernels);
+    CHECK_EQ_INT(cs->blas, want->blas);
+    CHECK_EQ_INT(cs->interp, want->interp);
+  }
+  int na = ec ? hlo_executable_num_args(ec) : 0;
+  hlo_buffer_view views[8];
+  void *data[8] = {0};
+  for (int i = 0; i < na && i < 8 && !st; i++) {
+    const int64_t *dims;
+    int rank;
+    hlo_dtype dt;
+    st = hlo_executable_arg_type(ec, i, &dt, &rank, &dims);
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    data[i] = calloc((size_t)(n ? n : 1), hlo_dtype_size(dt));
+    for (int64_t j = 0; j < n; j++) {
+      if (dtype_class(dt) == HLO_CLASS_FLOAT) elem_set_f64(dt, data[i], j, rnd() * 4 - 2);
+      else elem_set_i64(dt, data[i], j, (int64_t)(rnd() * 9));
+    }
+    views[i] = (hlo_buffer_view){dt, rank, dims, data[i]};
+  }
+  CHECK(st == NULL);
+  /* twice: the second run reuses the executable (values freed and remade) */
+  for (int rep = 0; rep < 2 && !st; rep++) {
+    hlo_buffer **ri = NULL, **rc = NULL;
+    st = hlo_executable_run(ei, views, na, &ri);
+    if (!st) st = hlo_executable_run(ec, views, na, &rc);
+    if (st) hlo_status_print(st, stderr);
+    CHECK(st == NULL);
+    int nr = hlo_executable_num_results(ec);
+    for (int k = 0; k < nr && ri && rc; k++)
+      CHECK(same_buffer(rc[k], ri[k], (ulp_mask >> k) & 1 ? ulps : 0, k));
+    for (int k = 0; k < nr; k++) {
+      if (ri) hlo_buffer_destroy(ri[k]);
+      if (rc) hlo_buffer_destroy(rc[k]);
+    }
+    free(ri);
+    free(rc);
+  }
+  hlo_status_free(st);
+  for (int i = 0; i < 8; i++) free(data[i]);
+  hlo_executable_destroy(ec);
+  hlo_executable_destroy(ei);
+  hlo_module_destroy(m);
+}
+
+TEST(kernels_blas_and_interpreter_thunks) {
+  /* add/broadcast/exp: kernels; dot_general: BLAS; reduce: kernel; while
+   * (reading %n from outside its regions): interpreter; sort: interpreter */
+  static const char *text =
+      "func.func @main(%x: tensor<6x8xf32>, %w: tensor<8x5xf32>, %b: tensor<5xf32>, %n: tensor<i32>) "
+      "-> (tensor<6x5xf32>, tensor<6xf32>, tensor<i32>, tensor<6x8xf32>) {\n"
+      "  %0 = stablehlo.exponential %x : tensor<6x8xf32>\n"
+      "  %1 = stablehlo.dot_general %0, %w, contracting_dims = [1] x [0] : (tensor<6x8xf32>, tensor<8x5xf32>) -> tensor<6x5xf32>\n"
+      "  %2 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<5xf32>) -> tensor<6x5xf32>\n"
+      "  %3 = stablehlo.add %1, %2 : tensor<6x5xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %4 = stablehlo.reduce(%3 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<6x5xf32>, tensor<f32>) -> tensor<6xf32>\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %5:2 = stablehlo.while(%i = %c0, %acc = %c0) : tensor<i32>, tensor<i32>\n"
+      "    cond {\n"
+      "      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %i1 = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "      %a1 = stablehlo.add %acc, %i : tensor<i32>\n"
+      "      stablehlo.return %i1, %a1 : tensor<i32>, tensor<i32>\n"
+      "    }\n"
+      "  %6 = \"stablehlo.sort\"(%x) ({\n"
+      "    ^bb0(%a: tensor<f32>, %q: tensor<f32>):\n"
+      "      %l = stablehlo.compare LT, %a, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "      stablehlo.return %l : tensor<i1>\n"
+      "  }) {dimension = 1 : i64} : (tensor<6x8xf32>) -> tensor<6x8xf32>\n"
+      "  return %3, %4, %5#1, %6 : tensor<6x5xf32>, tensor<6xf32>, tensor<i32>, tensor<6x8xf32>\n"
+      "}\n";
+  expect_stats want = {4, 1, 2};
+  run_both("mixed", text, 0x3, 8, &want);
+}
+
+TEST(gemm_forms) {
+  /* batched, transposed operands, several free dims, matrix-vector, f64,
+   * the deprecated dot */
+  static const char *text =
+      "func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>, %at: tensor<2x4x3xf32>, "
+      "%bt: tensor<2x5x4xf32>, %v: tensor<4xf64>, %m: tensor<4x7xf64>) -> (tensor<2x3x5xf32>, "
+      "tensor<2x3x5xf32>, tensor<2x3x2x5xf32>, tensor<7xf64>, tensor<3x2xf32>) {\n"
+      "  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>\n"
+      "  %1 = stablehlo.dot_general %at, %bt, batching_dims = [0] x [0], contracting_dims = [1] x [2] : (tensor<2x4x3xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>\n"
+      "  %2 = stablehlo.dot_general %at, %bt, contracting_dims = [1] x [2] : (tensor<2x4x3xf32>, tensor<2x5x4xf32>) -> tensor<2x3x2x5xf32>\n"
+      "  %3 = stablehlo.dot_general %v, %m, contracting_dims = [0] x [0] : (tensor<4xf64>, tensor<4x7xf64>) -> tensor<7xf64>\n"
+      "  %s = stablehlo.slice %a [0:1, 0:3, 0:4] : (tensor<2x3x4xf32>) -> tensor<1x3x4xf32>\n"
+      "  %r = stablehlo.reshape %s : (tensor<1x3x4xf32>) -> tensor<3x4xf32>\n"
+      "  %t = stablehlo.slice %b [1:2, 0:4, 0:2] : (tensor<2x4x5xf32>) -> tensor<1x4x2xf32>\n"
+      "  %u = stablehlo.reshape %t : (tensor<1x4x2xf32>) -> tensor<4x2xf32>\n"
+      "  %4 = stablehlo.dot %r, %u : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>\n"
+      "  return %0, %1, %2, %3, %4 : tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x2x5xf32>, tensor<7xf64>, tensor<3x2xf32>\n"
+      "}\n";
+  /* %2 contracts lhs dim 1 with no batch dims: lhs 2x4x3 has free dims 0
+   * and 2 around the contracting dim, not a gemm: interpreter */
+  expect_stats want = {4, 4, 1};
+  run_both("gemm_forms", text, 0x1f, 8, &want);
+}
+
+TEST(algorithm_and_other_types_fall_back) {
+  static const char *text =
+      "func.func @main(%a: tensor<3x4xf32>, %b: tensor<4x2xf32>, %i: tensor<3x4xi32>, %j: tensor<4x2xi32>, "
+      "%h: tensor<3x4xbf16>, %k: tensor<4x2xbf16>) -> (tensor<3x2xf32>, tensor<3x2xi32>, tensor<3x2xbf16>, tensor<0x4xf32>) {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>\n"
+      "  %1 = stablehlo.dot_general %i, %j, contracting_dims = [1] x [0] : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>\n"
+      "  %2 = stablehlo.dot_general %h, %k, contracting_dims = [1] x [0] : (tensor<3x4xbf16>, tensor<4x2xbf16>) -> tensor<3x2xbf16>\n"
+      "  %e = stablehlo.constant dense<> : tensor<0x4xf32>\n"
+      "  %3 = stablehlo.add %e, %e : tensor<0x4xf32>\n"
+      "  return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<3x2xi32>, tensor<3x2xbf16>, tensor<0x4xf32>\n"
+      "}\n";
+  expect_stats want = {0, 0, 4};
+  run_both("fallbacks", text, 0, 0, &want);
+}
+
+TEST(elementwise_bit_exact) {
+  static const char *text =
+      "func.func @main(%x: tensor<4x9xf32>, %y: tensor<9x4xf32>, %h: tensor<4x9xbf16>, %q: tensor<4x9xi32>) "
+      "-> (tensor<4x9xf32>, tensor<4x9xbf16>, tensor<36xi32>, tensor<4x18xf32>, tensor<4x9xi1>) {\n"
+      "  %t = stablehlo.transpose %y, dims = [1, 0] : (tensor<9x4xf32>) -> tensor<4x9xf32>\n"
+      "  %0 = stablehlo.tanh %x : tensor<4x9xf32>\n"
+      "  %1 = stablehlo.multiply %0, %t : tensor<4x9xf32>\n"
+      "  %2 = stablehlo.exponential %h : tensor<4x9xbf16>\n"
+      "  %3 = stablehlo.reshape %q : (tensor<4x9xi32>) -> tensor<36xi32>\n"
+      "  %4 = stablehlo.concatenate %x, %1, dim = 1 : (tensor<4x9xf32>, tensor<4x9xf32>) -> tensor<4x18xf32>\n"
+      "  %c = stablehlo.constant dense<0.5> : tensor<4x9xf32>\n"
+      "  %5 = stablehlo.compare GT, %1, %c, FLOAT : (tensor<4x9xf32>, tensor<4x9xf32>) -> tensor<4x9xi1>\n"
+      "  return %1, %2, %3, %4, %5 : tensor<4x9xf32>, tensor<4x9xbf16>, tensor<36xi32>, tensor<4x18xf32>, tensor<4x9xi1>\n"
+      "}\n";
+  expect_stats want = {7, 0, 0};
+  run_both("elementwise", text, 0, 0, &want);
+}
+
+TEST(missing_compiler_is_unavailable) {
+  static const char *text =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = stablehlo.negate %x : tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n"
+      "}\n";
+  static const char *no_kernels =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = \"stablehlo.sort\"(%x) ({\n"
+      "    ^bb0(%a: tensor<f32>, %q: tensor<f32>):\n"
+      "      %l = stablehlo.compare GT, %a, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "      stablehlo.return %l : tensor<i1>\n"
+      "  }) {dimension = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n"
+      "}\n";
+  const char *old = getenv("HLO_CC");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("HLO_CC", "/nonexistent/hlo-no-cc", 1);
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_status st = hlo_module_parse("nocc", text, strlen(text), &m);
+  CHECK(st == NULL);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_CPU, &e);
+  CHECK(st && hlo_status_code_of(st) == HLO_UNAVAILABLE);
+  CHECK(e == NULL);
+  if (st) CHECK(strstr(hlo_status_message(st), "no C compiler") != NULL);
+  hlo_status_free(st);
+  hlo_module_destroy(m);
+  /* a program without kernels needs no compiler */
+  m = NULL;
+  st = hlo_module_parse("nocc2", no_kernels, strlen(no_kernels), &m);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_CPU, &e);
+  CHECK(st == NULL);
+  if (!st) {
+    float x[4] = {1, 4, -2, 3};
+    int64_t d = 4;
+    hlo_buffer_view v = {HLO_F32, 1, &d, x};
+    hlo_buffer **r = NULL;
+    st = hlo_executable_run(e, &v, 1, &r);
+    CHECK(st == NULL);
+    if (r) {
+      const float *o = hlo_buffer_data(r[0]);
+      CHECK(o[0] == 4 && o[1] == 3 && o[2] == 1 && o[3] == -2);
+      hlo_buffer_destroy(r[0]);
+      free(r);
+    }
+  }
+  hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+  if (saved) setenv("HLO_CC", saved, 1);
+  else unsetenv("HLO_CC");
+  free(saved);
+}
+
+TEST(thunk_errors_are_located) {
+  static const char *text =
+      "func.func @main(%x: tensor<3xi32>) -> tensor<3xi32> {\n"
+      "  %0 = stablehlo.abs %x : tensor<3xi32>\n"
+      "  %c = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n"
+      "  stablehlo.custom_call @check.expect_eq(%0, %c) {has_side_effect = true} : (tensor<3xi32>, tensor<3xi32>) -> ()\n"
+      "  return %0 : tensor<3xi32>\n"
+      "}\n";
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_status st = hlo_module_parse("located", text, strlen(text), &m);
+  CHECK(st == NULL);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_CPU, &e);
+  if (no_cc(st, "located")) {
+    hlo_module_destroy(m);
+    return;
+  }
+  CHECK(st == NULL);
+  if (!st) {
+    int32_t x[3] = {-1, 2, -4};
+    int64_t d = 3;
+    hlo_buffer_view v = {HLO_I32, 1, &d, x};
+    hlo_buffer **r = NULL;
+    st = hlo_executable_run(e, &v, 1, &r);
+    CHECK(st != NULL);
+    if (st) CHECK(strstr(hlo_status_message(st), "located:4:") != NULL ||
+                  strstr(hlo_status_message(st), "check.expect_eq") != NULL);
+    CHECK(r == NULL);
+  }
+  hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+}
+
+/* One CPU executable run from 4 threads at once (runs take turns on the
+ * executable's lock; every result must be right). */
+typedef struct cjob {
+  hlo_executable *e;
+  int ok;
+} cjob;
+
+static void *cworker(void *p) {
+  cjob *j = p;
+  j->ok = 1;
+  for (int rep = 0; rep < 10; rep++) {
+    float x[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)(i % 7) - 3.0f + (float)rep;
+    int64_t d[2] = {8, 8};
+    hlo_buffer_view v = {HLO_F32, 2, d, x};
+    hlo_buffer **r = NULL;
+    hlo_status st = hlo_executable_run(j->e, &v, 1, &r);
+    if (st) {
+      hlo_status_free(st);
+      j->ok = 0;
+      break;
+    }
+    const float *o = hlo_buffer_data(r[0]);
+    for (int i = 0; i < 8; i++) {
+      float want = 0;
+      for (int k = 0; k < 8; k++) want += x[i * 8 + k] * 2.0f;
+      if (fabsf(o[i] - want) > 1e-4f * (1 + fabsf(want))) j->ok = 0;
+    }
+    hlo_buffer_destroy(r[0]);
+    free(r);
+  }
+  return NULL;
+}
+
+TEST(runs_from_threads) {
+  static const char *text =
+      "func.func @main(%x: tensor<8x8xf32>) -> tensor<8xf32> {\n"
+      "  %two = stablehlo.constant dense<2.0> : tensor<8x8xf32>\n"
+      "  %0 = stablehlo.multiply %x, %two : tensor<8x8xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %1 = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>\n"
+      "  return %1 : tensor<8xf32>\n"
+      "}\n";
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_status st = hlo_module_parse("threads", text, strlen(text), &m);
+  CHECK(st == NULL);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_CPU, &e);
+  if (no_cc(st, "threads")) {
+    hlo_module_destroy(m);
+    return;
+  }
+  CHECK(st == NULL);
+  if (!st) {
+    pthread_t th[4];
+    cjob jobs[4];
+    for (int i = 0; i < 4; i++) {
+      jobs[i] = (cjob){e, 0};
+      pthread_create(&th[i], NULL, cworker, &jobs[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+      pthread_join(th[i], NULL);
+      CHECK(jobs[i].ok);
+    }
+  }
+  hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+}
+
+TEST_MAIN()
