@@ -564,8 +564,12 @@ bool parse_struct_body(pstate *ps, const char *name, hlo_attr **out) {
           if ((c >= '0' && c <= '9') || c == '-') {
             numtok t;
             TRY(lex_num(ps, &t, "struct field"));
-            if (t.is_float) v = attr_float(ps->a, num_double(ps, &t), HLO_F64);
-            else if (t.ovf || (!t.neg && t.mag > INT64_MAX) || (t.neg && t.mag > (uint64_t)INT64_MAX + 1))
+            if (t.is_float) {
+              double d = num_double(ps, &t);
+              if (!isfinite(d))
+                return ps_err(ps, t.start, "floating point value too large for f64");
+              v = attr_float(ps->a, d, HLO_F64);
+            } else if (t.ovf || (!t.neg && t.mag > INT64_MAX) || (t.neg && t.mag > (uint64_t)INT64_MAX + 1))
               return ps_err(ps, t.start, "integer too large");
             else v = attr_int(ps->a, t.neg ? (int64_t)(0 - t.mag) : (int64_t)t.mag, HLO_I64);
           } else {
@@ -799,6 +803,9 @@ static bool parse_number_attr(pstate *ps, hlo_attr **out) {
     } else {
       v = num_double(ps, &t);
       if (dt != HLO_F64) v = float_round(dt, v);
+      /* a finite literal that does not fit (1.0e+381), as MLIR rejects it */
+      if (!isfinite(v) && dt != HLO_F8E8M0FNU)
+        return ps_err(ps, start, "floating point value too large for %s", hlo_dtype_name(dt));
     }
     *out = attr_float(ps->a, v, dt);
     return *out ? true : ps_oom(ps);

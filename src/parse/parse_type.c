@@ -2,6 +2,7 @@
  * !stablehlo.token, element types (dtypes.def, complex<..>) and
  * !quant.uniform<storage[<min:max>]:expressed[:axis], scale[:zp] | {..}>. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ir/element.h"
@@ -21,6 +22,8 @@ static bool parse_double(pstate *ps, double *out, const char *what) {
   double d = strtod(p, &e);
   if (e == p || (size_t)(e - ps->s) > ps->end)
     return ps_err(ps, ps->pos, "expected number in %s, got '%s'", what, ps_tok(ps, ps->pos));
+  if (!isfinite(d))  /* 1e400, -inf, nan: MLIR's parser takes only finite scales */
+    return ps_err(ps, ps->pos, "%s must be a finite number, got '%.*s'", what, (int)(e - p), p);
   ps->pos = (size_t)(e - ps->s);
   *out = d;
   return true;

@@ -113,6 +113,12 @@ TEST(issue_12_inputs) {
                "an operation follows 'func.return'");
   expect_error("func.func @f() -> tensor<2xf64> {\n  %0 = stablehlo.constant dense<[2.0, 2e656]> : "
                "tensor<2xf64>\n  return %0 : tensor<2xf64>\n}\n", 2, 39, "too large for f64");
+  expect_error("func.func @f() {\n  func.return {a = 1.0e+381}\n}\n", 2, 20, "too large for f64");
+  expect_error("func.func @f() {\n  func.return {a = 1.0e+39 : f32}\n}\n", 2, 20, "too large for f32");
+  expect_error("func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 1e400>>) {\n  return\n}\n", 1, 50,
+               "quantization scale must be a finite number");
+  expect_error("func.func @f() {\n  func.return {a = #stablehlo.scatter<index_vector_dim = 1.0e+381>}"
+               "\n}\n", 2, 58, "too large for f64");
   expect_error("func.func @f() -> tensor<f16> {\n  %0 = stablehlo.constant dense<1e400> : "
                "tensor<f16>\n  return %0 : tensor<f16>\n}\n", 2, 33, "too large for f16");
   /* what hlo used to print for it: duplicates in properties */
