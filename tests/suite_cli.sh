@@ -327,5 +327,21 @@ expect run-passes-bad    2 "unknown pass 'nope'|nope"        "$HLO" run "$T/ok.m
 expect run-dump-to       0 'total'                          "$HLO" run "$T/ok.mlir" --dump-to "$T/dump"
 expect run-dump-parses   0 'module'                         "$HLO" print "$T/dump/0000.inline.after.mlir"
 
+# A chlo op after a pass list without chlo-legalize: the ops legalization adds when the
+# executable is made must be numbered too (they ran on stale slots: [4, 4, 4]).
+cat > "$T/asin.mlir" <<'X'
+func.func @main(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %0 = chlo.asin %x : tensor<3xf64> -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}
+X
+expect chlo-after-dce    0 '5.235988e-01, -?nan, -1.570796e\+00' "$HLO" run "$T/asin.mlir" --passes dce --print-results --arg 'dense<[0.5, 2.0, -1.0]> : tensor<3xf64>'
+expect chlo-after-fusion-cpu 0 '5.235988e-01, -?nan, -1.570796e\+00' "$HLO" run "$T/asin.mlir" --passes fusion --backend cpu --print-results --arg 'dense<[0.5, 2.0, -1.0]> : tensor<3xf64>'
+
+# --dump-to with --split-input-file: each module's dumps in DIR/module-K (they overwrote each other).
+printf 'func.func @main() -> tensor<i32> {\n  %%0 = stablehlo.constant dense<1> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n// -----\nfunc.func @main() -> tensor<i32> {\n  %%0 = stablehlo.constant dense<2> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n' > "$T/two.mlir"
+expect dump-split-run    0 '2 modules: 2 ran'                "$HLO" run "$T/two.mlir" --split-input-file --dump-to "$T/dsplit"
+expect dump-split-mod2   0 'dense<2>'                        "$HLO" print "$T/dsplit/module-2/0000.inline.before.mlir"
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

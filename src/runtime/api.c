@@ -212,6 +212,10 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry, hlo_ba
     st = pass_chlo_legalize(m->ir);
     if (st) status_note(st, "while legalizing chlo ops");
     m->legalized = st == NULL;
+    /* The module may have been numbered already (a pass pipeline renumbers at its end),
+     * and interp_create keeps an existing numbering: number the new ops too. */
+    if (!st)
+      for (hlo_func *g = m->ir->funcs; g; g = g->next) func_number_values(g);
   }
   if (!st && !e->dynamic) st = interp_create(m->ir, &e->opts, &e->it);
   if (!st && !e->dynamic && backend == HLO_BACKEND_CPU) st = cpu_exec_create(e->it, f, NULL, &e->cpu);

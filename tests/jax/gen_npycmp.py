@@ -13,6 +13,10 @@ count both as NaN at the same place. (A comparator that fails these cases
 fails the suite; one that passes everything is caught by the linalg cases'
 complex results, which differ from XLA's in the last bits.)
 
+Cases inf_f32 / inf_c64: jax.jit(lambda x: x) on a vector holding +inf and
+-inf (and a complex inf): the result equals the input, and npycmp --rtol must
+accept equal infinities (they once made the norm NaN and failed).
+
 usage: python3 tests/jax/gen_npycmp.py   (rewrites tests/jax/npycmp/)
 """
 import os
@@ -41,7 +45,21 @@ def main():
     np.save(os.path.join(d, "expected", "out0.npy"), x)
     with open(os.path.join(d, "cmp"), "w") as f:
       f.write("--rtol 1e-5\n")
-  print(f"wrote 2 cases to {OUT}")
+  for dtype, short in ((np.float32, "f32"), (np.complex64, "c64")):
+    x = np.array([1, np.inf, -np.inf, 2], dtype)
+    if short == "c64":
+      x[3] = complex(np.inf, 1)
+    text = jax.jit(lambda v: v).trace(x).lower(lowering_platforms=("cpu",)).as_text()
+    d = os.path.join(OUT, f"inf_{short}")
+    os.makedirs(os.path.join(d, "inputs"))
+    os.makedirs(os.path.join(d, "expected"))
+    with open(os.path.join(d, "program.mlir"), "w") as f:
+      f.write(text)
+    np.save(os.path.join(d, "inputs", "arg0.npy"), x)
+    np.save(os.path.join(d, "expected", "out0.npy"), x)
+    with open(os.path.join(d, "cmp"), "w") as f:
+      f.write("--rtol 1e-6\n")
+  print(f"wrote 4 cases to {OUT}")
 
 
 if __name__ == "__main__":

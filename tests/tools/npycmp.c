@@ -3,7 +3,7 @@
  * usage: npycmp ACTUAL.npy EXPECTED.npy [--rtol R] [--exact] [--ulp N]
  *   Floats: passes when ||actual - expected|| / ||expected|| <= R (the
  *   relative error of the whole array, as ../shared/models/README.md
- *   suggests; default 1e-5), NaNs in the same places. Integers and bools, or
+ *   suggests; default 1e-5), NaNs in the same places, infinities equal. Integers and bools, or
  *   with --exact: every element equal (bit-exact for floats).
  *   --ulp N: float32/float64 elements at most N units in the last place
  *   apart (NaNs in the same places).
@@ -39,6 +39,12 @@ static int cmp_complex(const npy_array *a, const npy_array *e, int64_t n, double
     if (xn || yn) {
       if (xn && yn) continue;
       printf("MISMATCH NaN at element %lld: actual (%.9g, %.9g), expected (%.9g, %.9g)\n",
+             (long long)i, xr, xi, yr, yi);
+      return 1;
+    }
+    if (!exact && (isinf(xr) || isinf(xi) || isinf(yr) || isinf(yi))) {
+      if (xr == yr && xi == yi) continue; /* equal infinities stay out of the norm */
+      printf("MISMATCH non-finite at element %lld: actual (%.9g, %.9g), expected (%.9g, %.9g)\n",
              (long long)i, xr, xi, yr, yi);
       return 1;
     }
@@ -153,6 +159,10 @@ int main(int argc, char **argv) {
         if (!(isnan(x) && isnan(y)) && nan_mismatch < 0) nan_mismatch = i;
         continue;
       }
+      if (isinf(x) || isinf(y)) { /* infinities must agree exactly, and stay out of the norm */
+        if (x != y && nan_mismatch < 0) nan_mismatch = i;
+        continue;
+      }
       double d = x - y;
       num += d * d;
       den += y * y;
@@ -160,7 +170,7 @@ int main(int argc, char **argv) {
     }
     double rel = den > 0 ? sqrt(num / den) : sqrt(num);
     if (nan_mismatch >= 0) {
-      printf("MISMATCH NaN at element %lld: actual %.9g, expected %.9g\n", (long long)nan_mismatch,
+      printf("MISMATCH NaN/inf at element %lld: actual %.9g, expected %.9g\n", (long long)nan_mismatch,
              elem_get_f64(a.dtype, a.data, nan_mismatch), elem_get_f64(e.dtype, e.data, nan_mismatch));
       rc = 1;
     } else if (!(rel <= rtol)) {

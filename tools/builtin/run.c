@@ -49,7 +49,8 @@ static const char *const usage_run =
     "                      verifying after each; prints each pass's time and op counts\n"
     "                      to stderr (the interpreter then runs the optimised program)\n"
     "  --dump-to DIR       write the module before and after each pass to\n"
-    "                      DIR/NNNN.PASS.{before,after}.mlir (implies --passes default)\n"
+    "                      DIR/NNNN.PASS.{before,after}.mlir (implies --passes default;\n"
+    "                      with --split-input-file, DIR/module-K/ for the K-th module)\n"
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
     "the failed check's location and the first differing element.\n"
@@ -212,7 +213,15 @@ int cmd_run(int argc, char **argv) {
     if (split) snprintf(label, sizeof label, "[module %zu, line %u] ", i + 1, mp[i].first_line);
     st = mp[i].st;
     mp[i].st = NULL;
+    /* with several modules, each module's dumps go to DIR/module-K (K from 1) */
+    const char *dump_base = ro.dump_dir;
+    char dump_sub[4096];
+    if (split && dump_base) {
+      snprintf(dump_sub, sizeof dump_sub, "%s/module-%zu", dump_base, i + 1);
+      ro.dump_dir = dump_sub;
+    }
     if (!st) st = run_module(mp[i].m, &ro, label);
+    ro.dump_dir = dump_base;
     if (ro.verify_diagnostics && mp[i].expect) {
       /* this piece must fail, with the expected message */
       if (st && strstr(hlo_status_message(st), mp[i].expect)) {
