@@ -712,6 +712,18 @@ static hlo_status op_cost(ctx *c, const hlo_op *op, uint32_t depth, int32_t row,
     HLO_TRY(callee(c, op, "decomposition", &f));
     return call_cost(c, op, f, depth, row, record, out);
   }
+  case OP_FUSION: {
+    /* XLA HandleFusion: the fused ops' flops and transcendentals; bytes are the
+     * fusion's own operands and results (what the kernel reads and writes; XLA
+     * refines reads of sliced or broadcast parameters, not modelled yet) */
+    if (op->num_regions != 1) return bad_attr(op, "region");
+    cost_counts body = {0, 0, 0};
+    HLO_TRY(cost_block(c, &op->regions[0].block, depth + 1, row, record, RET_FREE, &body));
+    out->flops = body.flops;
+    out->transcendentals = body.transcendentals;
+    out->bytes_accessed = default_bytes(op);
+    return NULL;
+  }
   case OP_SDY_MANUAL_COMPUTATION: case OP_SDY_NAMED_COMPUTATION:
     if (op->num_regions != 1) return bad_attr(op, "region");
     return cost_block(c, &op->regions[0].block, depth + 1, row, record, RET_FREE, out);

@@ -57,6 +57,24 @@ TEST(dot_general_batched) {
   CHECK_EQ_INT(c.bytes_accessed, (24 + 40 + 30) * 4);
 }
 
+/* A loop fusion of exp(a) + b over 8 elements: the fused ops' counts (8 flops,
+ * 8 transcendentals), and bytes only for the fusion's operands and result
+ * (3 * 32), not for the intermediate the fusion never writes. */
+TEST(fusion_counts_contents_bytes_at_its_boundary) {
+  cost_counts c = totals(
+      "func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {\n"
+      "  %0 = \"hlo.fusion\"(%a, %b) <{kind = \"loop\", name = \"fusion.0\"}> ({\n"
+      "  ^bb0(%p0: tensor<8xf32>, %p1: tensor<8xf32>):\n"
+      "    %1 = stablehlo.exponential %p0 : tensor<8xf32>\n"
+      "    %2 = stablehlo.add %1, %p1 : tensor<8xf32>\n"
+      "    stablehlo.return %2 : tensor<8xf32>\n"
+      "  }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>\n"
+      "  return %0 : tensor<8xf32>\n}\n");
+  CHECK_EQ_INT(c.flops, 8);
+  CHECK_EQ_INT(c.transcendentals, 8);
+  CHECK_EQ_INT(c.bytes_accessed, 3 * 32);
+}
+
 /* 3x3 "same" convolution of a 5x5 image, 1 -> 2 features: per spatial dim
  * the (output, kernel) pairs inside the input are 4 + 5 + 4 = 13, so
  * 2 * 1 * 2 * 13 * 13 = 676 flops; XLA:CPU: 676 flops, 372 bytes. */
