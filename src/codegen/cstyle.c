@@ -19,7 +19,9 @@
  *
  * A reduction kernel opens the parallel loops, sets `acc` to the init
  * value, runs the reduction loops with the body and the combiner inside,
- * and stores `acc` after them. */
+ * and stores `acc` after them. `acc` and the combiner are of the kernel's
+ * acc_dtype (wider than the output for bf16/f16 and f32 sums), rounded to
+ * the output's type once, at the store. */
 #include "codegen/cstyle.h"
 #include <math.h>
 #include <stdio.h>
@@ -297,9 +299,12 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
   /* element loops */
   for (uint32_t dd = 0; dd < k->rank; dd++) {
     if (dd == np && k->num_reduce_dims) {
-      hlo_dtype odt = k->outputs[0].buf.dtype;
-      sb_printf(o, "%s%s acc = ", ind, cstyle_compute_type(odt));
-      print_const(d, o, odt, k->init.i, k->init.f);
+      hlo_dtype adt = k->acc_dtype;
+      if (!cstyle_compute_type(adt))
+        return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: accumulator type %s", k->name,
+                         hlo_dtype_name(adt));
+      sb_printf(o, "%s%s acc = ", ind, cstyle_compute_type(adt));
+      print_const(d, o, adt, k->init.i, k->init.f);
       sb_puts(o, ";\n");
     }
     int64_t n = k->dims[dd], tile = s->tile[dd];
@@ -339,7 +344,14 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     put_indent(ind, sizeof ind, --level);
     sb_printf(o, "%s}\n", ind);
     opened--;
-    if (dd == np && k->num_reduce_dims) store(o, k, 0, "acc", ind);
+    if (dd == np && k->num_reduce_dims) {
+      /* the one rounding of a wider accumulator (f64 -> f32; f32 -> bf16/f16 is the store's) */
+      hlo_dtype ct = kernel_compute_dtype(k->outputs[0].buf.dtype);
+      char v[32];
+      if (ct != k->acc_dtype) snprintf(v, sizeof v, "(%s)acc", cstyle_compute_type(ct));
+      else snprintf(v, sizeof v, "acc");
+      store(o, k, 0, v, ind);
+    }
   }
   while (opened--) {
     put_indent(ind, sizeof ind, --level);

@@ -267,7 +267,7 @@ void kernel_print(const kernel *k, strbuf *o) {
   if (k->num_reduce_dims) {
     sb_puts(o, "  combiner:\n");
     print_insts(o, "c", k->comb, k->num_comb);
-    sb_printf(o, "  accumulator %%c%u\n", k->comb_result);
+    sb_printf(o, "  accumulator %%c%u in %s\n", k->comb_result, hlo_dtype_name(k->acc_dtype));
     hlo_dtype dt = k->outputs ? k->outputs[0].buf.dtype : HLO_F32;
     if (dtype_is_float(dt)) sb_printf(o, "  init %.9g\n", k->init.f);
     else sb_printf(o, "  init %lld\n", (long long)k->init.i);

@@ -64,7 +64,16 @@
  *   is the body value reduced over the reduction dims, folded with the
  *   combiner `comb` (its own SSA list over KI_PARAM 0 = accumulator and
  *   KI_PARAM 1 = element; `comb_result` is the new accumulator),
- *   starting from `init` (a constant of the output's type). Variadic reduce
+ *   starting from `init` (a constant of the output's type). The accumulator
+ *   and the combiner are computed in `acc_dtype`, which may be WIDER than
+ *   the output's type, and rounded to the output's type once, at the store
+ *   (XLA does the same): bf16/f16 reductions accumulate in f32 (no per-step
+ *   rounding), and an f32 add-reduction accumulates in f64, so a long row's
+ *   sum stays within an ULP or two of the interpreter's pairwise sum
+ *   (a sequential f32 sum drifts by O(n) ULP and stalls at 2^24); f32
+ *   max/min/mul, f64 and integers accumulate in their own type. The
+ *   combiner's instructions carry acc_dtype (lower_fusion rewrites them),
+ *   so an emitter just prints the kernel. Variadic reduce
  *   (argmax) will need one accumulator per output: `comb` then returns
  *   several values; v0 has one.
  *
@@ -77,7 +86,9 @@
  * Known gaps of v0: a row reduction accumulates in one scalar, in order
  * (exact order, but gcc will not vectorise a float sum without
  * reassociation: partial sums in vector lanes, a tree order the spec allows,
- * are next); f64 -> bf16/f16 converts round twice (through f32); compare
+ * are next; an f64 add-reduction has no wider type, so its error grows with
+ * the row length unlike the interpreter's pairwise sum: a blocked or
+ * compensated sum is the fix); f64 -> bf16/f16 converts round twice (through f32); compare
  * TOTALORDER, complex, f8/f4, i2/i4 and quantized types are not lowered.
  *
  * Ownership: kernel_create returns a kernel you free with kernel_destroy;
@@ -168,6 +179,7 @@ typedef struct kernel {
   kinst *comb;                /* combiner (reductions) */
   uint32_t comb_result;       /* the combiner instruction that is the new accumulator */
   union { int64_t i; double f; } init; /* reductions: initial value */
+  hlo_dtype acc_dtype;        /* reductions: the accumulator's type (see above) */
   hlo_loc loc;                /* the fusion's first op, for errors */
 } kernel;
 

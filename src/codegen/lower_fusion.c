@@ -499,6 +499,31 @@ static hlo_status lower_combiner(lower_ctx *c, const hlo_op *red) {
   return status_at(HLO_INTERNAL, &red->loc, "reduce body has no terminator");
 }
 
+/* Picks k->acc_dtype for a reduction of element type `dt` whose combiner is
+ * lowered, and retypes the combiner's instructions of type `dt` to it (see
+ * kernel.h): bf16/f16 accumulate in f32 (the result is rounded once, at the
+ * store; XLA's reductions do the same), an f32 combiner that is just
+ * add(acc, element) accumulates in f64 (a sequential f32 sum of a long row
+ * drifts O(n) ULP from the interpreter's pairwise sum; in f64 it stays
+ * within an ULP of the exact sum for rows below ~2^29), anything else in
+ * `dt`. */
+static void choose_accumulator(kernel *k, hlo_dtype dt) {
+  hlo_dtype acc = dt;
+  if (dt == HLO_BF16 || dt == HLO_F16) {
+    acc = HLO_F32;
+  } else if (dt == HLO_F32 && k->num_comb == 3) {
+    const kinst *r = &k->comb[k->comb_result];
+    if (r->kind == KI_OP && r->op == OP_ADD && r->num_args == 2 &&
+        k->comb[r->args[0]].kind == KI_PARAM && k->comb[r->args[1]].kind == KI_PARAM &&
+        r->args[0] != r->args[1])
+      acc = HLO_F64;
+  }
+  k->acc_dtype = acc;
+  if (acc == dt) return;
+  for (uint32_t i = 0; i < k->num_comb; i++)
+    if (k->comb[i].dtype == dt) k->comb[i].dtype = acc;
+}
+
 static hlo_status lower_reduce(lower_ctx *c, const hlo_op *red, const char *name, kernel **out) {
   if (red->num_operands != 2 || red->num_results != 1 || red->num_regions != 1)
     return unimpl(red, "a reduce of several operands");
@@ -523,6 +548,7 @@ static hlo_status lower_reduce(lower_ctx *c, const hlo_op *red, const char *name
   c->k->init.i = iv.cval.i;
   if (dtype_is_float(init->type->dtype)) c->k->init.f = iv.cval.f;
   HLO_TRY(lower_combiner(c, red));
+  choose_accumulator(c->k, red->results[0].type->dtype);
   kernel_map m = kernel_map_identity(rank);
   uint32_t v;
   HLO_TRY(gen(c, x, &m, -1, &v));

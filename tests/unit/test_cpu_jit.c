@@ -4,8 +4,9 @@
  * and loaded (backend/cpu/jit.c), run on the program's inputs and compared
  * with the interpreter: integers, bools and every elementwise float result
  * (f32, f64, bf16, f16) bit for bit (the same libm functions, one rounding
- * per op); reductions within a few ULP (the kernel sums a row in order, the
- * interpreter as a pairwise tree).
+ * per op); reductions within a few ULP (the kernel sums a row in order in
+ * a wider accumulator, f32 for bf16/f16 and f64 for f32, the interpreter as
+ * a pairwise tree).
  *
  * The fusions are picked here as a fusion pass will: every reduce is the
  * root of a kernel, and so is every returned value; a kernel holds its
@@ -107,8 +108,11 @@ static void closure(const hlo_op *op, const hlo_op *root, const hlo_op **ops, ui
 
 static int compiler_missing = -1;
 
-/* Runs `text` on the interpreter and as kernels; compares every result. */
-static void run_case(const char *name, const char *text, double ulps, double atol, bool show_c) {
+/* Runs `text` on the interpreter and as kernels; compares every result
+ * and, when `want0` is not NULL, checks that element 0 of the kernels'
+ * result 0 is exactly *want0. */
+static void run_case_want(const char *name, const char *text, double ulps, double atol,
+                          bool show_c, const double *want0) {
   if (compiler_missing == 1) {
     printf("%s: skipped (no C compiler)\n", name);
     return;
@@ -210,6 +214,11 @@ static void run_case(const char *name, const char *text, double ulps, double ato
     snprintf(what, sizeof what, "%s result %u", name, i);
     if (got)
       CHECK(same(v->type->dtype, got, r.res[i]->data, r.res[i]->num_elems, ulps, atol, what));
+    if (got && i == 0 && want0) {
+      double g = elem_get_f64(v->type->dtype, got, 0);
+      if (g != *want0) fprintf(stderr, "  %s: got %.9g, want exactly %.9g\n", what, g, *want0);
+      CHECK(g == *want0);
+    }
   }
   for (uint32_t i = 0; i < no; i++) tensor_release(outs[i]);
   if (mod) be->module_destroy(mod);
@@ -217,6 +226,11 @@ static void run_case(const char *name, const char *text, double ulps, double ato
   for (uint32_t i = 0; i < na; i++) tensor_release(args[i]);
   hlo_status_free(st);
   tl_run_free(&r);
+}
+
+/* Runs `text` on the interpreter and as kernels; compares every result. */
+static void run_case(const char *name, const char *text, double ulps, double atol, bool show_c) {
+  run_case_want(name, text, ulps, atol, show_c, NULL);
 }
 
 #define FN(sig, body) "func.func @main(" sig "{\n" body "}\n"
@@ -439,6 +453,65 @@ TEST(integer_row_sum_and_full_reduce) {
               "  %2 = stablehlo.reduce(%1 init: %zd) applies stablehlo.add across dimensions = [0, 1] : (tensor<5x7xf64>, tensor<f64>) -> tensor<f64>\n"
               "  return %0, %2 : tensor<5xi32>, tensor<f64>\n"),
            4, 1e-12, false);
+}
+
+/* Reductions accumulate wider than their element type and round once at
+ * the store (kernel.h, acc_dtype): bf16/f16 sums in f32 (a bf16
+ * accumulator stalls at 256, an f16 one at 2048), f32 sums in f64 (an f32
+ * one stalls at 2^24). */
+TEST(narrow_sums_accumulate_in_f32) {
+  double w = 1024;
+  run_case_want("bf16_ones",
+                FN(") -> tensor<bf16> ",
+                   "  %one = stablehlo.constant dense<1.0> : tensor<1024xbf16>\n"
+                   "  %z = stablehlo.constant dense<0.0> : tensor<bf16>\n"
+                   "  %0 = stablehlo.reduce(%one init: %z) applies stablehlo.add across dimensions = [0] : (tensor<1024xbf16>, tensor<bf16>) -> tensor<bf16>\n"
+                   "  return %0 : tensor<bf16>\n"),
+                0, 0, false, &w);
+  w = 4096;
+  run_case_want("f16_ones",
+                FN(") -> tensor<f16> ",
+                   "  %one = stablehlo.constant dense<1.0> : tensor<4096xf16>\n"
+                   "  %z = stablehlo.constant dense<0.0> : tensor<f16>\n"
+                   "  %0 = stablehlo.reduce(%one init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4096xf16>, tensor<f16>) -> tensor<f16>\n"
+                   "  return %0 : tensor<f16>\n"),
+                0, 0, false, &w);
+  /* bf16 max rows (random inputs): bit-equal to the interpreter */
+  run_case("bf16_max",
+           FN("%x: tensor<4x64xbf16>) -> tensor<4xbf16> ",
+              "  %ninf = stablehlo.constant dense<0xFF80> : tensor<bf16>\n"
+              "  %0 = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<4x64xbf16>, tensor<bf16>) -> tensor<4xbf16>\n"
+              "  return %0 : tensor<4xbf16>\n"),
+           0, 0, false);
+  /* bf16 products of 8: the interpreter rounds each of its 7 steps to bf16,
+   * the kernel once, so they may differ by a few bf16 ULP */
+  run_case("bf16_mul",
+           FN("%x: tensor<4x8xbf16>) -> tensor<4xbf16> ",
+              "  %one = stablehlo.constant dense<1.0> : tensor<bf16>\n"
+              "  %0 = stablehlo.reduce(%x init: %one) applies stablehlo.multiply across dimensions = [1] : (tensor<4x8xbf16>, tensor<bf16>) -> tensor<4xbf16>\n"
+              "  return %0 : tensor<4xbf16>\n"),
+           4, 0, false);
+}
+
+TEST(f32_sums_accumulate_in_f64) {
+  double w = 33554432; /* 2^25 */
+  run_case_want("f32_ones_2p25",
+                FN(") -> tensor<f32> ",
+                   "  %one = stablehlo.constant dense<1.0> : tensor<33554432xf32>\n"
+                   "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                   "  %0 = stablehlo.reduce(%one init: %z) applies stablehlo.add across dimensions = [0] : (tensor<33554432xf32>, tensor<f32>) -> tensor<f32>\n"
+                   "  return %0 : tensor<f32>\n"),
+                0, 0, false, &w);
+  /* long random rows (positive: no cancellation, so an ULP of the result is
+   * an ULP of every partial sum): within 2 ULP of the pairwise sum; a
+   * sequential f32 sum was 17-35 ULP off */
+  run_case("f32_random_rows",
+           FN("%x: tensor<8x5000xf32>) -> tensor<8xf32> ",
+              "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+              "  %a = stablehlo.abs %x : tensor<8x5000xf32>\n"
+              "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x5000xf32>, tensor<f32>) -> tensor<8xf32>\n"
+              "  return %0 : tensor<8xf32>\n"),
+           2, 0, false);
 }
 
 TEST(large_1d_tiled) {

@@ -152,7 +152,10 @@ TEST(reduce_kernel) {
     CHECK_EQ_INT(k->sched.num_thread_dims, 1);
     CHECK_EQ_INT(kernel_num_tiles(k), 3);
     CHECK(strstr(txt, "index_space [3, 4 red, 5 red]") != NULL);
-    CHECK(strstr(txt, "%c2 = add %c0, %c1 : f32") != NULL);
+    /* an f32 sum accumulates in f64 (kernel.h, acc_dtype) */
+    CHECK_EQ_INT(k->acc_dtype, HLO_F64);
+    CHECK(strstr(txt, "%c2 = add %c0, %c1 : f64") != NULL);
+    CHECK(strstr(txt, "accumulator %c2 in f64") != NULL);
     CHECK(strstr(txt, "out0: tensor<3xf32> at [x0] = reduce(%1)") != NULL);
   }
   free(txt);
