@@ -3,7 +3,7 @@
  *
  *   hlo_compile_times ct;  hlo_module *m;  hlo_executable *e;
  *   hlo_random_inputs *in;  hlo_bench_result r;
- *   hlo_status st = hlo_bench_compile("model.mlir", NULL, HLO_BACKEND_INTERP, &ct, &m, &e);
+ *   hlo_status st = hlo_bench_compile("model.mlir", NULL, NULL, &ct, &m, &e);
  *   if (!st) st = hlo_random_inputs_create(e, 0, &in);
  *   if (!st) st = hlo_bench_run(e, hlo_random_inputs_views(in),
  *                               hlo_random_inputs_count(in), NULL, &r);
@@ -88,15 +88,20 @@ typedef struct hlo_compile_times {
   double total_ms; /* the sum of the stages */
 } hlo_compile_times;
 
-/* hlo_module_load + hlo_executable_create, timing each stage: "read" (the
- * file), "parse", "verify", "prepare" (what hlo_executable_create does for
- * `backend`: for the interpreter, legalizing chlo and numbering values).
- * `path` "-" reads standard input; `entry` NULL means @main. On success
- * *out_module and *out_exe are yours (destroy the executable first).
- * Errors: those of hlo_module_load and hlo_executable_create. */
+/* hlo_module_load + hlo_executable_compile, timing each stage: "read" (the
+ * file), "parse", "verify", then what hlo_executable_compile does: "passes"
+ * (the pass pipeline, verification after each pass included), and on the
+ * CPU backend "lower" (kernels from fusions, thunks, constants), "cc" (the
+ * C compiler and loading its output), and "prepare" (the rest: for the
+ * interpreter, legalizing chlo and numbering values). `opts` NULL: the
+ * interpreter with no passes. `path` "-" reads standard input; `entry` NULL
+ * means @main. On success *out_module and *out_exe are yours (destroy the
+ * executable first). Errors: those of hlo_module_load and
+ * hlo_executable_compile. */
 HLO_MUST_USE hlo_status hlo_bench_compile(const char *path, const char *entry,
-                                          hlo_backend_kind backend, hlo_compile_times *times,
-                                          hlo_module **out_module, hlo_executable **out_exe);
+                                          const hlo_compile_options *opts,
+                                          hlo_compile_times *times, hlo_module **out_module,
+                                          hlo_executable **out_exe);
 
 /* How hlo_bench_run times. Zeroed fields take the defaults. */
 typedef struct hlo_bench_options {

@@ -167,8 +167,26 @@ typedef enum hlo_backend_kind {
 
 typedef struct hlo_executable hlo_executable;
 
+/* How to compile an executable (zero-initialise, then set what you need). */
+typedef struct hlo_compile_options {
+  hlo_backend_kind backend; /* HLO_BACKEND_INTERP (0) or HLO_BACKEND_CPU */
+  /* The pass pipeline run before the backend: NULL for the backend's own
+   * (HLO_BACKEND_CPU: "cpu"; the interpreter: none), "none" (or ""),
+   * "default" (inline, chlo-legalize, simplify, constant-fold, simplify,
+   * cse, dce), "cpu" (default, then fusion), or a comma-separated list of
+   * pass names (`hlo run --help` lists them). A pipeline runs on a private
+   * copy of the module, re-parsed from its text: the module you pass is
+   * not changed, and its locations stay those of your file. */
+  const char *passes;
+  /* When set, a folder (made if missing) that receives the module before
+   * and after each pass (NNNN.PASS.{before,after}.mlir, text `hlo print`
+   * reads back), the generated C of the kernels and the buffer assignment. */
+  const char *dump_dir;
+} hlo_compile_options;
+
 /* Prepares function `entry` of `m` (NULL: "main", or the only function) to
- * run on `backend`: checks the function exists and legalizes chlo ops (this
+ * run on `backend` with its default options (hlo_executable_compile): checks
+ * the function exists and legalizes chlo ops (this
  * rewrites `m` in place, once; executables may be created from several
  * threads over one module: they take turns here).
  * The module must outlive the executable. *out_exe is yours.
@@ -180,6 +198,16 @@ typedef struct hlo_executable hlo_executable;
 HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
                                               hlo_backend_kind backend,
                                               hlo_executable **out_exe);
+/* hlo_executable_create with options (`opts` NULL: all defaults, the
+ * interpreter): the pass pipeline, the backend and the dump folder. A
+ * dynamic-shaped entry function is optimised and compiled per input shapes
+ * at its first run with them. Errors: those of hlo_executable_create;
+ * HLO_INVALID_ARGUMENT for an unknown pass name (listing the known ones);
+ * a pass's error or a verifier error after a pass, naming the pass;
+ * HLO_UNAVAILABLE when a dump file cannot be written. */
+HLO_MUST_USE hlo_status hlo_executable_compile(hlo_module *m, const char *entry,
+                                               const hlo_compile_options *opts,
+                                               hlo_executable **out_exe);
 /* Number of arguments / results of the entry function. */
 int hlo_executable_num_args(const hlo_executable *e);
 int hlo_executable_num_results(const hlo_executable *e);

@@ -292,6 +292,37 @@ hlo_value *b_reshape(builder *b, hlo_value *x, hlo_type *t) {
   return result0(b, b_op(b, OP_RESHAPE, &x, 1, &t, 1, 0));
 }
 
+hlo_value *b_transpose(builder *b, hlo_value *x, const int64_t *perm) {
+  if (!x) { b->failed = true; return NULL; }
+  uint32_t r = x->type->rank;
+  int64_t dims[64];
+  if (r > 64) { b->failed = true; return NULL; }
+  for (uint32_t i = 0; i < r; i++) dims[i] = x->type->dims[perm[i]];
+  hlo_type *t = b_type(b, x->type->dtype, r, dims);
+  if (!t) return NULL;
+  hlo_op *op = b_op(b, OP_TRANSPOSE, &x, 1, &t, 1, 0);
+  b_set_attr(b, op, "permutation", b_i64s(b, perm, r));
+  return b->failed ? NULL : &op->results[0];
+}
+
+hlo_attr *b_dot_dims(builder *b, const int64_t *lb, uint32_t nlb, const int64_t *rb, uint32_t nrb,
+                     const int64_t *lc, uint32_t nlc, const int64_t *rc, uint32_t nrc) {
+  arena *a = &b->m->arena;
+  hlo_attr *at = arena_alloc(a, sizeof *at);
+  named_attr *f = arena_calloc(a, 4, sizeof *f);
+  if (!at || !f) { b->failed = true; return NULL; }
+  at->kind = ATTR_STRUCT;
+  at->u.st.name = "stablehlo.dot";
+  at->u.st.fields = f;
+  uint32_t k = 0;
+  if (nlb) { f[k].name = "lhs_batching_dimensions"; f[k++].value = b_i64s(b, lb, nlb); }
+  if (nrb) { f[k].name = "rhs_batching_dimensions"; f[k++].value = b_i64s(b, rb, nrb); }
+  if (nlc) { f[k].name = "lhs_contracting_dimensions"; f[k++].value = b_i64s(b, lc, nlc); }
+  if (nrc) { f[k].name = "rhs_contracting_dimensions"; f[k++].value = b_i64s(b, rc, nrc); }
+  at->u.st.n = k;
+  return b->failed ? NULL : at;
+}
+
 hlo_value *b_slice(builder *b, hlo_value *x, const int64_t *start, const int64_t *limit,
                    const int64_t *strides) {
   if (!x) { b->failed = true; return NULL; }

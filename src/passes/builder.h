@@ -134,6 +134,13 @@ hlo_value *b_broadcast_to(builder *b, hlo_value *x, uint32_t rank, const int64_t
 /* stablehlo.reshape of x to type `t` (element count not checked). */
 hlo_value *b_reshape(builder *b, hlo_value *x, hlo_type *t);
 /* stablehlo.slice with start/limit/strides of x's rank; strides NULL = 1s. */
+/* stablehlo.transpose of x by `perm` (x's rank entries; result dim i is
+ * x's dim perm[i]). */
+hlo_value *b_transpose(builder *b, hlo_value *x, const int64_t *perm);
+/* A `#stablehlo.dot<...>` dot_dimension_numbers attribute from the four
+ * dimension lists (empty lists are left out, as the printer does). */
+hlo_attr *b_dot_dims(builder *b, const int64_t *lb, uint32_t nlb, const int64_t *rb, uint32_t nrb,
+                     const int64_t *lc, uint32_t nlc, const int64_t *rc, uint32_t nrc);
 hlo_value *b_slice(builder *b, hlo_value *x, const int64_t *start, const int64_t *limit,
                    const int64_t *strides);
 /* stablehlo.iota of type `t` along `dim` (iota_dimension). */

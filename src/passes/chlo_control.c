@@ -260,26 +260,6 @@ static bool rd_field(arena *a, const hlo_attr *at, const char *name, int64_t *ou
   return true;
 }
 
-/* A `#stablehlo.dot<...>` struct attribute from the four dimension lists. */
-static hlo_attr *dot_dims(builder *b, const int64_t *lb, uint32_t nlb, const int64_t *rb,
-                          uint32_t nrb, const int64_t *lc, uint32_t nlc, const int64_t *rc,
-                          uint32_t nrc) {
-  arena *a = &b->m->arena;
-  hlo_attr *at = arena_alloc(a, sizeof *at);
-  named_attr *f = arena_calloc(a, 4, sizeof *f);
-  if (!at || !f) { b->failed = true; return NULL; }
-  at->kind = ATTR_STRUCT;
-  at->u.st.name = "stablehlo.dot";
-  at->u.st.fields = f;
-  uint32_t k = 0;
-  if (nlb) { f[k].name = "lhs_batching_dimensions"; f[k++].value = b_i64s(b, lb, nlb); }
-  if (nrb) { f[k].name = "rhs_batching_dimensions"; f[k++].value = b_i64s(b, rb, nrb); }
-  if (nlc) { f[k].name = "lhs_contracting_dimensions"; f[k++].value = b_i64s(b, lc, nlc); }
-  if (nrc) { f[k].name = "rhs_contracting_dimensions"; f[k++].value = b_i64s(b, rc, nrc); }
-  at->u.st.n = k;
-  return b->failed ? NULL : at;
-}
-
 static hlo_value *dot_general(builder *b, hlo_value *l, hlo_value *r, hlo_type *t, hlo_attr *dd) {
   hlo_value *ops[2] = {l, r};
   hlo_op *o = b_op(b, OP_DOT_GENERAL, ops, 2, &t, 1, 0);
@@ -349,7 +329,7 @@ hlo_status chlo_lower_ragged_dot(hlo_module_ir *m, hlo_op *op, hlo_value **out) 
   builder_at(&b, m, op);
 
   if (contains(lb, nlb, ragged)) { /* mode 3: a plain batched dot */
-    out[0] = dot_general(&b, lhs, rhs, res_t, dot_dims(&b, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
+    out[0] = dot_general(&b, lhs, rhs, res_t, b_dot_dims(&b, lb, nlb, rb, nrb, lc, nlc, rc, nrc));
     return builder_status(&b);
   }
   uint32_t gs_rank = gt->rank;
@@ -364,7 +344,7 @@ hlo_status chlo_lower_ragged_dot(hlo_module_ir *m, hlo_op *op, hlo_value **out) 
   if (contains(lc, nlc, ragged)) { /* mode 2: ragged contracting dim */
     if (res_t->rank == 0) return unimpl(op, "bad result rank");
     hlo_type *part_t = b_type(&b, res_t->dtype, res_t->rank - 1, res_t->dims + 1);
-    hlo_attr *dd = dot_dims(&b, lb, nlb, rb, nrb, lc, nlc, rc, nrc);
+    hlo_attr *dd = b_dot_dims(&b, lb, nlb, rb, nrb, lc, nlc, rc, nrc);
     hlo_value **parts = calloc(g > 0 ? (size_t)g : 1, sizeof *parts);
     if (!parts) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
     int64_t one_sh[MAX_RANK + 1];
@@ -390,7 +370,7 @@ hlo_status chlo_lower_ragged_dot(hlo_module_ir *m, hlo_op *op, hlo_value **out) 
   int64_t arb[MAX_RANK], arc[MAX_RANK];
   for (uint32_t i = 0; i < nrb; i++) arb[i] = rb[i] > gd ? rb[i] - 1 : rb[i];
   for (uint32_t i = 0; i < nrc; i++) arc[i] = rc[i] > gd ? rc[i] - 1 : rc[i];
-  hlo_attr *dd = dot_dims(&b, lb, nlb, arb, nrb, lc, nlc, arc, nrc);
+  hlo_attr *dd = b_dot_dims(&b, lb, nlb, arb, nrb, lc, nlc, arc, nrc);
   hlo_type *rhs_part_t = drop_dim(&b, rt, (uint32_t)gd);
   hlo_value *acc = NULL;
   for (int64_t i = 0; i < g; i++) {

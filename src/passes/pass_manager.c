@@ -44,6 +44,8 @@ static const pass_info k_passes[] = {
      "evaluate ops on constants with the interpreter's kernels (size-limited)"},
     {"cse", pass_cse, "merge identical pure ops within each block"},
     {"dce", pass_dce, "remove unused pure ops and unreferenced private functions"},
+    {"dot-decomposer", pass_dot_decomposer,
+     "dot_general as a [B,]MxK . [B,]KxN matrix product: operands transposed and reshaped"},
     {"fusion", pass_fusion, "group elementwise/layout chains and reductions into hlo.fusion ops"},
 };
 

@@ -25,8 +25,9 @@
 /* The pipeline run when none is named: legalize everything to plain
  * StableHLO, then clean up. */
 #define PASS_PIPELINE_DEFAULT "inline,chlo-legalize,simplify,constant-fold,simplify,cse,dce"
-/* The CPU backend's pipeline: the default one, then fusion (fusion.c). */
-#define PASS_PIPELINE_CPU PASS_PIPELINE_DEFAULT ",fusion"
+/* The CPU backend's pipeline: the default one, then dot_generals made
+ * matrix products (dot_decomposer.c) and fusion (fusion.c). */
+#define PASS_PIPELINE_CPU PASS_PIPELINE_DEFAULT ",dot-decomposer,fusion"
 
 /* A registered pass. */
 typedef hlo_status (*hlo_pass_fn)(hlo_module_ir *m, const hlo_pass_options *o);

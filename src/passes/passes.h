@@ -96,6 +96,13 @@ HLO_MUST_USE hlo_status pass_refine_shapes(hlo_module_ir *m, const char *entry,
  * i.e. needs pass_refine_shapes before it can run. */
 bool module_needs_refinement(const hlo_module_ir *m, const char *entry);
 
+/* dot-decomposer (XLA's DotDecomposer): every dot_general whose operands a
+ * GEMM cannot read in place becomes transpose/reshape -> a rank-2 or
+ * rank-3 dot_general [B,]MxK . [B,]KxN -> reshape; bit-exact (the
+ * contracting dims keep their order). Rules in dot_decomposer.c's header.
+ * Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_dot_decomposer(hlo_module_ir *m, const hlo_pass_options *o);
+
 /* fusion: groups producer->consumer chains of ops that one kernel can
  * compute into hlo.fusion ops (ops.def): "loop" fusions of elementwise and
  * layout ops, "input" fusions of a reduce with its producers; in every

@@ -11,6 +11,7 @@
 #include "ir/element.h"
 #include "ir/ir.h"
 #include "parse/parse.h"
+#include "passes/pass_manager.h"
 #include "passes/passes.h"
 #include "runtime/executable_cpu.h"
 #include "runtime/runtime.h"
@@ -55,6 +56,7 @@ typedef struct shape_spec {
   hlo_module_ir *ir;
   const hlo_func *entry;
   interp *it;
+  cpu_exec *cpu;          /* HLO_BACKEND_CPU: the specialization compiled */
 } shape_spec;
 
 /* Specializations kept per executable (least recently used dropped). */
@@ -70,6 +72,10 @@ struct hlo_executable {
   shape_spec *specs;    /* when dynamic: the cache, most recently used first */
   pthread_mutex_t lock; /* the interpreter's state is per run: runs take turns */
   cpu_exec *cpu;        /* HLO_BACKEND_CPU with static shapes: the compiled thunks */
+  char *passes;         /* the pass pipeline (expanded; NULL: none), owned */
+  char *dump_dir;       /* owned copy of the compile option; NULL: none */
+  hlo_module_ir *own_ir; /* the optimised private copy of the module (a pipeline ran), owned */
+  pass_report report;   /* the pipeline's passes (of the last specialization when dynamic) */
 };
 
 /* ---------------------------------------------------------------- modules */
@@ -167,64 +173,128 @@ void hlo_buffer_destroy(hlo_buffer *b) {
 
 /* ------------------------------------------------------------- executing */
 
+static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir);
+static const char *pipeline_of(const hlo_compile_options *o);
+static void spec_free(struct shape_spec *s);
+static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
+                               interp **out_it, cpu_exec **out_cpu);
+
 hlo_status hlo_executable_create(hlo_module *m, const char *entry, hlo_backend_kind backend,
                                  hlo_executable **out) {
+  hlo_compile_options co = {0};
+  co.backend = backend;
+  return hlo_executable_compile(m, entry, &co, out);
+}
+
+hlo_status hlo_executable_compile(hlo_module *m, const char *entry, const hlo_compile_options *o,
+                                  hlo_executable **out) {
   *out = NULL;
   interp_options opts = {0};
-  return runtime_executable_create_on(m, entry, backend, &opts, out);
+  hlo_compile_options none = {0};
+  return runtime_executable_create_on(m, entry, o ? o : &none, &opts, out);
 }
 
 hlo_status runtime_executable_create(hlo_module *m, const char *entry, const interp_options *opts,
                                      hlo_executable **out) {
-  return runtime_executable_create_on(m, entry, HLO_BACKEND_INTERP, opts, out);
+  hlo_compile_options co = {0};
+  return runtime_executable_create_on(m, entry, &co, opts, out);
 }
 
-hlo_status runtime_executable_create_on(hlo_module *m, const char *entry, hlo_backend_kind backend,
+/* The entry function of `m` (see hlo_executable_create), or the error. */
+static hlo_status find_entry(hlo_module *m, const char *entry, const hlo_func **out) {
+  *out = module_entry(m->ir, entry);
+  if (*out) return NULL;
+  if (entry) return status_new(HLO_NOT_FOUND, "no function @%s in the module", entry);
+  if (m->ir->num_funcs == 0) {
+    hlo_loc start = {&m->ir->source, m->ir->source.first_line ? m->ir->source.first_line : 1, 1};
+    return status_at(HLO_NOT_FOUND, &start, "the module has no functions: nothing to run");
+  }
+  return status_new(HLO_NOT_FOUND,
+                    "no @main function, and the module has %u functions: name one "
+                    "with --entry", m->ir->num_funcs);
+}
+
+/* Makes e->it/e->cpu for a static entry: with a pipeline, on a private copy
+ * of the module re-parsed from its text (the caller's module is never
+ * rewritten by a pipeline, so executables with other options can share
+ * it); without one, on the module itself, legalized in place once. Call
+ * with m->lock held. */
+static hlo_status prepare_static(hlo_executable *e, hlo_module *m) {
+  if (e->passes) {
+    const hlo_source *src = &m->ir->source;
+    if (!src->text)
+      return status_new(HLO_UNIMPLEMENTED, "a pass pipeline needs the module's text, and this "
+                        "module has none");
+    HLO_TRY(parse_module(src, 0, src->len, &e->own_ir));
+    HLO_TRY(optimise_ir(e, e->own_ir));
+    e->entry = module_entry(e->own_ir, e->entry->name);
+    if (!e->entry)
+      return status_new(HLO_INTERNAL, "the entry function is gone after the pass pipeline");
+    return make_runners(e, e->own_ir, e->entry, &e->it, &e->cpu);
+  }
+  if (!m->legalized) {
+    hlo_status st = pass_chlo_legalize(m->ir);
+    if (st) return status_note(st, "while legalizing chlo ops");
+    m->legalized = true;
+    /* The module may have been numbered already (a pass pipeline renumbers at its end),
+     * and interp_create keeps an existing numbering: number the new ops too. */
+    for (hlo_func *g = m->ir->funcs; g; g = g->next) func_number_values(g);
+  }
+  return make_runners(e, m->ir, e->entry, &e->it, &e->cpu);
+}
+
+static void executable_free(hlo_executable *e) {
+  cpu_exec_destroy(e->cpu);
+  interp_destroy(e->it);
+  for (shape_spec *s = e->specs, *n; s; s = n) {
+    n = s->next;
+    spec_free(s);
+  }
+  module_free(e->own_ir);
+  pass_report_free(&e->report);
+  free(e->passes);
+  free(e->dump_dir);
+  free(e);
+}
+
+hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
+                                        const hlo_compile_options *co,
                                         const interp_options *opts, hlo_executable **out) {
   *out = NULL;
-  if (backend != HLO_BACKEND_INTERP && backend != HLO_BACKEND_CPU)
-    return status_new(HLO_UNIMPLEMENTED, "backend %d is not available", (int)backend);
-  const hlo_func *f = module_entry(m->ir, entry);
-  if (!f) {
-    if (entry) return status_new(HLO_NOT_FOUND, "no function @%s in the module", entry);
-    if (m->ir->num_funcs == 0) {
-      hlo_loc start = {&m->ir->source, m->ir->source.first_line ? m->ir->source.first_line : 1, 1};
-      return status_at(HLO_NOT_FOUND, &start, "the module has no functions: nothing to run");
-    }
-    return status_new(HLO_NOT_FOUND,
-                      "no @main function, and the module has %u functions: name one "
-                      "with --entry", m->ir->num_funcs);
-  }
+  if (co->backend != HLO_BACKEND_INTERP && co->backend != HLO_BACKEND_CPU)
+    return status_new(HLO_UNIMPLEMENTED, "backend %d is not available", (int)co->backend);
+  const char *pipeline = pipeline_of(co);
+  if (pipeline) HLO_TRY(pass_pipeline_check(pipeline));
+  const hlo_func *f;
+  HLO_TRY(find_entry(m, entry, &f));
   hlo_executable *e = xcalloc(1, sizeof *e);
   if (!e) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   e->module = m;
   e->entry = f;
-  e->backend = backend;
+  e->backend = co->backend;
   e->opts = *opts;
+  e->passes = pipeline ? strdup(pipeline) : NULL;
+  e->dump_dir = co->dump_dir ? strdup(co->dump_dir) : NULL;
+  hlo_status st = NULL;
+  if ((pipeline && !e->passes) || (co->dump_dir && !e->dump_dir))
+    st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!st && pthread_mutex_init(&e->lock, NULL) != 0)
+    st = status_new(HLO_RESOURCE_EXHAUSTED, "cannot create a mutex");
+  if (st) {
+    executable_free(e);
+    return st;
+  }
   /* legalizing rewrites the module and interp_create numbers its values:
    * executables made from several threads take turns here */
   pthread_mutex_lock(&m->lock);
-  hlo_status st = NULL;
   e->dynamic = module_needs_refinement(m->ir, entry);
-  if (e->dynamic) {
-    /* refined and legalized per input shapes at run time (shape_spec) */
-  } else if (!m->legalized) {
-    st = pass_chlo_legalize(m->ir);
-    if (st) status_note(st, "while legalizing chlo ops");
-    m->legalized = st == NULL;
-    /* The module may have been numbered already (a pass pipeline renumbers at its end),
-     * and interp_create keeps an existing numbering: number the new ops too. */
-    if (!st)
-      for (hlo_func *g = m->ir->funcs; g; g = g->next) func_number_values(g);
-  }
-  if (!st && !e->dynamic) st = interp_create(m->ir, &e->opts, &e->it);
-  if (!st && !e->dynamic && backend == HLO_BACKEND_CPU) st = cpu_exec_create(e->it, f, NULL, &e->cpu);
+  /* dynamic: refined, optimised and compiled per input shapes at run time (shape_spec) */
+  if (!e->dynamic) st = prepare_static(e, m);
   pthread_mutex_unlock(&m->lock);
-  if (st) { interp_destroy(e->it); free(e); return st; }
-  if (pthread_mutex_init(&e->lock, NULL) != 0) {
-    interp_destroy(e->it);
-    free(e);
-    return status_new(HLO_RESOURCE_EXHAUSTED, "cannot create a mutex");
+  if (st) {
+    pthread_mutex_destroy(&e->lock);
+    executable_free(e);
+    return st;
   }
   *out = e;
   return NULL;
@@ -252,7 +322,34 @@ hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *ou
 const hlo_func *runtime_executable_entry(const hlo_executable *e) { return e->entry; }
 
 const runtime_cpu_stats *runtime_executable_cpu_stats(const hlo_executable *e) {
+  if (e && !e->cpu && e->specs && e->specs->cpu) return cpu_exec_stats(e->specs->cpu);
   return e && e->cpu ? cpu_exec_stats(e->cpu) : NULL;
+}
+
+static cpu_exec *current_cpu(const hlo_executable *e) {
+  if (e && !e->cpu && e->specs && e->specs->cpu) return e->specs->cpu;
+  return e ? e->cpu : NULL;
+}
+
+bool runtime_executable_profile(hlo_executable *e, bool on) {
+  cpu_exec *x = current_cpu(e);
+  if (x) cpu_exec_profile(x, on);
+  return x != NULL;
+}
+
+void runtime_executable_profile_print(const hlo_executable *e, FILE *out, uint32_t max_rows) {
+  cpu_exec *x = current_cpu(e);
+  if (x) cpu_exec_profile_print(x, out, max_rows);
+}
+
+const hlo_module_ir *runtime_executable_module_ir(const hlo_executable *e) {
+  if (!e) return NULL;
+  if (e->dynamic) return e->specs ? e->specs->ir : NULL;
+  return e->own_ir ? e->own_ir : e->module->ir;
+}
+
+const pass_report *runtime_executable_pass_report(const hlo_executable *e) {
+  return e ? &e->report : NULL;
 }
 
 static void shape_str(char *buf, size_t n, hlo_dtype dt, int rank, const int64_t *dims) {
@@ -385,10 +482,63 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
   return NULL;
 }
 
+/* ------------------------------------------------- compiling */
+
+/* The pipeline a compile runs: o->passes spelled out ("default", "cpu" or a
+ * list), the backend's own when NULL (cpu: PASS_PIPELINE_CPU; the
+ * interpreter: none), none for "" or "none". NULL: no pipeline. */
+static const char *pipeline_of(const hlo_compile_options *o) {
+  const char *p = o->passes;
+  if (!p) return o->backend == HLO_BACKEND_CPU ? PASS_PIPELINE_CPU : NULL;
+  if (!*p || !strcmp(p, "none")) return NULL;
+  if (!strcmp(p, "default")) return PASS_PIPELINE_DEFAULT;
+  if (!strcmp(p, "cpu")) return PASS_PIPELINE_CPU;
+  return p;
+}
+
+/* Runs the executable's pipeline over `ir` (a private copy), then legalizes
+ * what chlo is left (a user's list may lack chlo-legalize) and numbers the
+ * values, so that the interpreter and the backends can take it. The report
+ * replaces e->report. */
+static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir) {
+  hlo_status st = NULL;
+  pass_report_free(&e->report);
+  if (e->passes) {
+    pass_pipeline_options po = {0};
+    po.pipeline = e->passes;
+    po.verify_each = true;
+    po.dump_dir = e->dump_dir;
+    st = pass_pipeline_run(ir, &po, &e->report);
+  }
+  if (!st) {
+    st = pass_chlo_legalize(ir);
+    if (st) status_note(st, "while legalizing chlo ops");
+  }
+  if (!st)
+    for (hlo_func *g = ir->funcs; g; g = g->next) func_number_values(g);
+  return st;
+}
+
+/* The interpreter and (cpu) the compiled thunks of function `f` of `ir`. */
+static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
+                               interp **out_it, cpu_exec **out_cpu) {
+  *out_it = NULL;
+  *out_cpu = NULL;
+  HLO_TRY(interp_create(ir, &e->opts, out_it));
+  if (e->backend != HLO_BACKEND_CPU) return NULL;
+  hlo_status st = cpu_exec_create(*out_it, f, e->dump_dir, out_cpu);
+  if (st) {
+    interp_destroy(*out_it);
+    *out_it = NULL;
+  }
+  return st;
+}
+
 /* ------------------------------------------------- dynamic shapes */
 
 static void spec_free(shape_spec *s) {
   if (!s) return;
+  cpu_exec_destroy(s->cpu);
   interp_destroy(s->it);
   module_free(s->ir);
   free(s->sig);
@@ -449,13 +599,11 @@ static hlo_status spec_create(hlo_executable *e, const hlo_buffer_view *v, tenso
     if (st) status_note(st, "after refining the shapes of @%s for the shapes of these inputs",
                         f->name);
   }
-  if (!st) {
-    st = pass_chlo_legalize(s->ir);
-    if (st) status_note(st, "while legalizing chlo ops");
-  }
+  if (!st) st = optimise_ir(e, s->ir);
   if (!st) {
     s->entry = module_entry(s->ir, f->name);
-    st = interp_create(s->ir, &e->opts, &s->it);
+    st = s->entry ? make_runners(e, s->ir, s->entry, &s->it, &s->cpu)
+                  : status_new(HLO_INTERNAL, "@%s is gone after the pass pipeline", f->name);
   }
   free(types);
   if (st) {
@@ -473,10 +621,11 @@ static hlo_status spec_create(hlo_executable *e, const hlo_buffer_view *v, tenso
  * executable's own, or (dynamic shapes) the specialization for the inputs'
  * shapes, made on first use and cached. Call with e->lock held. */
 static hlo_status pick_target(hlo_executable *e, const hlo_buffer_view *v, tensor *const *x,
-                              interp **out_it, const hlo_func **out_f) {
+                              interp **out_it, const hlo_func **out_f, cpu_exec **out_cpu) {
   if (!e->dynamic) {
     *out_it = e->it;
     *out_f = e->entry;
+    *out_cpu = e->cpu;
     return NULL;
   }
   size_t nsig;
@@ -506,6 +655,7 @@ static hlo_status pick_target(hlo_executable *e, const hlo_buffer_view *v, tenso
   e->specs = s;
   *out_it = s->it;
   *out_f = s->entry;
+  *out_cpu = s->cpu;
   return NULL;
 }
 
@@ -520,8 +670,9 @@ hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t 
       return status_at(HLO_INVALID_ARGUMENT, &f->loc, "argument %u of @%s is missing", i, f->name);
   pthread_mutex_lock(&e->lock);
   interp *it;
-  hlo_status st = pick_target(e, NULL, args, &it, &f);
-  if (!st) st = e->cpu ? cpu_exec_run(e->cpu, args, n, out) : interp_call(it, f, args, n, out);
+  cpu_exec *cpu;
+  hlo_status st = pick_target(e, NULL, args, &it, &f, &cpu);
+  if (!st) st = cpu ? cpu_exec_run(cpu, args, n, out) : interp_call(it, f, args, n, out);
   pthread_mutex_unlock(&e->lock);
   return st;
 }
@@ -542,15 +693,16 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
   tensor **res = NULL;
   pthread_mutex_lock(&e->lock);
   interp *it = NULL;
+  cpu_exec *cpu = NULL;
   const hlo_func *run_f = f;
   if (e->dynamic) {
     /* the declared types first: a misfit names the argument and dimension */
     for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_check_view(f, i, &args[i]);
   }
-  if (!st) st = pick_target(e, args, NULL, &it, &run_f);
+  if (!st) st = pick_target(e, args, NULL, &it, &run_f, &cpu);
   for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(run_f, i, &args[i], &in[i]);
-  if (!st) st = e->cpu ? cpu_exec_run(e->cpu, in, f->num_args, &res)
-                      : interp_call(it, run_f, in, f->num_args, &res);
+  if (!st) st = cpu ? cpu_exec_run(cpu, in, f->num_args, &res)
+                   : interp_call(it, run_f, in, f->num_args, &res);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
   if (st) {
@@ -576,12 +728,6 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
 
 void hlo_executable_destroy(hlo_executable *e) {
   if (!e) return;
-  cpu_exec_destroy(e->cpu);
-  interp_destroy(e->it);
-  for (shape_spec *s = e->specs, *n; s; s = n) {
-    n = s->next;
-    spec_free(s);
-  }
   pthread_mutex_destroy(&e->lock);
-  free(e);
+  executable_free(e);
 }

@@ -8,6 +8,7 @@
 #include "hlo/hlo.h"
 #include "ir/ir.h"
 #include "parse/parse.h"
+#include "passes/pass_manager.h"
 #include "runtime/runtime.h"
 #include "support/arena.h"
 #include "support/status.h"
@@ -26,7 +27,7 @@ static void add_stage(hlo_compile_times *t, const char *name, double ms) {
   t->total_ms += ms;
 }
 
-hlo_status hlo_bench_compile(const char *path, const char *entry, hlo_backend_kind backend,
+hlo_status hlo_bench_compile(const char *path, const char *entry, const hlo_compile_options *opts,
                              hlo_compile_times *times, hlo_module **out_module,
                              hlo_executable **out_exe) {
   *out_module = NULL;
@@ -52,9 +53,21 @@ hlo_status hlo_bench_compile(const char *path, const char *entry, hlo_backend_ki
   hlo_module *m = runtime_module_wrap(ir);
   if (!m) { module_free(ir); return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
   hlo_executable *e = NULL;
-  st = hlo_executable_create(m, entry, backend, &e);
+  st = hlo_executable_compile(m, entry, opts, &e);
   if (st) { hlo_module_destroy(m); return st; }
-  add_stage(times, "prepare", now_ms() - t3);
+  double rest = now_ms() - t3;
+  const pass_report *rep = runtime_executable_pass_report(e);
+  if (rep && rep->n) {
+    add_stage(times, "passes", rep->total_ms);
+    rest -= rep->total_ms;
+  }
+  const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
+  if (cs) {
+    add_stage(times, "lower", cs->lower_ms);
+    add_stage(times, "cc", cs->cc_ms);
+    rest -= cs->lower_ms + cs->cc_ms;
+  }
+  add_stage(times, "prepare", rest > 0 ? rest : 0);
   *out_module = m;
   *out_exe = e;
   return NULL;

@@ -26,6 +26,8 @@ typedef struct step {
   backend_gemm g;              /* STEP_GEMM */
   uint32_t nfree;
   uint32_t *free_ids;          /* values whose last reader this step is */
+  double prof_ms;              /* profiling: time spent in this step, summed over runs */
+  uint64_t prof_runs;
 } step;
 
 struct cpu_exec {
@@ -39,6 +41,7 @@ struct cpu_exec {
   uint32_t nsteps;
   backend_module *mod;
   runtime_cpu_stats stats;
+  bool profile;                /* time each step (cpu_exec_profile) */
 };
 
 static hlo_status oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
@@ -500,6 +503,7 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
     st = compile_op(&b, op);
   }
   if (!st) st = plan_frees(x);
+  double t1 = now_ms();
   if (!st && b.nks) {
     backend_compile_options o = {.dump_dir = dump_dir, .cc = NULL};
     st = x->be->compile((const kernel *const *)b.ks, b.nks, &o, &x->mod);
@@ -513,6 +517,8 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   }
   name_interp_ops(x);
   x->stats.compile_ms = now_ms() - t0;
+  x->stats.cc_ms = now_ms() - t1;
+  x->stats.lower_ms = x->stats.compile_ms - x->stats.cc_ms;
   *out = x;
   return NULL;
 }
@@ -579,8 +585,13 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
     if (f->body.block.args[i].id < x->nvals) x->vals[f->body.block.args[i].id] = tensor_retain(args[i]);
   hlo_status st = NULL;
   for (uint32_t s = 0; s < x->nsteps && !st; s++) {
-    const step *p = &x->steps[s];
+    step *p = &x->steps[s];
+    double t0 = x->profile ? now_ms() : 0;
     st = run_step(x, p);
+    if (x->profile) {
+      p->prof_ms += now_ms() - t0;
+      p->prof_runs++;
+    }
     for (uint32_t i = 0; i < p->nfree && !st; i++) {
       tensor_release(x->vals[p->free_ids[i]]);
       x->vals[p->free_ids[i]] = NULL;
@@ -611,6 +622,59 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
 }
 
 const runtime_cpu_stats *cpu_exec_stats(const cpu_exec *x) { return x ? &x->stats : NULL; }
+
+void cpu_exec_profile(cpu_exec *x, bool on) {
+  x->profile = on;
+  for (uint32_t s = 0; s < x->nsteps; s++) {
+    x->steps[s].prof_ms = 0;
+    x->steps[s].prof_runs = 0;
+  }
+}
+
+/* The kind of a step, for the profile. */
+static const char *step_kind_name(const step *p) {
+  return p->kind == STEP_KERNEL ? "kernel" : p->kind == STEP_GEMM ? "gemm" : "interp";
+}
+
+static int by_time_desc(const void *a, const void *b) {
+  const step *x = *(const step *const *)a, *y = *(const step *const *)b;
+  return x->prof_ms < y->prof_ms ? 1 : x->prof_ms > y->prof_ms ? -1 : 0;
+}
+
+void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows) {
+  double total = 0;
+  uint64_t runs = 0;
+  for (uint32_t s = 0; s < x->nsteps; s++) {
+    total += x->steps[s].prof_ms;
+    if (x->steps[s].prof_runs > runs) runs = x->steps[s].prof_runs;
+  }
+  if (!runs) {
+    fprintf(out, "profile: no profiled runs\n");
+    return;
+  }
+  const step **order = malloc((x->nsteps ? x->nsteps : 1) * sizeof *order);
+  if (!order) return;
+  for (uint32_t s = 0; s < x->nsteps; s++) order[s] = &x->steps[s];
+  qsort(order, x->nsteps, sizeof *order, by_time_desc);
+  fprintf(out, "profile: %u thunks, %.3f ms per run over %llu runs (by time spent)\n",
+          x->nsteps, total / (double)runs, (unsigned long long)runs);
+  fprintf(out, "  %5s %-7s %10s %6s  %-28s %s\n", "step", "kind", "ms/run", "%", "op", "where");
+  for (uint32_t i = 0; i < x->nsteps && i < max_rows; i++) {
+    const step *p = order[i];
+    const char *n = op_name(p->op->opcode);
+    if (n && !strncmp(n, "stablehlo.", 10)) n += 10;
+    char what[64];
+    if (p->kind == STEP_KERNEL) snprintf(what, sizeof what, "%s (k%u)", n ? n : "?", p->kernel);
+    else if (p->kind == STEP_GEMM)
+      snprintf(what, sizeof what, "%s %lldx%lldx%lld%s", n ? n : "?", (long long)p->g.m,
+               (long long)p->g.n, (long long)p->g.k, p->g.batch > 1 ? " batched" : "");
+    else snprintf(what, sizeof what, "%s", n ? n : "?");
+    fprintf(out, "  %5u %-7s %10.4f %6.1f  %-28s line %u\n", (unsigned)(p - x->steps),
+            step_kind_name(p), p->prof_ms / (double)p->prof_runs,
+            total > 0 ? 100.0 * p->prof_ms / total : 0.0, what, p->op->loc.line);
+  }
+  free(order);
+}
 
 void cpu_exec_destroy(cpu_exec *x) {
   if (!x) return;

@@ -16,6 +16,7 @@
  * The runtime reaches the backend through backend.h only. */
 #ifndef HLO_RUNTIME_EXECUTABLE_CPU_H
 #define HLO_RUNTIME_EXECUTABLE_CPU_H
+#include <stdio.h>
 #include "interp/interp.h"
 #include "runtime/runtime.h"
 
@@ -37,6 +38,12 @@ HLO_MUST_USE hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t 
                                      tensor ***out);
 /* What the compile made (lent). */
 const runtime_cpu_stats *cpu_exec_stats(const cpu_exec *x);
+/* Turns per-thunk timing on or off (and clears what was gathered). */
+void cpu_exec_profile(cpu_exec *x, bool on);
+/* Prints the gathered per-thunk times to `out`, slowest first, at most
+ * `max_rows` rows: step index, kind (kernel, gemm, interp), ms per run,
+ * share of the total, the op and its line in the program. */
+void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows);
 /* Frees (NULL is fine). */
 void cpu_exec_destroy(cpu_exec *x);
 

@@ -2,6 +2,7 @@
  * tests (the public ones are in include/hlo/hlo.h). */
 #ifndef HLO_RUNTIME_RUNTIME_H
 #define HLO_RUNTIME_RUNTIME_H
+#include <stdio.h>
 #include "hlo/hlo.h"
 #include "interp/interp.h"
 #include "ir/ir.h"
@@ -40,16 +41,31 @@ typedef struct runtime_cpu_stats {
   uint32_t kernels;        /* kernel thunks (one generated kernel each) */
   uint32_t blas;           /* BLAS thunks (gemm) */
   uint32_t interp;         /* interpreter thunks */
-  double compile_ms;       /* lowering, one C compile and load */
+  double compile_ms;       /* all of cpu_exec_create: lowering, C compile and load */
+  double lower_ms;         /* lowering fusions to kernels, thunks, constants */
+  double cc_ms;            /* the backend's compile: C emission, the C compiler, loading */
   char interp_ops[200];    /* the ops of the interpreter thunks: "sort, while x2" */
 } runtime_cpu_stats;
-/* hlo_executable_create with the interpreter's options and a backend (CPU:
- * entry functions of dynamic shape run on the interpreter in v0). Errors as
- * hlo_executable_create, and cpu_exec_create's. */
+/* hlo_executable_compile with the interpreter's options too (probe
+ * directory, print stream; copied). Errors as hlo_executable_compile. */
 HLO_MUST_USE hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
-                                                     hlo_backend_kind backend,
+                                                     const hlo_compile_options *co,
                                                      const interp_options *opts,
                                                      hlo_executable **out);
 /* The CPU backend's statistics of `e`, or NULL when `e` does not run on it. */
 const runtime_cpu_stats *runtime_executable_cpu_stats(const hlo_executable *e);
+/* Per-thunk timing of the CPU backend's runs of `e` (cpu_exec_profile):
+ * false when `e` does not run on it (nothing to profile). */
+bool runtime_executable_profile(hlo_executable *e, bool on);
+/* Prints the gathered per-thunk times, slowest first (cpu_exec_profile_print). */
+void runtime_executable_profile_print(const hlo_executable *e, FILE *out, uint32_t max_rows);
+/* The module `e` runs (lent): the optimised private copy when a pass
+ * pipeline ran (fusions as `hlo.fusion` ops), else the caller's module;
+ * for a dynamic-shaped entry, the most recent specialization (NULL before
+ * the first run). */
+const hlo_module_ir *runtime_executable_module_ir(const hlo_executable *e);
+/* The report of the pass pipeline `e` ran (per pass: time, ops before and
+ * after; n == 0 when none ran), lent. */
+struct pass_report;
+const struct pass_report *runtime_executable_pass_report(const hlo_executable *e);
 #endif

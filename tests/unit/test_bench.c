@@ -184,7 +184,7 @@ TEST(compile_stages_and_warm_runs) {
   hlo_compile_times ct;
   hlo_module *m = NULL;
   hlo_executable *e = NULL;
-  CHECK(hlo_bench_compile(path, NULL, HLO_BACKEND_INTERP, &ct, &m, &e) == NULL);
+  CHECK(hlo_bench_compile(path, NULL, NULL, &ct, &m, &e) == NULL);
   remove(path);
   CHECK_EQ_INT(ct.num_stages, 4);
   CHECK_STR(ct.stages[0].name, "read");
@@ -237,7 +237,7 @@ TEST(compile_errors) {
   hlo_compile_times ct;
   hlo_module *m = (hlo_module *)1;
   hlo_executable *e = (hlo_executable *)1;
-  hlo_status st = hlo_bench_compile("no/such/file.mlir", NULL, HLO_BACKEND_INTERP, &ct, &m, &e);
+  hlo_status st = hlo_bench_compile("no/such/file.mlir", NULL, NULL, &ct, &m, &e);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_NOT_FOUND);
   CHECK(m == NULL && e == NULL);
   hlo_status_free(st);

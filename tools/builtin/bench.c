@@ -16,6 +16,7 @@
 
 static const char *const usage_bench =
     "usage: hlo bench FILE [--input A.npy | --arg LITERAL]... [--backend interp|cpu]\n"
+    "                 [--passes LIST] [--dump-to DIR] [--profile]\n"
     "                 [--iters N] [--warmup K] [--seed S] [--entry NAME] [--json]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE once, runs it\n"
@@ -31,7 +32,11 @@ static const char *const usage_bench =
     "  --arg LITERAL       the next argument as an MLIR literal (as `hlo run`)\n"
     "  --seed S            seed of the random inputs (default 0, as xla_run.py)\n"
     "  --backend interp    the reference interpreter (the default)\n"
-    "  --backend cpu       compiled for this CPU (v0; see hlo run --help)\n"
+    "  --backend cpu       compiled for this CPU (see hlo run --help)\n"
+    "  --passes LIST       the pass pipeline (default: the backend's; see hlo run --help)\n"
+    "  --dump-to DIR       dump each pass's module and the generated C to DIR\n"
+    "  --profile           (cpu) print the time of each thunk (kernel, BLAS call,\n"
+    "                      interpreter op) per run to stderr, slowest first\n"
     "  --iters N           timed runs (N >= 1). Default: adaptive, so the timed runs\n"
     "                      take about 2 s in all: floor(2 s / the last warm-up run),\n"
     "                      at least 1 (a program slower than 2 s runs once), at\n"
@@ -84,6 +89,8 @@ typedef struct bench_flags {
   unsigned long long seed;
   bool json;
   hlo_backend_kind backend;
+  const char *passes, *dump_dir; /* compile options (NULL: the backend's own) */
+  bool profile;                  /* print the time per thunk (cpu) */
 } bench_flags;
 
 static void print_text(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
@@ -130,7 +137,9 @@ static hlo_status bench(const bench_flags *fl) {
   hlo_compile_times ct;
   hlo_module *m = NULL;
   hlo_executable *e = NULL;
-  HLO_TRY(hlo_bench_compile(fl->file, fl->entry, fl->backend, &ct, &m, &e));
+  hlo_compile_options co = {.backend = fl->backend, .passes = fl->passes,
+                            .dump_dir = fl->dump_dir};
+  HLO_TRY(hlo_bench_compile(fl->file, fl->entry, &co, &ct, &m, &e));
   const hlo_func *f = runtime_executable_entry(e);
   hlo_random_inputs *rnd = NULL;
   run_inputs given = {0};
@@ -149,7 +158,10 @@ static hlo_status bench(const bench_flags *fl) {
   hlo_bench_result r;
   hlo_bench_options o = {(int)fl->iters, fl->warmup < 0 ? 0 : fl->warmup == 0 ? -1 : (int)fl->warmup,
                          0, 0};
+  if (!st && fl->profile && !runtime_executable_profile(e, true))
+    fprintf(stderr, "hlo bench: --profile: only the cpu backend has thunks to time\n");
   if (!st) st = hlo_bench_run(e, views, (int)f->num_args, &o, &r);
+  if (!st && fl->profile) runtime_executable_profile_print(e, stderr, 40);
   if (!st && fl->json) print_json(fl, f->name, &ct, &r);
   else if (!st) print_text(fl, f->name, &ct, &r);
   hlo_random_inputs_destroy(rnd);
@@ -174,6 +186,9 @@ int cmd_bench(int argc, char **argv) {
       fl.in.is_literal[fl.in.n] = cli_is_flag(a, "--arg");
       fl.in.inputs[fl.in.n++] = argv[++i];
     } else if (cli_is_flag(a, "--entry") && has_val) fl.entry = argv[++i];
+    else if (cli_is_flag(a, "--passes") && has_val) fl.passes = argv[++i];
+    else if (cli_is_flag(a, "--profile")) fl.profile = true;
+    else if (cli_is_flag(a, "--dump-to") && has_val) fl.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
       if (!strcmp(argv[i], "cpu")) fl.backend = HLO_BACKEND_CPU;

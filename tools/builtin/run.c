@@ -31,9 +31,10 @@ static const char *const usage_run =
     "                      a tuple result's element J is written to outK_J.npy)\n"
     "  --entry NAME        run function @NAME instead of @main\n"
     "  --backend interp    the reference interpreter (the default)\n"
-    "  --backend cpu       compiled for this CPU (v0): fusible ops as C kernels (one run\n"
-    "                      of $HLO_CC, else cc), f32/f64 matmuls on BLAS, the other ops\n"
-    "                      on the interpreter's kernels; prints what it made to stderr\n"
+    "  --backend cpu       compiled for this CPU: the `cpu` pass pipeline (fusion), fused\n"
+    "                      ops as C kernels (compiled by $HLO_CC, else cc), matmuls and\n"
+    "                      convolutions on BLAS, the other ops on the interpreter's\n"
+    "                      kernels; prints what it made to stderr\n"
     "  --split-input-file  run each `// -----`-separated module of FILE\n"
     "  --arg LITERAL       the next argument as an MLIR literal, e.g.\n"
     "                      'dense<[1, 2]> : tensor<2xi32>' (instead of an --input file)\n"
@@ -45,11 +46,12 @@ static const char *const usage_run =
     "  --quiet             print no result summaries\n"
     "  --passes LIST       optimise the program first with these passes, comma-separated,\n"
     "                      or `default` (" PASS_PIPELINE_DEFAULT "),\n"
-    "                      or `cpu` (default, then fusion: the CPU backend's pipeline),\n"
-    "                      verifying after each; prints each pass's time and op counts\n"
-    "                      to stderr (the interpreter then runs the optimised program)\n"
+    "                      or `cpu` (default, then fusion: the CPU backend's own),\n"
+    "                      or `none`, verifying after each; prints each pass's time and\n"
+    "                      op counts to stderr (the backend then runs the result)\n"
     "  --dump-to DIR       write the module before and after each pass to\n"
-    "                      DIR/NNNN.PASS.{before,after}.mlir (implies --passes default;\n"
+    "                      DIR/NNNN.PASS.{before,after}.mlir, and the CPU backend's\n"
+    "                      generated C (the interpreter: implies --passes default;\n"
     "                      with --split-input-file, DIR/module-K/ for the K-th module)\n"
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
@@ -99,32 +101,15 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Runs ro->passes over the module (static shapes only: a program with `?`
- * dimensions is specialized per input shapes at run time, from its text). */
-static hlo_status optimise_module(hlo_module *m, const run_opts *ro) {
-  hlo_module_ir *ir = runtime_module_ir(m);
-  if (module_needs_refinement(ir, ro->entry))
-    return status_new(HLO_UNIMPLEMENTED, "--passes / --dump-to: not yet for programs with "
-                      "dynamic shapes (they are specialized per input shapes when run)");
-  pass_pipeline_options po = {0};
-  po.pipeline = !strcmp(ro->passes, "default") ? PASS_PIPELINE_DEFAULT
-                : !strcmp(ro->passes, "cpu")   ? PASS_PIPELINE_CPU
-                                               : ro->passes;
-  po.verify_each = true;
-  po.dump_dir = ro->dump_dir;
-  pass_report rep = {0};
-  hlo_status st = pass_pipeline_run(ir, &po, &rep);
-  if (!ro->quiet) pass_report_print(&rep, stderr);
-  pass_report_free(&rep);
-  return st;
-}
-
 /* Runs the entry function of one module on the inputs `ro` names. */
 static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
-  if (ro->passes) HLO_TRY(optimise_module(m, ro));
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
-  HLO_TRY(runtime_executable_create_on(m, ro->entry, ro->backend, &io, &e));
+  hlo_compile_options co = {.backend = ro->backend, .passes = ro->passes,
+                            .dump_dir = ro->dump_dir};
+  HLO_TRY(runtime_executable_create_on(m, ro->entry, &co, &io, &e));
+  const pass_report *rep = runtime_executable_pass_report(e);
+  if (ro->passes && rep && rep->n && !ro->quiet) pass_report_print(rep, stderr);
   const hlo_func *f = runtime_executable_entry(e);
   const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
   if (cs && !ro->quiet)
@@ -189,8 +174,9 @@ int cmd_run(int argc, char **argv) {
     else { fprintf(stderr, "hlo run: more than one FILE ('%s')\n%s", a, usage_run); return 2; }
   }
   if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
-  if (ro.dump_dir && !ro.passes) ro.passes = "default";
-  if (ro.passes && strcmp(ro.passes, "default") && strcmp(ro.passes, "cpu")) {
+  if (ro.dump_dir && !ro.passes && ro.backend == HLO_BACKEND_INTERP) ro.passes = "default";
+  if (ro.passes && strcmp(ro.passes, "default") && strcmp(ro.passes, "cpu") &&
+      strcmp(ro.passes, "none")) {
     hlo_status pst = pass_pipeline_check(ro.passes);
     if (pst) {
       hlo_status_print(pst, stderr);
