@@ -39,6 +39,21 @@ size_t interp_max_tensor_bytes(void) {
   return max_tensor_bytes;
 }
 
+tensor *tensor_wrap(const hlo_type *t, void *data) {
+  if (!t || t->kind != TYPE_TENSOR || !type_is_static(t)) return NULL;
+  int64_t n = type_num_elements(t);
+  if (n < 0) return NULL;
+  tensor *v = xcalloc(1, sizeof *v);
+  if (!v) return NULL;
+  v->type = t;
+  v->num_elems = n;
+  v->nbytes = (size_t)n * hlo_dtype_size(t->dtype);
+  v->data = data;
+  v->borrowed = true;
+  v->refcount = 1;
+  return v;
+}
+
 tensor *tensor_new(const hlo_type *t) {
   if (!t) return NULL;
   if (t->kind == TYPE_TOKEN) {
@@ -126,7 +141,7 @@ void tensor_release(tensor *v) {
   if (__atomic_sub_fetch(&v->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   for (uint32_t i = 0; i < v->num_tuple; i++) tensor_release(v->tuple[i]);
   free(v->tuple);
-  free(v->data);
+  if (!v->borrowed) free(v->data);
   free(v);
 }
 

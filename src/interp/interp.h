@@ -27,6 +27,7 @@ struct tensor {
   uint32_t num_tuple;     /* tuples: element count */
   tensor **tuple;         /* tuples: owned references */
   int refcount;           /* atomic: values cross threads in run_parallel */
+  bool borrowed;          /* data belongs to someone else (tensor_wrap): not freed */
 };
 
 /* A new zeroed tensor of static tensor type `t` (or a token for a token
@@ -35,6 +36,12 @@ struct tensor {
  * interp_max_tensor_bytes(), or memory runs out; use tensor_create to get a
  * status instead. */
 tensor *tensor_new(const hlo_type *t);
+/* A tensor of static tensor type `t` over `data` (borrowed: at least the
+ * type's byte size, not freed by tensor_release, and it must outlive the
+ * tensor), refcount 1. The CPU backend wraps its arena buffers so the
+ * interpreter's kernels can read them. NULL on out of memory or a type
+ * that is not a static tensor. */
+tensor *tensor_wrap(const hlo_type *t, void *data);
 /* tensor_new with a located status: HLO_RESOURCE_EXHAUSTED naming the type
  * (too large, or out of memory), HLO_UNIMPLEMENTED for a dynamic shape,
  * HLO_INTERNAL for a NULL or tuple type. *out is a new reference. */

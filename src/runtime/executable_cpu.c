@@ -10,8 +10,11 @@
 #include <string.h>
 #include <time.h>
 #include "backend/backend.h"
+#include "runtime/buffer_assignment.h"
 #include "codegen/lower_fusion.h"
+#include "ir/print.h"
 #include "support/arena.h"
+#include "support/strbuf.h"
 
 typedef enum step_kind { STEP_KERNEL, STEP_GEMM, STEP_INTERP } step_kind;
 
@@ -42,7 +45,21 @@ struct cpu_exec {
   backend_module *mod;
   runtime_cpu_stats stats;
   bool profile;                /* time each step (cpu_exec_profile) */
+  /* buffer assignment (plan_buffers) */
+  uint8_t *home;               /* by value id: where its data lives (value_home) */
+  int64_t *offset;             /* by value id: its offset in the arena (HOME_ARENA) */
+  uint32_t *def_step, *last_step; /* by value id: the step writing it, the last reading it */
+  uint8_t *arena;              /* the temporaries (stats.temp_bytes), made at the first run */
 };
+
+/* Where a value's data lives during a run. */
+typedef enum value_home {
+  HOME_NONE,   /* not materialised (inside a fusion), or not a top-level value */
+  HOME_ARG,    /* the run's argument */
+  HOME_CONST,  /* a constant made at compile time */
+  HOME_ARENA,  /* a slot of the arena: kernel and library-call results that are temporaries */
+  HOME_HEAP,   /* its own allocation: interpreter thunks' results and the function's results */
+} value_home;
 
 static hlo_status oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
 
@@ -408,6 +425,138 @@ static hlo_status compile_op(builder *b, const hlo_op *op) {
   return NULL;
 }
 
+static int64_t value_bytes(const hlo_value *v) {
+  const hlo_type *t = v->type;
+  if (!static_tensor(t)) return 0;
+  return type_num_elements(t) * (int64_t)hlo_dtype_size(t->dtype);
+}
+
+/* Buffer assignment: where each top-level value lives (value_home), each
+ * arena value's offset (ba_pack over its live range in the step order),
+ * and the memory figures of stats. The function's results get their own
+ * allocations (they are handed to the caller); so do the interpreter
+ * thunks' results (the interpreter allocates them). */
+static hlo_status plan_buffers(cpu_exec *x) {
+  uint32_t nv = x->nvals ? x->nvals : 1;
+  x->home = calloc(nv, sizeof *x->home);
+  x->offset = calloc(nv, sizeof *x->offset);
+  x->def_step = calloc(nv, sizeof *x->def_step);
+  x->last_step = calloc(nv, sizeof *x->last_step);
+  bool *is_result = calloc(nv, sizeof *is_result);
+  ba_buffer *bufs = malloc(nv * sizeof *bufs), *heap = malloc(nv * sizeof *heap);
+  uint32_t *buf_vid = malloc(nv * sizeof *buf_vid);
+  if (!x->home || !x->offset || !x->def_step || !x->last_step || !is_result || !bufs || !heap ||
+      !buf_vid) {
+    free(is_result), free(bufs), free(heap), free(buf_vid);
+    return oom();
+  }
+  runtime_cpu_stats *ms = &x->stats;
+  const hlo_func *f = x->f;
+  for (uint32_t i = 0; i < f->num_args; i++) {
+    const hlo_value *a = &f->body.block.args[i];
+    if (a->id < x->nvals) x->home[a->id] = HOME_ARG;
+    ms->arg_bytes += value_bytes(a);
+  }
+  for (uint32_t i = 0; i < x->nvals; i++)
+    if (x->consts[i]) {
+      x->home[i] = HOME_CONST;
+      ms->const_bytes += (int64_t)x->consts[i]->nbytes;
+    }
+  const hlo_op *term = f->body.block.last;
+  for (uint32_t i = 0; term && i < term->num_operands; i++) {
+    const hlo_value *v = term->operands[i];
+    if (v->id < x->nvals && !is_result[v->id]) {
+      is_result[v->id] = true;
+      ms->out_bytes += value_bytes(v);
+    }
+  }
+  for (uint32_t s = 0; s < x->nsteps; s++) {
+    const step *p = &x->steps[s];
+    for (uint32_t i = 0; i < p->nin; i++) x->last_step[p->in[i]->id] = s;
+    for (uint32_t i = 0; i < p->nout; i++) {
+      uint32_t id = p->out[i]->id;
+      x->def_step[id] = s;
+      x->last_step[id] = s;
+      x->home[id] = is_result[id] || p->kind == STEP_INTERP ? HOME_HEAP : HOME_ARENA;
+    }
+  }
+  uint32_t nb = 0, nh = 0;
+  for (uint32_t id = 0; id < x->nvals; id++) {
+    if (x->home[id] != HOME_ARENA && (x->home[id] != HOME_HEAP || is_result[id])) continue;
+    ba_buffer b = {0, x->def_step[id], x->last_step[id], 0};
+    const step *p = &x->steps[b.start];
+    for (uint32_t i = 0; i < p->nout; i++)
+      if (p->out[i]->id == id) b.bytes = value_bytes(p->out[i]);
+    if (x->home[id] == HOME_ARENA) {
+      buf_vid[nb] = id;
+      bufs[nb++] = b;
+    } else {
+      heap[nh++] = b;
+    }
+  }
+  hlo_status st = ba_pack(bufs, nb, 64, &ms->temp_bytes);
+  for (uint32_t i = 0; !st && i < nb; i++) x->offset[buf_vid[i]] = bufs[i].offset;
+  ms->arena_buffers = nb;
+  ms->heap_peak_bytes = ba_peak_live(heap, nh);
+  ms->peak_bytes = ms->arg_bytes + ms->out_bytes + ms->temp_bytes + ms->heap_peak_bytes;
+  free(is_result), free(bufs), free(heap), free(buf_vid);
+  return st;
+}
+
+/* Writes the buffer assignment to DIR/buffer_assignment.txt: each arena
+ * buffer (value, type, bytes, offset, live steps, defining op's line) by
+ * offset, so that what shares bytes stands together; then the totals. */
+static hlo_status dump_buffers(const cpu_exec *x, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/buffer_assignment.txt", dir);
+  FILE *fp = fopen(path, "w");
+  if (!fp) return status_new(HLO_UNAVAILABLE, "cannot write '%s'", path);
+  const runtime_cpu_stats *ms = &x->stats;
+  fprintf(fp, "# buffer assignment of @%s: %u arena buffers in %lld bytes; arguments %lld, "
+          "results %lld, constants %lld, interpreter temporaries at most %lld live; peak %lld\n",
+          x->f->name, ms->arena_buffers, (long long)ms->temp_bytes, (long long)ms->arg_bytes,
+          (long long)ms->out_bytes, (long long)ms->const_bytes, (long long)ms->heap_peak_bytes,
+          (long long)ms->peak_bytes);
+  fprintf(fp, "# %-12s %12s %12s  %-11s %-6s %s\n", "offset", "bytes", "end", "live steps", "line",
+          "value : type");
+  /* by offset: a simple selection over the arena values */
+  int64_t last_off = -1;
+  uint32_t last_id = 0;
+  for (;;) {
+    int64_t best = INT64_MAX;
+    uint32_t best_id = 0;
+    for (uint32_t id = 0; id < x->nvals; id++) {
+      if (x->home[id] != HOME_ARENA) continue;
+      bool after = x->offset[id] > last_off || (x->offset[id] == last_off && id > last_id);
+      if (after && (x->offset[id] < best || (x->offset[id] == best && id < best_id))) {
+        best = x->offset[id];
+        best_id = id;
+      }
+    }
+    if (best == INT64_MAX) break;
+    last_off = best;
+    last_id = best_id;
+    const step *p = &x->steps[x->def_step[best_id]];
+    const hlo_value *v = NULL;
+    for (uint32_t i = 0; i < p->nout; i++)
+      if (p->out[i]->id == best_id) v = p->out[i];
+    if (!v) continue;
+    strbuf tb;
+    sb_init(&tb);
+    print_type(&tb, v->type);
+    int64_t bytes = value_bytes(v);
+    char live[32];
+    snprintf(live, sizeof live, "%u-%u", x->def_step[best_id], x->last_step[best_id]);
+    fprintf(fp, "  %-12lld %12lld %12lld  %-11s %-6u %%%s : %s\n", (long long)best,
+            (long long)bytes, (long long)(best + bytes), live, v->loc.line,
+            v->name ? v->name : "?", sb_cstr(&tb));
+    sb_free(&tb);
+  }
+  int err = ferror(fp);
+  if (fclose(fp) != 0 || err) return status_new(HLO_UNAVAILABLE, "cannot write '%s'", path);
+  return NULL;
+}
+
 /* Per step, the values whose last reader it is (never constants, nor what
  * the function returns: those live to the end of the run). */
 static hlo_status plan_frees(cpu_exec *x) {
@@ -503,6 +652,8 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
     st = compile_op(&b, op);
   }
   if (!st) st = plan_frees(x);
+  if (!st) st = plan_buffers(x);
+  if (!st && dump_dir) st = dump_buffers(x, dump_dir);
   double t1 = now_ms();
   if (!st && b.nks) {
     backend_compile_options o = {.dump_dir = dump_dir, .cc = NULL};
@@ -525,44 +676,113 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
 
 /* -------------------------------------------------------------- running */
 
-static hlo_status get(cpu_exec *x, const step *s, const hlo_value *v, tensor **out) {
+/* The data of value v during a run: its tensor (argument, constant,
+ * heap value) or its arena slot; NULL when it has none (an internal
+ * error, reported by the caller). */
+static void *value_data(const cpu_exec *x, const hlo_value *v) {
+  if (v->id >= x->nvals) return NULL;
+  if (x->vals[v->id]) return x->vals[v->id]->data;
+  if (x->consts[v->id]) return x->consts[v->id]->data;
+  if (x->home[v->id] == HOME_ARENA) return x->arena + x->offset[v->id];
+  return NULL;
+}
+
+static hlo_status no_buffer(const step *s, const hlo_value *v) {
+  return status_at(HLO_INTERNAL, &s->op->loc, "cpu executable: value %%%s has no buffer",
+                   v->name ? v->name : "?");
+}
+
+/* v as an interpreter tensor: its own, or (arena values) a new wrapper
+ * over its slot, which *wrapped says to release after the step. */
+static hlo_status get(cpu_exec *x, const step *s, const hlo_value *v, tensor **out,
+                      bool *wrapped) {
+  *wrapped = false;
   tensor *t = v->id < x->nvals ? (x->vals[v->id] ? x->vals[v->id] : x->consts[v->id]) : NULL;
-  if (!t)
-    return status_at(HLO_INTERNAL, &s->op->loc, "cpu executable: value %%%s has no buffer",
-                     v->name ? v->name : "?");
+  if (!t && v->id < x->nvals && x->home[v->id] == HOME_ARENA) {
+    t = tensor_wrap(v->type, x->arena + x->offset[v->id]);
+    if (!t) return oom();
+    *wrapped = true;
+  }
+  if (!t) return no_buffer(s, v);
   *out = t;
   return NULL;
+}
+
+/* A copy of t in memory of its own (an interpreter kernel may hand back
+ * its input: an arena slot must not escape the step that wrapped it). */
+static hlo_status own_copy(tensor *t, const hlo_loc *loc, tensor **out) {
+  tensor *c;
+  HLO_TRY(tensor_create(t->type, loc, &c));
+  if (t->nbytes) memcpy(c->data, t->data, t->nbytes);
+  *out = c;
+  return NULL;
+}
+
+static hlo_status run_interp_step(cpu_exec *x, const step *s, tensor **in, bool *wrapped,
+                                  tensor **out) {
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < s->nin && !st; i++) st = get(x, s, s->in[i], &in[i], &wrapped[i]);
+  if (!st) st = interp_run_op(x->it, s->op, s->in, in, s->nin, out);
+  for (uint32_t i = 0; i < s->nout && !st; i++) {
+    if (out[i] && out[i]->borrowed) {
+      tensor *c = NULL;
+      st = own_copy(out[i], &s->op->loc, &c);
+      tensor_release(out[i]);
+      out[i] = c;
+    }
+  }
+  for (uint32_t i = 0; i < s->nin; i++)
+    if (wrapped[i]) tensor_release(in[i]);
+  return st;
+}
+
+/* A kernel or library call: inputs and arena outputs by pointer; heap
+ * outputs (the function's results) made here. */
+static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tensor **out) {
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < s->nin && !st; i++) {
+    bufs[i] = value_data(x, s->in[i]);
+    if (!bufs[i]) st = no_buffer(s, s->in[i]);
+  }
+  for (uint32_t i = 0; i < s->nout && !st; i++) {
+    const hlo_value *v = s->out[i];
+    if (x->home[v->id] == HOME_ARENA) {
+      bufs[s->nin + i] = x->arena + x->offset[v->id];
+    } else {
+      st = tensor_create(v->type, &s->op->loc, &out[i]);
+      if (!st) bufs[s->nin + i] = out[i]->data;
+    }
+  }
+  if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
+  if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
+  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  return st;
 }
 
 static hlo_status run_step(cpu_exec *x, const step *s) {
   enum { SMALL = 16 };
   tensor *in_small[SMALL], *out_small[SMALL] = {0};
+  bool wrapped_small[SMALL] = {0};
   void *buf_small[2 * SMALL];
   tensor **in = s->nin <= SMALL ? in_small : calloc(s->nin, sizeof *in);
+  bool *wrapped = s->nin <= SMALL ? wrapped_small : calloc(s->nin, sizeof *wrapped);
   tensor **out = s->nout <= SMALL ? out_small : calloc(s->nout, sizeof *out);
   void **bufs = s->nin + s->nout <= 2 * SMALL ? buf_small : calloc(s->nin + s->nout, sizeof *bufs);
-  hlo_status st = in && out && bufs ? NULL : oom();
-  for (uint32_t i = 0; i < s->nin && !st; i++) st = get(x, s, s->in[i], &in[i]);
-  if (!st && s->kind == STEP_INTERP) {
-    st = interp_run_op(x->it, s->op, s->in, in, s->nin, out);
-  } else if (!st) {
-    for (uint32_t i = 0; i < s->nout && !st; i++)
-      st = tensor_create(s->out[i]->type, &s->op->loc, &out[i]);
-    for (uint32_t i = 0; i < s->nin && !st; i++) bufs[i] = in[i]->data;
-    for (uint32_t i = 0; i < s->nout && !st; i++) bufs[s->nin + i] = out[i]->data;
-    if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
-    if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
-    if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
-  }
-  for (uint32_t i = 0; i < s->nout; i++) {
-    if (!st && s->out[i]->id < x->nvals) {
-      tensor_release(x->vals[s->out[i]->id]);
-      x->vals[s->out[i]->id] = out[i];
+  hlo_status st = in && out && bufs && wrapped ? NULL : oom();
+  if (!st)
+    st = s->kind == STEP_INTERP ? run_interp_step(x, s, in, wrapped, out)
+                                : run_native_step(x, s, bufs, out);
+  for (uint32_t i = 0; out && i < s->nout; i++) {
+    uint32_t id = s->out[i]->id;
+    if (!st && id < x->nvals && out[i]) {
+      tensor_release(x->vals[id]);
+      x->vals[id] = out[i];
     } else {
       tensor_release(out[i]);
     }
   }
   if (in != in_small) free(in);
+  if (wrapped != wrapped_small) free(wrapped);
   if (out != out_small) free(out);
   if (bufs != buf_small) free(bufs);
   return st;
@@ -581,6 +801,12 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
   if (n != f->num_args)
     return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %u", f->name,
                      f->num_args, n);
+  if (!x->arena && x->stats.temp_bytes > 0) {
+    x->arena = aligned_alloc(64, (size_t)x->stats.temp_bytes);
+    if (!x->arena)
+      return status_at(HLO_RESOURCE_EXHAUSTED, &f->loc, "out of memory for the %lld bytes of "
+                       "temporaries of @%s", (long long)x->stats.temp_bytes, f->name);
+  }
   for (uint32_t i = 0; i < n; i++)
     if (f->body.block.args[i].id < x->nvals) x->vals[f->body.block.args[i].id] = tensor_retain(args[i]);
   hlo_status st = NULL;
@@ -608,8 +834,15 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
   for (uint32_t i = 0; i < f->num_results && !st; i++) {
     tensor *t = NULL;
     step where = {.op = term};
-    st = get(x, &where, term->operands[i], &t);
-    if (!st) res[i] = tensor_retain(t);
+    bool wrapped = false;
+    st = get(x, &where, term->operands[i], &t, &wrapped);
+    if (!st && wrapped) {
+      /* not planned (results are heap values), but safe: copy out */
+      st = own_copy(t, &term->loc, &res[i]);
+      tensor_release(t);
+    } else if (!st) {
+      res[i] = tensor_retain(t);
+    }
   }
   clear_vals(x);
   if (st) {
@@ -689,5 +922,10 @@ void cpu_exec_destroy(cpu_exec *x) {
   for (uint32_t i = 0; x->consts && i < x->nvals; i++) tensor_release(x->consts[i]);
   free(x->consts);
   free(x->vals);
+  free(x->home);
+  free(x->offset);
+  free(x->def_step);
+  free(x->last_step);
+  free(x->arena);
   free(x);
 }

@@ -45,6 +45,14 @@ typedef struct runtime_cpu_stats {
   double lower_ms;         /* lowering fusions to kernels, thunks, constants */
   double cc_ms;            /* the backend's compile: C emission, the C compiler, loading */
   char interp_ops[200];    /* the ops of the interpreter thunks: "sort, while x2" */
+  /* memory, in bytes (buffer assignment; as XLA's memory_analysis()) */
+  int64_t arg_bytes;       /* the arguments */
+  int64_t out_bytes;       /* the results (each its own allocation) */
+  int64_t const_bytes;     /* constants made at compile time */
+  int64_t temp_bytes;      /* the arena of temporaries (kernel and library-call results) */
+  int64_t heap_peak_bytes; /* interpreter thunks' temporaries live at once, at most */
+  int64_t peak_bytes;      /* arguments + results + arena + heap peak */
+  uint32_t arena_buffers;  /* values placed in the arena */
 } runtime_cpu_stats;
 /* hlo_executable_compile with the interpreter's options too (probe
  * directory, print stream; copied). Errors as hlo_executable_compile. */
