@@ -17,6 +17,7 @@
 #ifndef HLO_HLO_H
 #define HLO_HLO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,6 +183,12 @@ typedef struct hlo_compile_options {
    * and after each pass (NNNN.PASS.{before,after}.mlir, text `hlo print`
    * reads back), the generated C of the kernels and the buffer assignment. */
   const char *dump_dir;
+  /* HLO_BACKEND_CPU: run every compiled step (kernel, library call) also on
+   * the reference interpreter, on the same inputs, and fail the run at the
+   * first whose results differ beyond the element type's tolerance
+   * (HLO_FAILED_CHECK, located at the fusion, naming its kernel and the ops
+   * inside it). Slow: for finding a miscompiled fusion. */
+  bool check;
 } hlo_compile_options;
 
 /* Prepares function `entry` of `m` (NULL: "main", or the only function) to

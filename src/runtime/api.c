@@ -76,6 +76,7 @@ struct hlo_executable {
   char *dump_dir;       /* owned copy of the compile option; NULL: none */
   hlo_module_ir *own_ir; /* the optimised private copy of the module (a pipeline ran), owned */
   pass_report report;   /* the pipeline's passes (of the last specialization when dynamic) */
+  bool check;           /* hlo_compile_options.check */
 };
 
 /* ---------------------------------------------------------------- modules */
@@ -273,6 +274,7 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
   e->entry = f;
   e->backend = co->backend;
   e->opts = *opts;
+  e->check = co->check;
   e->passes = pipeline ? strdup(pipeline) : NULL;
   e->dump_dir = co->dump_dir ? strdup(co->dump_dir) : NULL;
   hlo_status st = NULL;
@@ -527,6 +529,7 @@ static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_f
   HLO_TRY(interp_create(ir, &e->opts, out_it));
   if (e->backend != HLO_BACKEND_CPU) return NULL;
   hlo_status st = cpu_exec_create(*out_it, f, e->dump_dir, out_cpu);
+  if (!st && e->check) cpu_exec_check(*out_cpu, true);
   if (st) {
     interp_destroy(*out_it);
     *out_it = NULL;

@@ -5,11 +5,13 @@
  * reader). Correctness first: buffer assignment, threads over tiles and
  * fusion of several top-level ops come later (issue 7). */
 #include "runtime/executable_cpu.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "backend/backend.h"
+#include "ir/element.h"
 #include "runtime/buffer_assignment.h"
 #include "codegen/lower_fusion.h"
 #include "ir/print.h"
@@ -45,6 +47,7 @@ struct cpu_exec {
   backend_module *mod;
   runtime_cpu_stats stats;
   bool profile;                /* time each step (cpu_exec_profile) */
+  bool check;                  /* run the interpreter beside each compiled step (cpu_exec_check) */
   /* buffer assignment (plan_buffers) */
   uint8_t *home;               /* by value id: where its data lives (value_home) */
   int64_t *offset;             /* by value id: its offset in the arena (HOME_ARENA) */
@@ -788,6 +791,120 @@ static hlo_status run_step(cpu_exec *x, const step *s) {
   return st;
 }
 
+/* ------------------------------------------------------------- --check */
+
+/* The tolerance of element type dt for --check: relative to the element,
+ * or to 1e-3 of the tensor's largest magnitude for elements near zero (a
+ * sum whose terms cancel). Integers and predicates: exact. */
+static double check_rtol(hlo_dtype dt) {
+  switch (dt) {
+  case HLO_F64: case HLO_C128: return 1e-10;
+  case HLO_F32: case HLO_C64: return 1e-4;
+  case HLO_BF16: case HLO_F16: return 2e-2;
+  default: return dtype_class(dt) == HLO_CLASS_FLOAT ? 0.25 : 0;
+  }
+}
+
+/* Compares the compiled value (data) with the interpreter's (want); on a
+ * difference beyond check_rtol, a message naming the element. */
+static bool check_close(const hlo_type *t, const void *data, const tensor *want, char *why,
+                        size_t nwhy) {
+  hlo_dtype dt = t->dtype;
+  int64_t n = want->num_elems;
+  bool fl = dtype_class(dt) == HLO_CLASS_FLOAT;
+  double rtol = check_rtol(dt), scale = 0;
+  if (dt == HLO_C64 || dt == HLO_C128) {
+    fl = true;
+    dt = dt == HLO_C64 ? HLO_F32 : HLO_F64;
+    n *= 2;
+  }
+  for (int64_t i = 0; fl && i < n; i++) {
+    double b = fabs(elem_get_f64(dt, want->data, i));
+    if (b > scale && !isinf(b)) scale = b;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (!fl || rtol == 0) {
+      if (elem_get_bits(dt, data, i) != elem_get_bits(dt, want->data, i)) {
+        snprintf(why, nwhy, "element %lld: bits 0x%llx, the interpreter's 0x%llx", (long long)i,
+                 (unsigned long long)elem_get_bits(dt, data, i),
+                 (unsigned long long)elem_get_bits(dt, want->data, i));
+        return false;
+      }
+      continue;
+    }
+    double a = elem_get_f64(dt, data, i), b = elem_get_f64(dt, want->data, i);
+    if (a == b || (isnan(a) && isnan(b))) continue;
+    double tol = rtol * fmax(fabs(b), 1e-3 * scale);
+    if (!(fabs(a - b) <= tol)) {
+      snprintf(why, nwhy, "element %lld: %.9g, the interpreter's %.9g (tolerance %.3g)",
+               (long long)i, a, b, tol);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The ops inside a fusion, named: "add, exponential, reduce" (cut). */
+static void fusion_ops(const hlo_op *op, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = 0;
+  if (op->num_regions != 1) return;
+  for (const hlo_op *o = op->regions[0].block.first; o && o != op->regions[0].block.last;
+       o = o->next) {
+    const char *nm = op_name(o->opcode);
+    if (nm && !strncmp(nm, "stablehlo.", 10)) nm += 10;
+    int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", nm ? nm : "?");
+    if (w < 0 || (size_t)w >= n - len) break;
+    len += (size_t)w;
+  }
+}
+
+/* Runs step s's op on the interpreter with the same inputs and compares
+ * its results with what the compiled step wrote. Errors: HLO_FAILED_CHECK
+ * located at the op, naming the step, the kernel and the fused ops. */
+static hlo_status check_step(cpu_exec *x, const step *s, uint32_t index) {
+  uint32_t cap = s->op->num_operands + 4, n = 0;
+  const hlo_value **vs = malloc(cap * sizeof *vs);
+  if (!vs) return oom();
+  for (uint32_t i = 0; i < s->op->num_operands; i++) vs[n++] = s->op->operands[i];
+  hlo_status st = captured(x, s->op, &vs, &n, &cap);
+  tensor **in = st ? NULL : calloc(n ? n : 1, sizeof *in);
+  bool *wrapped = st ? NULL : calloc(n ? n : 1, sizeof *wrapped);
+  tensor **out = st ? NULL : calloc(s->op->num_results ? s->op->num_results : 1, sizeof *out);
+  if (!st && (!in || !wrapped || !out)) st = oom();
+  for (uint32_t i = 0; i < n && !st; i++) st = get(x, s, vs[i], &in[i], &wrapped[i]);
+  if (!st) st = interp_run_op(x->it, s->op, vs, in, n, out);
+  for (uint32_t r = 0; r < s->op->num_results && !st; r++) {
+    const hlo_value *v = &s->op->results[r];
+    void *data = value_data(x, v);
+    char why[256];
+    if (!data || !out[r] || out[r]->type->kind != TYPE_TENSOR) continue;
+    if (check_close(v->type, data, out[r], why, sizeof why)) continue;
+    char ops[160];
+    fusion_ops(s->op, ops, sizeof ops);
+    const hlo_attr *kind = op_attr(s->op, "kind");
+    const char *nm = op_name(s->op->opcode);
+    st = status_at(HLO_FAILED_CHECK, &s->op->loc,
+                   "--check: step %u (%s%s%s%s) differs from the interpreter: result %u %s", index,
+                   s->kind == STEP_GEMM ? "BLAS gemm, " : "", nm ? nm : "?",
+                   kind && kind->kind == ATTR_STRING ? " kind=" : "",
+                   kind && kind->kind == ATTR_STRING ? kind->u.str.s : "", r, why);
+    if (s->kind == STEP_KERNEL)
+      status_note(st, "compiled as kernel k%u (its C: the kernels file of --dump-to)", s->kernel);
+    if (ops[0]) status_note(st, "the fused ops: %s", ops);
+  }
+  for (uint32_t i = 0; in && i < n; i++)
+    if (wrapped[i]) tensor_release(in[i]);
+  for (uint32_t r = 0; out && r < s->op->num_results; r++) tensor_release(out[r]);
+  free(vs);
+  free(in);
+  free(wrapped);
+  free(out);
+  return st;
+}
+
+void cpu_exec_check(cpu_exec *x, bool on) { x->check = on; }
+
 static void clear_vals(cpu_exec *x) {
   for (uint32_t i = 0; i < x->nvals; i++) {
     tensor_release(x->vals[i]);
@@ -814,6 +931,7 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
     step *p = &x->steps[s];
     double t0 = x->profile ? now_ms() : 0;
     st = run_step(x, p);
+    if (!st && x->check && p->kind != STEP_INTERP) st = check_step(x, p, s);
     if (x->profile) {
       p->prof_ms += now_ms() - t0;
       p->prof_runs++;

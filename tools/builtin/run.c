@@ -19,7 +19,7 @@ static const char *const usage_run =
     "usage: hlo run FILE [--input A.npy | --arg LITERAL]... [--output-dir DIR]\n"
     "               [--entry NAME] [--backend interp|cpu] [--split-input-file] [--quiet]\n"
     "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
-    "               [--passes LIST] [--dump-to DIR]\n"
+    "               [--passes LIST] [--dump-to DIR] [--check]\n"
     "\n"
     "Runs the entry function (@main, or the only function) of FILE.\n"
     "\n"
@@ -53,6 +53,11 @@ static const char *const usage_run =
     "                      DIR/NNNN.PASS.{before,after}.mlir, and the CPU backend's\n"
     "                      generated C (the interpreter: implies --passes default;\n"
     "                      with --split-input-file, DIR/module-K/ for the K-th module)\n"
+    "  --check             run on the cpu backend and, beside every compiled step\n"
+    "                      (fusion kernel, BLAS call), the interpreter on the same\n"
+    "                      inputs; stop at the first step whose results differ beyond\n"
+    "                      the element type's tolerance, naming the fusion, its kernel\n"
+    "                      and the ops inside it (implies --backend cpu)\n"
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
     "the failed check's location and the first differing element.\n"
@@ -66,7 +71,7 @@ typedef struct run_opts {
   cli_input_list in;
   const char *output_dir, *entry, *probe_dir;
   const char *passes, *dump_dir; /* the pass pipeline (NULL: none) and its dumps */
-  bool quiet, print_results, verify_diagnostics;
+  bool quiet, print_results, verify_diagnostics, check;
   hlo_backend_kind backend;
 } run_opts;
 
@@ -106,7 +111,7 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
   hlo_compile_options co = {.backend = ro->backend, .passes = ro->passes,
-                            .dump_dir = ro->dump_dir};
+                            .dump_dir = ro->dump_dir, .check = ro->check};
   HLO_TRY(runtime_executable_create_on(m, ro->entry, &co, &io, &e));
   const pass_report *rep = runtime_executable_pass_report(e);
   if (ro->passes && rep && rep->n && !ro->quiet) pass_report_print(rep, stderr);
@@ -158,6 +163,7 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--entry") && has_val) ro.entry = argv[++i];
     else if (cli_is_flag(a, "--probe-dir") && has_val) ro.probe_dir = argv[++i];
     else if (cli_is_flag(a, "--passes") && has_val) ro.passes = argv[++i];
+    else if (cli_is_flag(a, "--check")) ro.check = true;
     else if (cli_is_flag(a, "--dump-to") && has_val) ro.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
@@ -174,6 +180,7 @@ int cmd_run(int argc, char **argv) {
     else { fprintf(stderr, "hlo run: more than one FILE ('%s')\n%s", a, usage_run); return 2; }
   }
   if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
+  if (ro.check) ro.backend = HLO_BACKEND_CPU;
   if (ro.dump_dir && !ro.passes && ro.backend == HLO_BACKEND_INTERP) ro.passes = "default";
   if (ro.passes && strcmp(ro.passes, "default") && strcmp(ro.passes, "cpu") &&
       strcmp(ro.passes, "none")) {
