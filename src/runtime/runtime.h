@@ -36,11 +36,12 @@ HLO_MUST_USE hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *ar
                                             tensor ***out);
 /* What the CPU backend made of an executable's entry function. */
 typedef struct runtime_cpu_stats {
-  uint32_t ops;            /* top-level ops of the function (terminator and constants too) */
+  uint32_t ops;            /* ops of the function and of its compiled regions (constants too) */
   uint32_t constants;      /* top-level constants, made at compile time */
   uint32_t kernels;        /* kernel thunks (one generated kernel each) */
   uint32_t blas;           /* BLAS thunks (gemm) */
   uint32_t interp;         /* interpreter thunks */
+  uint32_t control;        /* while/case/if steps (their regions compiled as programs) */
   double compile_ms;       /* all of cpu_exec_create: lowering, C compile and load */
   double lower_ms;         /* lowering fusions to kernels, thunks, constants */
   double cc_ms;            /* the backend's compile: C emission, the C compiler, loading */

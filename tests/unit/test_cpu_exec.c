@@ -82,7 +82,7 @@ static bool same_buffer(const hlo_buffer *got, const hlo_buffer *want, double ul
 static const hlo_compile_options single_op_cpu = {.backend = HLO_BACKEND_CPU, .passes = "none"};
 
 typedef struct expect_stats {
-  int kernels, blas, interp;
+  int kernels, blas, interp, control;
 } expect_stats;
 
 /* Runs `text` on random inputs on both backends; result k is compared bit
@@ -114,6 +114,7 @@ static void run_both(const char *test, const char *text, unsigned ulp_mask, doub
     CHECK_EQ_INT(cs->kernels, want->kernels);
     CHECK_EQ_INT(cs->blas, want->blas);
     CHECK_EQ_INT(cs->interp, want->interp);
+    CHECK_EQ_INT(cs->control, want->control);
   }
   int na = ec ? hlo_executable_num_args(ec) : 0;
   hlo_buffer_view views[8];
@@ -159,7 +160,8 @@ static void run_both(const char *test, const char *text, unsigned ulp_mask, doub
 
 TEST(kernels_blas_and_interpreter_thunks) {
   /* add/broadcast/exp: kernels; dot_general: BLAS; reduce: kernel; while
-   * (reading %n from outside its regions): interpreter; sort: interpreter */
+   * (reading %n from outside its regions): a control step whose cond and
+   * body are programs of their own (3 kernels); sort: interpreter */
   static const char *text =
       "func.func @main(%x: tensor<6x8xf32>, %w: tensor<8x5xf32>, %b: tensor<5xf32>, %n: tensor<i32>) "
       "-> (tensor<6x5xf32>, tensor<6xf32>, tensor<i32>, tensor<6x8xf32>) {\n"
@@ -187,7 +189,7 @@ TEST(kernels_blas_and_interpreter_thunks) {
       "  }) {dimension = 1 : i64} : (tensor<6x8xf32>) -> tensor<6x8xf32>\n"
       "  return %3, %4, %5#1, %6 : tensor<6x5xf32>, tensor<6xf32>, tensor<i32>, tensor<6x8xf32>\n"
       "}\n";
-  expect_stats want = {4, 1, 2};
+  expect_stats want = {7, 1, 1, 1};
   run_both("mixed", text, 0x3, 8, &want);
 }
 
@@ -211,7 +213,7 @@ TEST(gemm_forms) {
       "}\n";
   /* %2 contracts lhs dim 1 with no batch dims: lhs 2x4x3 has free dims 0
    * and 2 around the contracting dim, not a gemm: interpreter */
-  expect_stats want = {4, 4, 1};
+  expect_stats want = {4, 4, 1, 0};
   run_both("gemm_forms", text, 0x1f, 8, &want);
 }
 
@@ -226,7 +228,7 @@ TEST(algorithm_and_other_types_fall_back) {
       "  %3 = stablehlo.add %e, %e : tensor<0x4xf32>\n"
       "  return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<3x2xi32>, tensor<3x2xbf16>, tensor<0x4xf32>\n"
       "}\n";
-  expect_stats want = {0, 0, 4};
+  expect_stats want = {0, 0, 4, 0};
   run_both("fallbacks", text, 0, 0, &want);
 }
 
@@ -244,7 +246,7 @@ TEST(elementwise_bit_exact) {
       "  %5 = stablehlo.compare GT, %1, %c, FLOAT : (tensor<4x9xf32>, tensor<4x9xf32>) -> tensor<4x9xi1>\n"
       "  return %1, %2, %3, %4, %5 : tensor<4x9xf32>, tensor<4x9xbf16>, tensor<36xi32>, tensor<4x18xf32>, tensor<4x9xi1>\n"
       "}\n";
-  expect_stats want = {7, 0, 0};
+  expect_stats want = {7, 0, 0, 0};
   run_both("elementwise", text, 0, 0, &want);
 }
 

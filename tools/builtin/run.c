@@ -118,8 +118,8 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   const hlo_func *f = runtime_executable_entry(e);
   const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
   if (cs && !ro->quiet)
-    fprintf(stderr, "%scpu: %u ops -> %u kernels, %u BLAS calls, %u interpreter thunks, "
-            "%u constants; compile %.1f ms%s%s\n", label, cs->ops, cs->kernels, cs->blas,
+    fprintf(stderr, "%scpu: %u ops -> %u kernels, %u BLAS calls, %u control steps, %u interpreter thunks, "
+            "%u constants; compile %.1f ms%s%s\n", label, cs->ops, cs->kernels, cs->blas, cs->control,
             cs->interp, cs->constants, cs->compile_ms, cs->interp_ops[0] ? "; interpreter: " : "",
             cs->interp_ops);
   hlo_status st = cli_check_input_count(f, &ro->in);

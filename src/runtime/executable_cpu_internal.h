@@ -1,0 +1,112 @@
+/* executable_cpu_internal.h — what the three files of the CPU backend's
+ * executable share: executable_cpu.c (compiling: thunks from ops, programs
+ * from blocks), executable_cpu_buffers.c (liveness, buffer assignment,
+ * the --dump-to report) and executable_cpu_run.c (running thunks, control
+ * flow, --check, the profile).
+ *
+ * An executable is a tree of PROGRAMS: program 0 is the entry function's
+ * body; each while/case/if compiled natively owns one program per region
+ * (cond and body; each branch). A program is a flat list of STEPS (thunks)
+ * over the values of its block. Value ids are the function's numbering
+ * (func_number_values), unique across all blocks, so per-value tables are
+ * shared by every program. */
+#ifndef HLO_RUNTIME_EXECUTABLE_CPU_INTERNAL_H
+#define HLO_RUNTIME_EXECUTABLE_CPU_INTERNAL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "backend/backend.h"
+#include "runtime/executable_cpu.h"
+
+typedef enum step_kind {
+  STEP_KERNEL,  /* a generated kernel (a fusion or a single fusible op) */
+  STEP_GEMM,    /* a matrix product through the backend's gemm */
+  STEP_INTERP,  /* the interpreter's kernel for the op (interp_run_op) */
+  STEP_WHILE,   /* stablehlo.while: programs sub[0] (cond) and sub[1] (body) */
+  STEP_CASE,    /* stablehlo.case / if: program sub[i] for branch i (if: i = !pred) */
+} step_kind;
+
+typedef struct step {
+  step_kind kind;
+  const hlo_op *op;
+  uint32_t kernel;             /* STEP_KERNEL: its index in the backend module */
+  uint32_t nin, nout;
+  const hlo_value **in;        /* values read: kernel inputs in order; gemm: lhs, rhs;
+                                  interp/while/case: operands, then captured values */
+  const hlo_value **out;       /* values written (kernel outputs in order; op results) */
+  backend_gemm g;              /* STEP_GEMM */
+  uint32_t nsub;               /* STEP_WHILE / STEP_CASE: the programs of its regions */
+  uint32_t *sub;
+  uint32_t nfree;
+  uint32_t *free_ids;          /* values whose last reader this step is */
+  double prof_ms;              /* profiling: time spent in this step, summed over runs */
+  uint64_t prof_runs;
+} step;
+
+typedef struct program {
+  const hlo_block *block;      /* the function body, or a region's block */
+  step *steps;
+  uint32_t nsteps, cap_steps;
+  int64_t temp_bytes;          /* its arena (buffer assignment) */
+  int64_t heap_peak_bytes;     /* interpreter temporaries live at once, at most */
+  uint32_t arena_buffers;
+  uint8_t *arena;              /* made at the first run */
+  uint32_t *owned;             /* the values it defines (block args, step results), */
+  uint32_t nowned;             /* released at the end of each of its runs */
+} program;
+
+/* Where a value's data lives during a run. */
+typedef enum value_home {
+  HOME_NONE,   /* not materialised (inside a fusion), or not reached yet */
+  HOME_ARG,    /* a block argument: the run's argument, or a loop-carried value */
+  HOME_CONST,  /* a constant made at compile time */
+  HOME_ARENA,  /* a slot of its program's arena: kernel and library-call temporaries */
+  HOME_HEAP,   /* its own allocation: interpreter and control-flow results, and
+                  the results of a program (handed on past its run) */
+} value_home;
+
+struct cpu_exec {
+  const backend *be;
+  interp *it;
+  const hlo_func *f;
+  uint32_t nvals;
+  tensor **consts;             /* by value id: constants made at compile time */
+  tensor **vals;               /* by value id: the run's tensors */
+  program *progs;              /* progs[0]: the function body */
+  uint32_t nprogs, cap_progs;
+  backend_module *mod;
+  runtime_cpu_stats stats;
+  bool profile;                /* time each step (cpu_exec_profile) */
+  bool check;                  /* run the interpreter beside each compiled step */
+  /* buffer assignment (executable_cpu_buffers.c), by value id */
+  uint8_t *home;               /* value_home */
+  uint32_t *prog_of;           /* the program whose step writes it */
+  int64_t *offset;             /* its offset in that program's arena (HOME_ARENA) */
+  uint32_t *def_step, *last_step; /* the step writing it, the last one reading it */
+};
+
+/* HLO_RESOURCE_EXHAUSTED "out of memory". */
+hlo_status cpu_oom(void);
+/* Milliseconds of a monotonic clock. */
+double cpu_now_ms(void);
+/* Bytes of a static tensor value (0 for tokens, tuples, dynamic shapes). */
+int64_t cpu_value_bytes(const hlo_value *v);
+/* Adds to vs[0..*n) (growing it) every value that the nested regions of
+ * `op` read and that is defined outside `op` (its captured values), once. */
+HLO_MUST_USE hlo_status cpu_captured(const hlo_op *op, const hlo_value ***vs, uint32_t *n,
+                                     uint32_t *cap);
+
+/* executable_cpu_buffers.c: per program, the values freed after each step
+ * and the buffer assignment (homes, arena offsets, the memory figures of
+ * x->stats); then, with a dump folder, DIR/buffer_assignment.txt. */
+HLO_MUST_USE hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir);
+
+/* executable_cpu_run.c: runs program `p` with its block arguments bound to
+ * args[0..nargs) (borrowed); *out gets a malloc'd array of the block
+ * terminator's operand count of new references (the program's results,
+ * never pointing into an arena). */
+HLO_MUST_USE hlo_status cpu_run_program(cpu_exec *x, uint32_t p, tensor *const *args,
+                                        uint32_t nargs, tensor ***out, uint32_t *nout);
+/* Releases every tensor of the run (vals). */
+void cpu_clear_vals(cpu_exec *x);
+
+#endif

@@ -1,0 +1,525 @@
+/* executable_cpu_run.c — running the CPU backend's programs
+ * (executable_cpu_internal.h): each step on its buffers (kernels and
+ * library calls by pointer, interpreter thunks on tensors that borrow arena
+ * slots), while/case/if by running their regions' programs, --check and the
+ * per-step profile. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ir/element.h"
+#include "runtime/executable_cpu_internal.h"
+
+/* The data of value v during a run: its tensor (argument, constant, heap
+ * value) or its arena slot; NULL when it has none (an internal error,
+ * reported by the caller). */
+static void *value_data(const cpu_exec *x, const hlo_value *v) {
+  if (v->id >= x->nvals) return NULL;
+  if (x->vals[v->id]) return x->vals[v->id]->data;
+  if (x->consts[v->id]) return x->consts[v->id]->data;
+  if (x->home[v->id] == HOME_ARENA) {
+    const program *p = &x->progs[x->prog_of[v->id]];
+    return p->arena ? p->arena + x->offset[v->id] : NULL;
+  }
+  return NULL;
+}
+
+static hlo_status no_buffer(const hlo_op *op, const hlo_value *v) {
+  return status_at(HLO_INTERNAL, &op->loc, "cpu executable: value %%%s has no buffer",
+                   v->name ? v->name : "?");
+}
+
+/* v as an interpreter tensor: its own, or (arena values) a new wrapper
+ * over its slot, which *wrapped says to release after use. */
+static hlo_status get(cpu_exec *x, const hlo_op *op, const hlo_value *v, tensor **out,
+                      bool *wrapped) {
+  *wrapped = false;
+  tensor *t = v->id < x->nvals ? (x->vals[v->id] ? x->vals[v->id] : x->consts[v->id]) : NULL;
+  if (!t && v->id < x->nvals && x->home[v->id] == HOME_ARENA) {
+    void *data = value_data(x, v);
+    t = data ? tensor_wrap(v->type, data) : NULL;
+    if (!t && data) return cpu_oom();
+    *wrapped = t != NULL;
+  }
+  if (!t) return no_buffer(op, v);
+  *out = t;
+  return NULL;
+}
+
+/* A copy of t in memory of its own (an arena slot must not escape the step
+ * that wrapped it). */
+static hlo_status own_copy(const tensor *t, const hlo_loc *loc, tensor **out) {
+  tensor *c;
+  HLO_TRY(tensor_create(t->type, loc, &c));
+  if (t->nbytes) memcpy(c->data, t->data, t->nbytes);
+  *out = c;
+  return NULL;
+}
+
+/* Replaces *t by a copy in its own memory when it borrows its data. */
+static hlo_status unborrow(tensor **t, const hlo_loc *loc) {
+  if (!*t || !(*t)->borrowed) return NULL;
+  tensor *c = NULL;
+  hlo_status st = own_copy(*t, loc, &c);
+  tensor_release(*t);
+  *t = c;
+  return st;
+}
+
+/* The tensors of s->in[0..nin) (wrapping arena slots: wrapped[i]). */
+static hlo_status get_inputs(cpu_exec *x, const step *s, tensor **in, bool *wrapped) {
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < s->nin && !st; i++) st = get(x, s->op, s->in[i], &in[i], &wrapped[i]);
+  return st;
+}
+
+static void put_inputs(const step *s, tensor **in, const bool *wrapped) {
+  for (uint32_t i = 0; i < s->nin; i++)
+    if (wrapped[i]) tensor_release(in[i]);
+}
+
+static hlo_status run_interp_step(cpu_exec *x, const step *s, tensor **in, bool *wrapped,
+                                  tensor **out) {
+  hlo_status st = get_inputs(x, s, in, wrapped);
+  if (!st) st = interp_run_op(x->it, s->op, s->in, in, s->nin, out);
+  for (uint32_t i = 0; i < s->nout && !st; i++) st = unborrow(&out[i], &s->op->loc);
+  put_inputs(s, in, wrapped);
+  return st;
+}
+
+/* A kernel or library call: inputs and arena outputs by pointer; heap
+ * outputs (a program's results) made here. */
+static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tensor **out) {
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < s->nin && !st; i++) {
+    bufs[i] = value_data(x, s->in[i]);
+    if (!bufs[i]) st = no_buffer(s->op, s->in[i]);
+  }
+  for (uint32_t i = 0; i < s->nout && !st; i++) {
+    const hlo_value *v = s->out[i];
+    if (x->home[v->id] == HOME_ARENA) {
+      bufs[s->nin + i] = value_data(x, v);
+      if (!bufs[s->nin + i]) st = no_buffer(s->op, v);
+    } else {
+      st = tensor_create(v->type, &s->op->loc, &out[i]);
+      if (!st) bufs[s->nin + i] = out[i]->data;
+    }
+  }
+  if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
+  if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
+  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  return st;
+}
+
+static void release_all(tensor **t, uint32_t n) {
+  for (uint32_t i = 0; t && i < n; i++) tensor_release(t[i]);
+}
+
+/* stablehlo.while: cond and body programs over the loop-carried values
+ * (in[0..num_operands); the captured values stay bound where they are). */
+static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **out) {
+  uint32_t n = s->op->num_operands;
+  tensor **cur = calloc(n ? n : 1, sizeof *cur);
+  if (!cur) return cpu_oom();
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < n && !st; i++) {
+    cur[i] = tensor_retain(in[i]);
+    st = unborrow(&cur[i], &s->op->loc);
+  }
+  while (!st) {
+    tensor **c = NULL, **next = NULL;
+    uint32_t nc = 0, nn = 0;
+    st = cpu_run_program(x, s->sub[0], cur, n, &c, &nc);
+    if (st) break;
+    bool go = nc == 1 && c[0]->type->kind == TYPE_TENSOR && c[0]->num_elems == 1 &&
+              elem_get_i64(c[0]->type->dtype, c[0]->data, 0) != 0;
+    if (nc != 1 || c[0]->type->kind != TYPE_TENSOR || c[0]->num_elems != 1)
+      st = status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: cond must return one tensor<i1>");
+    release_all(c, nc);
+    free(c);
+    if (st || !go) break;
+    st = cpu_run_program(x, s->sub[1], cur, n, &next, &nn);
+    if (!st && nn != n)
+      st = status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: the body returned %u values, "
+                     "expected %u", nn, n);
+    if (st) {
+      release_all(next, nn);
+      free(next);
+      break;
+    }
+    release_all(cur, n);
+    free(cur);
+    cur = next;
+  }
+  if (st) release_all(cur, n);
+  else memcpy(out, cur, n * sizeof *out);
+  free(cur);
+  return st;
+}
+
+/* stablehlo.case (index operand: out of range takes the last branch) and
+ * stablehlo.if (true: the first region). Branches take no arguments. */
+static hlo_status run_case(cpu_exec *x, const step *s, tensor **in, tensor **out) {
+  const tensor *sel = in[0];
+  if (sel->type->kind != TYPE_TENSOR || sel->num_elems != 1)
+    return status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "the selector is not a scalar");
+  int64_t v = elem_get_i64(sel->type->dtype, sel->data, 0);
+  uint32_t b;
+  if (s->op->opcode == OP_IF) b = v ? 0 : 1;
+  else b = v < 0 || v >= (int64_t)s->nsub ? s->nsub - 1 : (uint32_t)v;
+  tensor **res = NULL;
+  uint32_t nr = 0;
+  HLO_TRY(cpu_run_program(x, s->sub[b], NULL, 0, &res, &nr));
+  hlo_status st = NULL;
+  if (nr != s->nout)
+    st = status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "branch %u returned %u values, expected %u",
+                   b, nr, s->nout);
+  if (st) release_all(res, nr);
+  else memcpy(out, res, nr * sizeof *out);
+  free(res);
+  return st;
+}
+
+static hlo_status run_control_step(cpu_exec *x, const step *s, tensor **in, bool *wrapped,
+                                   tensor **out) {
+  hlo_status st = get_inputs(x, s, in, wrapped);
+  if (!st) st = s->kind == STEP_WHILE ? run_while(x, s, in, out) : run_case(x, s, in, out);
+  put_inputs(s, in, wrapped);
+  return st;
+}
+
+static hlo_status run_step(cpu_exec *x, const step *s) {
+  enum { SMALL = 16 };
+  tensor *in_small[SMALL], *out_small[SMALL] = {0};
+  bool wrapped_small[SMALL] = {0};
+  void *buf_small[2 * SMALL];
+  tensor **in = s->nin <= SMALL ? in_small : calloc(s->nin, sizeof *in);
+  bool *wrapped = s->nin <= SMALL ? wrapped_small : calloc(s->nin, sizeof *wrapped);
+  tensor **out = s->nout <= SMALL ? out_small : calloc(s->nout, sizeof *out);
+  void **bufs = s->nin + s->nout <= 2 * SMALL ? buf_small : calloc(s->nin + s->nout, sizeof *bufs);
+  hlo_status st = in && out && bufs && wrapped ? NULL : cpu_oom();
+  if (!st) {
+    switch (s->kind) {
+    case STEP_INTERP: st = run_interp_step(x, s, in, wrapped, out); break;
+    case STEP_WHILE: case STEP_CASE: st = run_control_step(x, s, in, wrapped, out); break;
+    default: st = run_native_step(x, s, bufs, out); break;
+    }
+  }
+  for (uint32_t i = 0; out && i < s->nout; i++) {
+    uint32_t id = s->out[i]->id;
+    if (!st && id < x->nvals && out[i]) {
+      tensor_release(x->vals[id]);
+      x->vals[id] = out[i];
+    } else {
+      tensor_release(out[i]);
+    }
+  }
+  if (in != in_small) free(in);
+  if (wrapped != wrapped_small) free(wrapped);
+  if (out != out_small) free(out);
+  if (bufs != buf_small) free(bufs);
+  return st;
+}
+
+/* ------------------------------------------------------------- --check */
+
+/* The tolerance of element type dt for --check (cpu_exec_check). */
+static double check_rtol(hlo_dtype dt) {
+  switch (dt) {
+  case HLO_F64: case HLO_C128: return 1e-10;
+  case HLO_F32: case HLO_C64: return 1e-4;
+  case HLO_BF16: case HLO_F16: return 2e-2;
+  default: return dtype_class(dt) == HLO_CLASS_FLOAT ? 0.25 : 0;
+  }
+}
+
+/* Compares the compiled value (data) with the interpreter's (want); on a
+ * difference beyond check_rtol, a message naming the element. */
+static bool check_close(const hlo_type *t, const void *data, const tensor *want, char *why,
+                        size_t nwhy) {
+  hlo_dtype dt = t->dtype;
+  int64_t n = want->num_elems;
+  bool fl = dtype_class(dt) == HLO_CLASS_FLOAT;
+  double rtol = check_rtol(dt), scale = 0;
+  if (dt == HLO_C64 || dt == HLO_C128) {
+    fl = true;
+    dt = dt == HLO_C64 ? HLO_F32 : HLO_F64;
+    n *= 2;
+  }
+  for (int64_t i = 0; fl && i < n; i++) {
+    double b = fabs(elem_get_f64(dt, want->data, i));
+    if (b > scale && !isinf(b)) scale = b;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (!fl || rtol == 0) {
+      if (elem_get_bits(dt, data, i) != elem_get_bits(dt, want->data, i)) {
+        snprintf(why, nwhy, "element %lld: bits 0x%llx, the interpreter's 0x%llx", (long long)i,
+                 (unsigned long long)elem_get_bits(dt, data, i),
+                 (unsigned long long)elem_get_bits(dt, want->data, i));
+        return false;
+      }
+      continue;
+    }
+    double a = elem_get_f64(dt, data, i), b = elem_get_f64(dt, want->data, i);
+    if (a == b || (isnan(a) && isnan(b))) continue;
+    double tol = rtol * fmax(fabs(b), 1e-3 * scale);
+    if (!(fabs(a - b) <= tol)) {
+      snprintf(why, nwhy, "element %lld: %.9g, the interpreter's %.9g (tolerance %.3g)",
+               (long long)i, a, b, tol);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The ops inside a fusion, named: "add, exponential, reduce" (cut). */
+static void fusion_ops(const hlo_op *op, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = 0;
+  if (op->num_regions != 1) return;
+  for (const hlo_op *o = op->regions[0].block.first; o && o != op->regions[0].block.last;
+       o = o->next) {
+    const char *nm = op_name(o->opcode);
+    if (nm && !strncmp(nm, "stablehlo.", 10)) nm += 10;
+    int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", nm ? nm : "?");
+    if (w < 0 || (size_t)w >= n - len) break;
+    len += (size_t)w;
+  }
+}
+
+/* Runs step s's op on the interpreter with the same inputs and compares
+ * its results with what the compiled step wrote. Errors: HLO_FAILED_CHECK
+ * located at the op, naming the step, the kernel and the fused ops. */
+static hlo_status check_step(cpu_exec *x, const step *s, uint32_t pi, uint32_t index) {
+  uint32_t cap = s->op->num_operands + 4, n = 0;
+  const hlo_value **vs = malloc(cap * sizeof *vs);
+  if (!vs) return cpu_oom();
+  for (uint32_t i = 0; i < s->op->num_operands; i++) vs[n++] = s->op->operands[i];
+  hlo_status st = cpu_captured(s->op, &vs, &n, &cap);
+  tensor **in = st ? NULL : calloc(n ? n : 1, sizeof *in);
+  bool *wrapped = st ? NULL : calloc(n ? n : 1, sizeof *wrapped);
+  tensor **out = st ? NULL : calloc(s->op->num_results ? s->op->num_results : 1, sizeof *out);
+  if (!st && (!in || !wrapped || !out)) st = cpu_oom();
+  for (uint32_t i = 0; i < n && !st; i++) st = get(x, s->op, vs[i], &in[i], &wrapped[i]);
+  if (!st) st = interp_run_op(x->it, s->op, vs, in, n, out);
+  for (uint32_t r = 0; r < s->op->num_results && !st; r++) {
+    const hlo_value *v = &s->op->results[r];
+    void *data = value_data(x, v);
+    char why[256];
+    if (!data || !out[r] || out[r]->type->kind != TYPE_TENSOR) continue;
+    if (check_close(v->type, data, out[r], why, sizeof why)) continue;
+    char ops[160];
+    fusion_ops(s->op, ops, sizeof ops);
+    const hlo_attr *kind = op_attr(s->op, "kind");
+    bool has_kind = kind && kind->kind == ATTR_STRING;
+    const char *nm = op_name(s->op->opcode);
+    st = status_at(HLO_FAILED_CHECK, &s->op->loc,
+                   "--check: step %u of program %u (%s%s%s%s) differs from the interpreter: "
+                   "result %u %s", index, pi, s->kind == STEP_GEMM ? "BLAS gemm, " : "",
+                   nm ? nm : "?", has_kind ? " kind=" : "", has_kind ? kind->u.str.s : "", r, why);
+    if (s->kind == STEP_KERNEL)
+      status_note(st, "compiled as kernel k%u (its C: the kernels file of --dump-to)", s->kernel);
+    if (ops[0]) status_note(st, "the fused ops: %s", ops);
+  }
+  for (uint32_t i = 0; in && i < n; i++)
+    if (wrapped[i]) tensor_release(in[i]);
+  for (uint32_t r = 0; out && r < s->op->num_results; r++) tensor_release(out[r]);
+  free(vs);
+  free(in);
+  free(wrapped);
+  free(out);
+  return st;
+}
+
+/* -------------------------------------------------------------- programs */
+
+static hlo_status make_arena(program *p) {
+  if (p->arena || p->temp_bytes <= 0) return NULL;
+  p->arena = aligned_alloc(64, (size_t)p->temp_bytes);
+  if (!p->arena)
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for %lld bytes of temporaries",
+                      (long long)p->temp_bytes);
+  return NULL;
+}
+
+/* Releases the values program p owns (its run is over). */
+static void release_owned(cpu_exec *x, const program *p) {
+  for (uint32_t i = 0; i < p->nowned; i++) {
+    uint32_t id = p->owned[i];
+    tensor_release(x->vals[id]);
+    x->vals[id] = NULL;
+  }
+}
+
+hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32_t nargs,
+                           tensor ***out, uint32_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  program *p = &x->progs[pi];
+  const hlo_block *blk = p->block;
+  if (nargs != blk->num_args)
+    return status_new(HLO_INTERNAL, "cpu executable: program %u takes %u arguments, got %u", pi,
+                      blk->num_args, nargs);
+  HLO_TRY(make_arena(p));
+  for (uint32_t i = 0; i < nargs; i++) {
+    uint32_t id = blk->args[i].id;
+    if (id < x->nvals) {
+      tensor_release(x->vals[id]);
+      x->vals[id] = tensor_retain(args[i]);
+    }
+  }
+  hlo_status st = NULL;
+  for (uint32_t s = 0; s < p->nsteps && !st; s++) {
+    step *q = &p->steps[s];
+    double t0 = x->profile ? cpu_now_ms() : 0;
+    st = run_step(x, q);
+    if (!st && x->check && (q->kind == STEP_KERNEL || q->kind == STEP_GEMM))
+      st = check_step(x, q, pi, s);
+    if (x->profile) {
+      q->prof_ms += cpu_now_ms() - t0;
+      q->prof_runs++;
+    }
+    for (uint32_t i = 0; i < q->nfree && !st; i++) {
+      tensor_release(x->vals[q->free_ids[i]]);
+      x->vals[q->free_ids[i]] = NULL;
+    }
+  }
+  const hlo_op *term = blk->last;
+  uint32_t nr = term ? term->num_operands : 0;
+  tensor **res = NULL;
+  if (!st) {
+    res = calloc(nr ? nr : 1, sizeof *res);
+    if (!res) st = cpu_oom();
+  }
+  for (uint32_t i = 0; i < nr && !st; i++) {
+    tensor *t = NULL;
+    bool wrapped = false;
+    st = get(x, term, term->operands[i], &t, &wrapped);
+    if (!st && wrapped) {
+      st = own_copy(t, &term->loc, &res[i]);
+      tensor_release(t);
+    } else if (!st) {
+      res[i] = tensor_retain(t);
+      st = unborrow(&res[i], &term->loc);
+    }
+  }
+  release_owned(x, p);
+  if (st) {
+    release_all(res, nr);
+    free(res);
+    return st;
+  }
+  *out = res;
+  *nout = nr;
+  return NULL;
+}
+
+void cpu_clear_vals(cpu_exec *x) {
+  for (uint32_t i = 0; x->vals && i < x->nvals; i++) {
+    tensor_release(x->vals[i]);
+    x->vals[i] = NULL;
+  }
+}
+
+hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***out) {
+  *out = NULL;
+  const hlo_func *f = x->f;
+  if (n != f->num_args)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %u", f->name,
+                     f->num_args, n);
+  tensor **res = NULL;
+  uint32_t nr = 0;
+  hlo_status st = cpu_run_program(x, 0, args, n, &res, &nr);
+  if (!st && nr != f->num_results)
+    st = status_at(HLO_INTERNAL, &f->loc, "@%s: no return of %u values", f->name, f->num_results);
+  cpu_clear_vals(x);
+  if (st) {
+    release_all(res, nr);
+    free(res);
+    if (hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED && !status_loc(st))
+      status_note(st, "while running @%s", f->name);
+    return st;
+  }
+  *out = res;
+  return NULL;
+}
+
+void cpu_exec_check(cpu_exec *x, bool on) { x->check = on; }
+
+/* --------------------------------------------------------------- profile */
+
+void cpu_exec_profile(cpu_exec *x, bool on) {
+  x->profile = on;
+  for (uint32_t pi = 0; pi < x->nprogs; pi++)
+    for (uint32_t s = 0; s < x->progs[pi].nsteps; s++) {
+      x->progs[pi].steps[s].prof_ms = 0;
+      x->progs[pi].steps[s].prof_runs = 0;
+    }
+}
+
+static const char *step_kind_name(const step *p) {
+  switch (p->kind) {
+  case STEP_KERNEL: return "kernel";
+  case STEP_GEMM: return "gemm";
+  case STEP_WHILE: return "while";
+  case STEP_CASE: return "case";
+  default: return "interp";
+  }
+}
+
+static int by_time_desc(const void *a, const void *b) {
+  const step *x = *(const step *const *)a, *y = *(const step *const *)b;
+  return x->prof_ms < y->prof_ms ? 1 : x->prof_ms > y->prof_ms ? -1 : 0;
+}
+
+void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows) {
+  uint32_t total_steps = 0;
+  for (uint32_t pi = 0; pi < x->nprogs; pi++) total_steps += x->progs[pi].nsteps;
+  const program *p0 = &x->progs[0];
+  double total = 0;
+  uint64_t runs = 0;
+  for (uint32_t s = 0; s < p0->nsteps; s++) {
+    total += p0->steps[s].prof_ms;
+    if (p0->steps[s].prof_runs > runs) runs = p0->steps[s].prof_runs;
+  }
+  if (!runs) {
+    fprintf(out, "profile: no profiled runs\n");
+    return;
+  }
+  const step **order = malloc((total_steps ? total_steps : 1) * sizeof *order);
+  uint32_t *prog = malloc((total_steps ? total_steps : 1) * sizeof *prog);
+  if (!order || !prog) {
+    free(order);
+    free(prog);
+    return;
+  }
+  uint32_t k = 0;
+  for (uint32_t pi = 0; pi < x->nprogs; pi++)
+    for (uint32_t s = 0; s < x->progs[pi].nsteps; s++) order[k++] = &x->progs[pi].steps[s];
+  qsort(order, k, sizeof *order, by_time_desc);
+  fprintf(out, "profile: %u thunks in %u programs, %.3f ms per run over %llu runs (by time spent; "
+          "a while/case row includes the steps of its regions, listed too)\n",
+          total_steps, x->nprogs, total / (double)runs, (unsigned long long)runs);
+  fprintf(out, "  %-9s %-7s %10s %6s  %-30s %s\n", "step", "kind", "ms/run", "%", "op", "where");
+  for (uint32_t i = 0; i < k && i < max_rows; i++) {
+    const step *q = order[i];
+    uint32_t pi = 0;
+    while (pi + 1 < x->nprogs && !(q >= x->progs[pi].steps &&
+                                   q < x->progs[pi].steps + x->progs[pi].nsteps))
+      pi++;
+    const char *n = op_name(q->op->opcode);
+    if (n && !strncmp(n, "stablehlo.", 10)) n += 10;
+    char what[64], where[24];
+    if (q->kind == STEP_KERNEL) snprintf(what, sizeof what, "%s (k%u)", n ? n : "?", q->kernel);
+    else if (q->kind == STEP_GEMM)
+      snprintf(what, sizeof what, "%s %lldx%lldx%lld%s", n ? n : "?", (long long)q->g.m,
+               (long long)q->g.n, (long long)q->g.k, q->g.batch > 1 ? " batched" : "");
+    else snprintf(what, sizeof what, "%s", n ? n : "?");
+    snprintf(where, sizeof where, "%u:%u", pi, (unsigned)(q - x->progs[pi].steps));
+    fprintf(out, "  %-9s %-7s %10.4f %6.1f  %-30s line %u\n", where, step_kind_name(q),
+            q->prof_ms / (double)runs, total > 0 ? 100.0 * q->prof_ms / total : 0.0, what,
+            q->op->loc.line);
+  }
+  free(order);
+  free(prog);
+}
