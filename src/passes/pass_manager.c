@@ -46,6 +46,8 @@ static const pass_info k_passes[] = {
     {"dce", pass_dce, "remove unused pure ops and unreferenced private functions"},
     {"dot-decomposer", pass_dot_decomposer,
      "dot_general as a [B,]MxK . [B,]KxN matrix product: operands transposed and reshaped"},
+    {"reduction-layout-normalizer", pass_reduction_layout_normalizer,
+     "reduce over trailing dimensions only: a transpose moves the reduced ones last"},
     {"fusion", pass_fusion, "group elementwise/layout chains and reductions into hlo.fusion ops"},
 };
 

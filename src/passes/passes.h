@@ -103,6 +103,13 @@ bool module_needs_refinement(const hlo_module_ir *m, const char *entry);
  * Errors: HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status pass_dot_decomposer(hlo_module_ir *m, const hlo_pass_options *o);
 
+/* reduction-layout-normalizer (XLA's ReductionLayoutNormalizer): a reduce
+ * over dimensions that are not the trailing ones reads a transpose that
+ * moves them last, and reduces the trailing ones (what the CPU kernels
+ * take); bit-exact. Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_reduction_layout_normalizer(hlo_module_ir *m,
+                                                         const hlo_pass_options *o);
+
 /* fusion: groups producer->consumer chains of ops that one kernel can
  * compute into hlo.fusion ops (ops.def): "loop" fusions of elementwise and
  * layout ops, "input" fusions of a reduce with its producers; in every

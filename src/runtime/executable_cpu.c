@@ -407,10 +407,38 @@ static hlo_status control_step(builder *b, const hlo_op *op) {
   return NULL;
 }
 
+/* A step of `kind` reading the op's operands and writing its results. */
+static hlo_status operand_step(builder *b, const hlo_op *op, step_kind kind) {
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = kind;
+  s.op = op;
+  s.in = malloc((op->num_operands ? op->num_operands : 1) * sizeof *s.in);
+  s.out = malloc((op->num_results ? op->num_results : 1) * sizeof *s.out);
+  hlo_status st = s.in && s.out ? NULL : oom();
+  for (uint32_t i = 0; i < op->num_operands && !st; i++) {
+    const hlo_value *v = op->operands[i];
+    if (v->def && v->def->opcode == OP_CONSTANT) st = make_constant(b->x, v);
+    s.in[s.nin++] = v;
+  }
+  for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
+  if (!st) st = push_step(b, &s);
+  if (st) {
+    free(s.in);
+    free(s.out);
+  }
+  return st;
+}
+
 static hlo_status compile_op(builder *b, const hlo_op *op) {
   bool done = false;
   backend_gemm g;
-  if (control_form(op)) {
+  step_kind ck = cpu_copy_form(op);
+  if (ck != STEP_INTERP) {
+    HLO_TRY(operand_step(b, op, ck));
+    b->x->stats.copies++;
+    done = true;
+  } else if (control_form(op)) {
     HLO_TRY(control_step(b, op));
     done = true;
   } else if (is_fusion(op)) {

@@ -83,7 +83,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
       uint32_t id = q->out[i]->id;
       x->prog_of[id] = pi;
       x->def_step[id] = x->last_step[id] = s;
-      bool native = q->kind == STEP_KERNEL || q->kind == STEP_GEMM;
+      bool native = step_is_native(q->kind);
       x->home[id] = native && !is_result[id] ? HOME_ARENA : HOME_HEAP;
     }
   }
@@ -94,17 +94,38 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
     }
   HLO_TRY(list_owned(x, p));
   HLO_TRY(plan_frees(x, pi, is_result));
+  /* in place: a dynamic_update_slice or scatter whose operand dies at it
+   * writes into the operand's slot (the two become one buffer) */
+  uint32_t *alias = malloc((p->nowned ? p->nowned : 1) * sizeof *alias);
+  if (!alias) return cpu_oom();
+  uint32_t nalias = 0;
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    const step *q = &p->steps[s];
+    if (q->kind != STEP_DUS && q->kind != STEP_SCATTER) continue;
+    uint32_t in = q->in[0]->id, out = q->out[0]->id;
+    if (x->prog_of[in] != pi || x->consts[in] || is_result[in] || x->last_step[in] != s ||
+        x->home[out] != HOME_ARENA)
+      continue;
+    /* a step result of HOME_NONE here is an alias already: its root */
+    uint32_t root = x->home[in] == HOME_NONE ? (uint32_t)x->offset[in] : in;
+    if (x->home[root] != HOME_ARENA || cpu_value_bytes(q->in[0]) != cpu_value_bytes(q->out[0]))
+      continue;
+    x->last_step[in] = x->last_step[root] = x->last_step[out];
+    x->home[out] = HOME_NONE; /* placed with its root below */
+    alias[nalias++] = out;
+    x->offset[out] = root; /* the root's id, until offsets are known */
+  }
   uint32_t n = p->nowned ? p->nowned : 1;
   ba_buffer *bufs = malloc(n * sizeof *bufs), *heap = malloc(n * sizeof *heap);
   uint32_t *ids = malloc(n * sizeof *ids);
   if (!bufs || !heap || !ids) {
-    free(bufs), free(heap), free(ids);
+    free(bufs), free(heap), free(ids), free(alias);
     return cpu_oom();
   }
   uint32_t nb = 0, nh = 0;
   for (uint32_t i = 0; i < p->nowned; i++) {
     uint32_t id = p->owned[i];
-    if (x->home[id] == HOME_ARG || x->consts[id]) continue;
+    if (x->home[id] == HOME_ARG || x->home[id] == HOME_NONE || x->consts[id]) continue;
     const step *q = &p->steps[x->def_step[id]];
     ba_buffer b = {0, x->def_step[id], x->last_step[id], 0};
     for (uint32_t k = 0; k < q->nout; k++)
@@ -114,6 +135,13 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
   }
   hlo_status st = ba_pack(bufs, nb, 64, &p->temp_bytes);
   for (uint32_t i = 0; !st && i < nb; i++) x->offset[ids[i]] = bufs[i].offset;
+  /* aliases in step order: a chain of in-place updates ends at its root */
+  for (uint32_t i = 0; !st && i < nalias; i++) {
+    uint32_t out = alias[i], root = (uint32_t)x->offset[out];
+    x->offset[out] = x->offset[root];
+    x->home[out] = HOME_ARENA;
+  }
+  free(alias);
   p->arena_buffers = nb;
   p->heap_peak_bytes = ba_peak_live(heap, nh);
   free(bufs), free(heap), free(ids);

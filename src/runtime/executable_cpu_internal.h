@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "backend/backend.h"
+#include "ir/ir.h"
 #include "runtime/executable_cpu.h"
 
 typedef enum step_kind {
@@ -23,7 +24,22 @@ typedef enum step_kind {
   STEP_INTERP,  /* the interpreter's kernel for the op (interp_run_op) */
   STEP_WHILE,   /* stablehlo.while: programs sub[0] (cond) and sub[1] (body) */
   STEP_CASE,    /* stablehlo.case / if: program sub[i] for branch i (if: i = !pred) */
+  /* data movement run natively (executable_cpu_copy.c) */
+  STEP_DSLICE,  /* stablehlo.dynamic_slice: a block copy at clamped start indices */
+  STEP_DUS,     /* stablehlo.dynamic_update_slice: operand copied (unless the output
+                   shares its buffer: in place), then the update copied in */
+  STEP_PAD,     /* stablehlo.pad without interior padding */
+  STEP_GATHER,  /* stablehlo.gather of whole rows of dim 0 (x[idx]) */
+  STEP_SCATTER, /* stablehlo.scatter of whole rows of dim 0, add or set (in place
+                   like STEP_DUS) */
 } step_kind;
+
+/* Whether a step kind runs on buffers by pointer (its results may live in
+ * an arena). */
+static inline bool step_is_native(step_kind k) {
+  return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_DSLICE || k == STEP_DUS ||
+         k == STEP_PAD || k == STEP_GATHER || k == STEP_SCATTER;
+}
 
 typedef struct step {
   step_kind kind;
@@ -94,6 +110,14 @@ int64_t cpu_value_bytes(const hlo_value *v);
  * `op` read and that is defined outside `op` (its captured values), once. */
 HLO_MUST_USE hlo_status cpu_captured(const hlo_op *op, const hlo_value ***vs, uint32_t *n,
                                      uint32_t *cap);
+
+/* executable_cpu_copy.c: the data-movement step kind that runs `op`
+ * natively (STEP_DSLICE ... STEP_SCATTER), or STEP_INTERP when its form is
+ * not one of those. */
+step_kind cpu_copy_form(const hlo_op *op);
+/* Runs data-movement step s on bufs (its operands, then its result).
+ * Errors: HLO_INTERNAL for an unreadable attribute. */
+HLO_MUST_USE hlo_status cpu_run_copy(const step *s, void *const *bufs);
 
 /* executable_cpu_buffers.c: per program, the values freed after each step
  * and the buffer assignment (homes, arena offsets, the memory figures of

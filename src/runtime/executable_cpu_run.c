@@ -107,6 +107,7 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
   }
   if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
   if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
+  if (!st && s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
   if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
   return st;
 }
@@ -373,7 +374,7 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
     step *q = &p->steps[s];
     double t0 = x->profile ? cpu_now_ms() : 0;
     st = run_step(x, q);
-    if (!st && x->check && (q->kind == STEP_KERNEL || q->kind == STEP_GEMM))
+    if (!st && x->check && step_is_native(q->kind))
       st = check_step(x, q, pi, s);
     if (x->profile) {
       q->prof_ms += cpu_now_ms() - t0;
@@ -463,6 +464,8 @@ static const char *step_kind_name(const step *p) {
   case STEP_GEMM: return "gemm";
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
+  case STEP_DSLICE: case STEP_DUS: case STEP_PAD: case STEP_GATHER: case STEP_SCATTER:
+    return "copy";
   default: return "interp";
   }
 }

@@ -42,6 +42,7 @@ typedef struct runtime_cpu_stats {
   uint32_t blas;           /* BLAS thunks (gemm) */
   uint32_t interp;         /* interpreter thunks */
   uint32_t control;        /* while/case/if steps (their regions compiled as programs) */
+  uint32_t copies;         /* dynamic_slice / dynamic_update_slice block copies */
   double compile_ms;       /* all of cpu_exec_create: lowering, C compile and load */
   double lower_ms;         /* lowering fusions to kernels, thunks, constants */
   double cc_ms;            /* the backend's compile: C emission, the C compiler, loading */

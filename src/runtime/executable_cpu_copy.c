@@ -1,0 +1,314 @@
+/* executable_cpu_copy.c — the data-movement thunks the CPU backend runs
+ * natively, without the interpreter's per-element index arithmetic and
+ * region calls: dynamic_slice, dynamic_update_slice (in place when the
+ * buffer assignment lets its output share the operand's slot), pad without
+ * interior padding, and the row forms of gather and scatter that JAX emits
+ * for `x[idx]` and `x.at[idx].add(u)` / `.set(u)`. Each takes its buffers
+ * (operands, then the result) as pointers; semantics per the spec
+ * (clamped start indices; scatter skips out-of-bounds windows; updates in
+ * row-major order of the update index space, as the interpreter). */
+#include <string.h>
+#include "ir/element.h"
+#include "runtime/executable_cpu_internal.h"
+#include "support/arena.h"
+
+#define COPY_MAX_RANK 16
+
+static bool static_nonempty(const hlo_type *t) {
+  return t && t->kind == TYPE_TENSOR && type_is_static(t) && !t->quant &&
+         t->rank <= COPY_MAX_RANK && type_num_elements(t) > 0;
+}
+
+static bool int_scalar(const hlo_type *t) {
+  if (!t || t->kind != TYPE_TENSOR || !type_is_static(t) || t->rank != 0) return false;
+  hlo_dtype_class c = dtype_class(t->dtype);
+  return (c == HLO_CLASS_SINT || c == HLO_CLASS_UINT) && t->dtype != HLO_UI64;
+}
+
+/* ------------------------------------------------------------ forms */
+
+static bool dslice_form(const hlo_op *op) {
+  uint32_t first = op->opcode == OP_DYNAMIC_SLICE ? 1 : 2;
+  if (op->num_results != 1) return false;
+  const hlo_type *ot = op->operands[0]->type, *rt = op->results[0].type;
+  if (!static_nonempty(ot) || !static_nonempty(rt) || ot->dtype != rt->dtype ||
+      op->num_operands != first + ot->rank)
+    return false;
+  if (first == 2) {
+    const hlo_type *ut = op->operands[1]->type;
+    if (!static_nonempty(ut) || ut->dtype != ot->dtype || ut->rank != ot->rank) return false;
+    for (uint32_t d = 0; d < ot->rank; d++)
+      if (ut->dims[d] > ot->dims[d]) return false;
+  }
+  for (uint32_t i = first; i < op->num_operands; i++)
+    if (!int_scalar(op->operands[i]->type)) return false;
+  return true;
+}
+
+/* pad with every interior padding 0. */
+static bool pad_form(const hlo_op *op) {
+  if (op->num_operands != 2 || op->num_results != 1) return false;
+  const hlo_type *ot = op->operands[0]->type, *rt = op->results[0].type;
+  if (!static_nonempty(rt) || !ot || ot->kind != TYPE_TENSOR || !type_is_static(ot) ||
+      ot->dtype != rt->dtype || ot->rank != rt->rank || ot->quant)
+    return false;
+  const hlo_attr *in = op_attr(op, "interior_padding");
+  arena a;
+  arena_init(&a);
+  int64_t *v;
+  uint32_t n;
+  bool ok = in && attr_as_ints(&a, in, &v, &n) && n == ot->rank;
+  for (uint32_t i = 0; ok && i < n; i++) ok = v[i] == 0;
+  ok = ok && op_attr(op, "edge_padding_low") && op_attr(op, "edge_padding_high");
+  arena_deinit(&a);
+  return ok;
+}
+
+/* The integer list field `name` of struct attribute `st` (absent: empty). */
+static bool field(arena *a, const hlo_attr *st, const char *name, int64_t **v, uint32_t *n) {
+  const hlo_attr *f = attr_field(st, name);
+  *v = NULL;
+  *n = 0;
+  return !f || attr_as_ints(a, f, v, n);
+}
+
+static bool is_list(const int64_t *v, uint32_t n, int64_t first, uint32_t want) {
+  if (n != want) return false;
+  for (uint32_t i = 0; i < n; i++)
+    if (v[i] != first + (int64_t)i) return false;
+  return true;
+}
+
+/* The row form shared by gather and scatter: operand [N, rest...] (rank
+ * r), indices [batch..., 1] with index_vector_dim its last dim, dim 0 the
+ * only one indexed (collapsed / inserted), no batching dims, and the
+ * window dims the trailing dims of the result / updates. `win` is the
+ * offset_dims / update_window_dims list, `coll` the collapsed /
+ * inserted list, `map` start_index_map / scatter_dims_to_operand_dims. */
+static bool row_form(const hlo_op *op, const char *attr, bool scatter, const hlo_type *wt) {
+  const hlo_type *ot = op->operands[0]->type, *it = op->operands[1]->type;
+  if (!static_nonempty(ot) || !static_nonempty(wt) || !it || it->kind != TYPE_TENSOR ||
+      !type_is_static(it) || it->rank < 1 || it->dims[it->rank - 1] != 1 || ot->rank < 1)
+    return false;
+  hlo_dtype_class ic = dtype_class(it->dtype);
+  if ((ic != HLO_CLASS_SINT && ic != HLO_CLASS_UINT) || it->dtype == HLO_UI64) return false;
+  const hlo_attr *dn = op_attr(op, attr);
+  if (!dn || dn->kind != ATTR_STRUCT) return false;
+  arena a;
+  arena_init(&a);
+  int64_t *win, *coll, *ob, *ib, *map;
+  uint32_t nwin, ncoll, nob, nib, nmap;
+  uint32_t nbatch = it->rank - 1;
+  bool ok = field(&a, dn, scatter ? "update_window_dims" : "offset_dims", &win, &nwin) &&
+            field(&a, dn, scatter ? "inserted_window_dims" : "collapsed_slice_dims", &coll, &ncoll) &&
+            field(&a, dn, scatter ? "input_batching_dims" : "operand_batching_dims", &ob, &nob) &&
+            field(&a, dn, scatter ? "scatter_indices_batching_dims" : "start_indices_batching_dims",
+                  &ib, &nib) &&
+            field(&a, dn, scatter ? "scatter_dims_to_operand_dims" : "start_index_map", &map, &nmap);
+  const hlo_attr *ivd = attr_field(dn, "index_vector_dim");
+  int64_t iv = ivd && ivd->kind == ATTR_INT ? ivd->u.i.v : 0; /* absent: 0 */
+  ok = ok && iv == (int64_t)it->rank - 1 && nob == 0 && nib == 0 && is_list(coll, ncoll, 0, 1) &&
+       is_list(map, nmap, 0, 1) && is_list(win, nwin, nbatch, ot->rank - 1) &&
+       wt->rank == nbatch + ot->rank - 1;
+  for (uint32_t d = 0; ok && d < nbatch; d++) ok = wt->dims[d] == it->dims[d];
+  for (uint32_t d = 1; ok && d < ot->rank; d++) ok = wt->dims[nbatch + d - 1] == ot->dims[d];
+  if (ok && !scatter) {
+    const hlo_attr *ss = op_attr(op, "slice_sizes");
+    int64_t *s;
+    uint32_t n;
+    ok = ss && attr_as_ints(&a, ss, &s, &n) && n == ot->rank && s[0] == 1;
+    for (uint32_t d = 1; ok && d < n; d++) ok = s[d] == ot->dims[d];
+  }
+  arena_deinit(&a);
+  return ok;
+}
+
+/* The combiner of a scatter region: SCATTER_ADD (add of its two
+ * arguments) or SCATTER_SET (returns the update); -1 for anything else. */
+enum { SCATTER_SET, SCATTER_ADD };
+static int scatter_combiner(const hlo_op *op) {
+  if (op->num_regions != 1) return -1;
+  const hlo_block *b = &op->regions[0].block;
+  if (b->num_args != 2 || !b->last || b->last->num_operands != 1) return -1;
+  const hlo_value *r = b->last->operands[0];
+  if (r == &b->args[1] && b->first == b->last) return SCATTER_SET;
+  const hlo_op *o = r->def;
+  if (!o || o != b->first || o->next != b->last || o->opcode != OP_ADD) return -1;
+  bool args = (o->operands[0] == &b->args[0] && o->operands[1] == &b->args[1]) ||
+              (o->operands[0] == &b->args[1] && o->operands[1] == &b->args[0]);
+  return args ? SCATTER_ADD : -1;
+}
+
+step_kind cpu_copy_form(const hlo_op *op) {
+  switch (op->opcode) {
+  case OP_DYNAMIC_SLICE: return dslice_form(op) ? STEP_DSLICE : STEP_INTERP;
+  case OP_DYNAMIC_UPDATE_SLICE: return dslice_form(op) ? STEP_DUS : STEP_INTERP;
+  case OP_PAD: return pad_form(op) ? STEP_PAD : STEP_INTERP;
+  case OP_GATHER:
+    return op->num_operands == 2 && op->num_results == 1 &&
+                   row_form(op, "dimension_numbers", false, op->results[0].type)
+               ? STEP_GATHER
+               : STEP_INTERP;
+  case OP_SCATTER: {
+    if (op->num_operands != 3 || op->num_results != 1) return STEP_INTERP;
+    const hlo_type *ot = op->operands[0]->type, *ut = op->operands[2]->type;
+    int comb = scatter_combiner(op);
+    hlo_dtype dt = ot ? ot->dtype : HLO_F32;
+    bool add_ok = dt == HLO_F32 || dt == HLO_F64 || dt == HLO_I32 || dt == HLO_I64;
+    if (comb < 0 || (comb == SCATTER_ADD && !add_ok) || !ut || ut->dtype != dt ||
+        !row_form(op, "scatter_dimension_numbers", true, ut))
+      return STEP_INTERP;
+    return STEP_SCATTER;
+  }
+  default:
+    return STEP_INTERP;
+  }
+}
+
+/* ------------------------------------------------------------ running */
+
+/* Copies the block of extent size[0..rank) from src (dims sdims) at
+ * sstart to dst (dims ddims) at dstart, es bytes per element, row by row
+ * of the innermost dimension. */
+static void copy_block(uint8_t *dst, const int64_t *ddims, const int64_t *dstart,
+                       const uint8_t *src, const int64_t *sdims, const int64_t *sstart,
+                       const int64_t *size, uint32_t rank, size_t es) {
+  if (rank == 0) {
+    memcpy(dst, src, es);
+    return;
+  }
+  for (uint32_t d = 0; d < rank; d++)
+    if (size[d] <= 0) return;
+  int64_t idx[COPY_MAX_RANK] = {0};
+  size_t row = (size_t)size[rank - 1] * es;
+  for (;;) {
+    int64_t so = 0, doff = 0;
+    for (uint32_t d = 0; d < rank; d++) {
+      int64_t i = d == rank - 1 ? 0 : idx[d];
+      so = so * sdims[d] + sstart[d] + i;
+      doff = doff * ddims[d] + dstart[d] + i;
+    }
+    memcpy(dst + (size_t)doff * es, src + (size_t)so * es, row);
+    int d = (int)rank - 2;
+    while (d >= 0 && ++idx[d] == size[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Start index operand k (a scalar in bufs[k]) clamped to [0, hi]. */
+static int64_t start_at(const step *s, void *const *bufs, uint32_t k, int64_t hi) {
+  return clamp(elem_get_i64(s->in[k]->type->dtype, bufs[k], 0), 0, hi);
+}
+
+static void run_dslice(const step *s, void *const *bufs) {
+  const hlo_type *ot = s->in[0]->type;
+  uint32_t rank = ot->rank;
+  size_t es = hlo_dtype_size(ot->dtype);
+  int64_t start[COPY_MAX_RANK], zero[COPY_MAX_RANK] = {0};
+  uint8_t *out = bufs[s->nin];
+  if (s->kind == STEP_DSLICE) {
+    const hlo_type *rt = s->out[0]->type;
+    for (uint32_t d = 0; d < rank; d++) start[d] = start_at(s, bufs, 1 + d, ot->dims[d] - rt->dims[d]);
+    copy_block(out, rt->dims, zero, bufs[0], ot->dims, start, rt->dims, rank, es);
+    return;
+  }
+  const hlo_type *ut = s->in[1]->type;
+  for (uint32_t d = 0; d < rank; d++) start[d] = start_at(s, bufs, 2 + d, ot->dims[d] - ut->dims[d]);
+  if (out != bufs[0]) memcpy(out, bufs[0], (size_t)type_num_elements(ot) * es);
+  copy_block(out, ot->dims, start, bufs[1], ut->dims, zero, ut->dims, rank, es);
+}
+
+static hlo_status run_pad(const step *s, void *const *bufs) {
+  const hlo_type *ot = s->in[0]->type, *rt = s->out[0]->type;
+  size_t es = hlo_dtype_size(rt->dtype);
+  uint8_t *out = bufs[2];
+  int64_t n = type_num_elements(rt);
+  for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * es, bufs[1], es);
+  if (type_num_elements(ot) <= 0) return NULL;
+  arena a;
+  arena_init(&a);
+  int64_t *lo, *hi;
+  uint32_t nl, nh;
+  bool ok = attr_as_ints(&a, op_attr(s->op, "edge_padding_low"), &lo, &nl) &&
+            attr_as_ints(&a, op_attr(s->op, "edge_padding_high"), &hi, &nh) && nl == ot->rank;
+  int64_t ss[COPY_MAX_RANK], ds[COPY_MAX_RANK], size[COPY_MAX_RANK];
+  for (uint32_t d = 0; ok && d < ot->rank; d++) {
+    ss[d] = lo[d] < 0 ? -lo[d] : 0;
+    ds[d] = lo[d] > 0 ? lo[d] : 0;
+    int64_t a1 = ot->dims[d] - ss[d], b1 = rt->dims[d] - ds[d];
+    size[d] = a1 < b1 ? a1 : b1;
+  }
+  arena_deinit(&a);
+  if (!ok) return status_at(HLO_INTERNAL, &s->op->loc, "pad: unreadable edge padding");
+  copy_block(out, rt->dims, ds, bufs[0], ot->dims, ss, size, ot->rank, es);
+  return NULL;
+}
+
+/* Rows of a gather/scatter operand: count, and elements per row. */
+static void rows_of(const hlo_type *ot, int64_t *nrows, int64_t *row_elems) {
+  *nrows = ot->dims[0];
+  *row_elems = 1;
+  for (uint32_t d = 1; d < ot->rank; d++) *row_elems *= ot->dims[d];
+}
+
+static void run_gather(const step *s, void *const *bufs) {
+  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
+  int64_t nrows, re, nidx = type_num_elements(it);
+  rows_of(ot, &nrows, &re);
+  size_t row = (size_t)re * hlo_dtype_size(ot->dtype);
+  const uint8_t *src = bufs[0];
+  uint8_t *out = bufs[2];
+  for (int64_t i = 0; i < nidx; i++) {
+    int64_t r = clamp(elem_get_i64(it->dtype, bufs[1], i), 0, nrows - 1);
+    memcpy(out + (size_t)i * row, src + (size_t)r * row, row);
+  }
+}
+
+static void run_scatter(const step *s, void *const *bufs) {
+  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
+  int64_t nrows, re, nidx = type_num_elements(it);
+  rows_of(ot, &nrows, &re);
+  hlo_dtype dt = ot->dtype;
+  size_t es = hlo_dtype_size(dt), row = (size_t)re * es;
+  uint8_t *out = bufs[3];
+  const uint8_t *upd = bufs[2];
+  if (out != bufs[0]) memcpy(out, bufs[0], (size_t)nrows * row);
+  bool add = scatter_combiner(s->op) == SCATTER_ADD;
+  for (int64_t i = 0; i < nidx; i++) {
+    int64_t r = elem_get_i64(it->dtype, bufs[1], i);
+    if (r < 0 || r >= nrows) continue; /* the window is out of bounds: skipped */
+    uint8_t *o = out + (size_t)r * row;
+    const uint8_t *u = upd + (size_t)i * row;
+    if (!add) {
+      memcpy(o, u, row);
+    } else if (dt == HLO_F32) {
+      float *po = (float *)o;
+      const float *pu = (const float *)u;
+      for (int64_t k = 0; k < re; k++) po[k] += pu[k];
+    } else if (dt == HLO_F64) {
+      double *po = (double *)o;
+      const double *pu = (const double *)u;
+      for (int64_t k = 0; k < re; k++) po[k] += pu[k];
+    } else if (dt == HLO_I32) {
+      int32_t *po = (int32_t *)o;
+      const int32_t *pu = (const int32_t *)u;
+      for (int64_t k = 0; k < re; k++) po[k] = (int32_t)((uint32_t)po[k] + (uint32_t)pu[k]);
+    } else {
+      int64_t *po = (int64_t *)o;
+      const int64_t *pu = (const int64_t *)u;
+      for (int64_t k = 0; k < re; k++) po[k] = (int64_t)((uint64_t)po[k] + (uint64_t)pu[k]);
+    }
+  }
+}
+
+hlo_status cpu_run_copy(const step *s, void *const *bufs) {
+  switch (s->kind) {
+  case STEP_DSLICE: case STEP_DUS: run_dslice(s, bufs); return NULL;
+  case STEP_PAD: return run_pad(s, bufs);
+  case STEP_GATHER: run_gather(s, bufs); return NULL;
+  case STEP_SCATTER: run_scatter(s, bufs); return NULL;
+  default: return status_at(HLO_INTERNAL, &s->op->loc, "not a data-movement step");
+  }
+}
