@@ -2,6 +2,7 @@
  * pass_manager.h): parse the pipeline, then for each pass dump the module,
  * run it, time it, verify, dump again. */
 #include "passes/pass_manager.h"
+#include "support/path.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -121,26 +122,9 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* mkdir -p */
 static hlo_status make_dir(const char *dir) {
-  size_t len = strlen(dir);
-  char *p = xmalloc(len + 1);
-  if (!p) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  memcpy(p, dir, len + 1);
-  hlo_status st = NULL;
-  for (size_t i = 1; i <= len && !st; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-      st = status_new(HLO_UNAVAILABLE, "cannot create the dump folder %s: %s", p, strerror(errno));
-    p[i] = c;
-  }
-  struct stat sbuf;
-  if (!st && (stat(dir, &sbuf) != 0 || !S_ISDIR(sbuf.st_mode)))
-    st = status_new(HLO_UNAVAILABLE, "the dump folder %s is not a folder", dir);
-  free(p);
-  return st;
+  hlo_status st = path_make_dirs(dir, 0777);
+  return st ? status_note(st, "while making the dump folder") : NULL;
 }
 
 static hlo_status dump(const hlo_module_ir *m, const char *dir, uint32_t index, const char *pass,

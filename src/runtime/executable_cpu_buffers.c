@@ -9,6 +9,7 @@
 #include "ir/print.h"
 #include "runtime/buffer_assignment.h"
 #include "runtime/executable_cpu_internal.h"
+#include "support/path.h"
 #include "support/strbuf.h"
 
 /* The values program p defines: its block's arguments and its steps'
@@ -154,10 +155,12 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
   const program *p = &x->progs[pi];
   const hlo_op *owner = p->block->parent ? p->block->parent->parent : NULL;
   const char *on = owner ? op_name(owner->opcode) : NULL;
-  fprintf(fp, "\nprogram %u (%s%s%u): %u arena buffers in %lld bytes; interpreter temporaries "
-          "at most %lld live\n", pi, owner ? (on ? on : "?") : "the function body",
-          owner ? " region at line " : "", owner ? owner->loc.line : 0, p->arena_buffers,
-          (long long)p->temp_bytes, (long long)p->heap_peak_bytes);
+  char what[96];
+  if (owner) snprintf(what, sizeof what, "a region of %s at line %u", on ? on : "?", owner->loc.line);
+  else snprintf(what, sizeof what, "the function body");
+  fprintf(fp, "\nprogram %u (%s): %u arena buffers in %lld bytes; interpreter temporaries at most "
+          "%lld live\n", pi, what, p->arena_buffers, (long long)p->temp_bytes,
+          (long long)p->heap_peak_bytes);
   if (!p->arena_buffers) return;
   fprintf(fp, "  %-12s %12s %12s  %-11s %-6s %s\n", "offset", "bytes", "end", "live steps",
           "line", "value : type");
@@ -197,6 +200,7 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
 /* DIR/buffer_assignment.txt: the totals, then each program's arena. */
 static hlo_status dump_buffers(const cpu_exec *x, const char *dir) {
   char path[4096];
+  HLO_TRY(path_make_dirs(dir, 0777));
   snprintf(path, sizeof path, "%s/buffer_assignment.txt", dir);
   FILE *fp = fopen(path, "w");
   if (!fp) return status_new(HLO_UNAVAILABLE, "cannot write '%s'", path);

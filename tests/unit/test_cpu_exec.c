@@ -82,7 +82,7 @@ static bool same_buffer(const hlo_buffer *got, const hlo_buffer *want, double ul
 static const hlo_compile_options single_op_cpu = {.backend = HLO_BACKEND_CPU, .passes = "none"};
 
 typedef struct expect_stats {
-  int kernels, blas, interp, control;
+  int kernels, blas, interp, control, copies;
 } expect_stats;
 
 /* Runs `text` on random inputs on both backends; result k is compared bit
@@ -115,6 +115,7 @@ static void run_both(const char *test, const char *text, unsigned ulp_mask, doub
     CHECK_EQ_INT(cs->blas, want->blas);
     CHECK_EQ_INT(cs->interp, want->interp);
     CHECK_EQ_INT(cs->control, want->control);
+    CHECK_EQ_INT(cs->copies, want->copies);
   }
   int na = ec ? hlo_executable_num_args(ec) : 0;
   hlo_buffer_view views[8];
@@ -189,7 +190,7 @@ TEST(kernels_blas_and_interpreter_thunks) {
       "  }) {dimension = 1 : i64} : (tensor<6x8xf32>) -> tensor<6x8xf32>\n"
       "  return %3, %4, %5#1, %6 : tensor<6x5xf32>, tensor<6xf32>, tensor<i32>, tensor<6x8xf32>\n"
       "}\n";
-  expect_stats want = {7, 1, 1, 1};
+  expect_stats want = {7, 1, 1, 1, 0};
   run_both("mixed", text, 0x3, 8, &want);
 }
 
@@ -213,7 +214,7 @@ TEST(gemm_forms) {
       "}\n";
   /* %2 contracts lhs dim 1 with no batch dims: lhs 2x4x3 has free dims 0
    * and 2 around the contracting dim, not a gemm: interpreter */
-  expect_stats want = {4, 4, 1, 0};
+  expect_stats want = {4, 4, 1, 0, 0};
   run_both("gemm_forms", text, 0x1f, 8, &want);
 }
 
@@ -228,7 +229,7 @@ TEST(algorithm_and_other_types_fall_back) {
       "  %3 = stablehlo.add %e, %e : tensor<0x4xf32>\n"
       "  return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<3x2xi32>, tensor<3x2xbf16>, tensor<0x4xf32>\n"
       "}\n";
-  expect_stats want = {0, 0, 4, 0};
+  expect_stats want = {0, 0, 4, 0, 0};
   run_both("fallbacks", text, 0, 0, &want);
 }
 
@@ -246,8 +247,92 @@ TEST(elementwise_bit_exact) {
       "  %5 = stablehlo.compare GT, %1, %c, FLOAT : (tensor<4x9xf32>, tensor<4x9xf32>) -> tensor<4x9xi1>\n"
       "  return %1, %2, %3, %4, %5 : tensor<4x9xf32>, tensor<4x9xbf16>, tensor<36xi32>, tensor<4x18xf32>, tensor<4x9xi1>\n"
       "}\n";
-  expect_stats want = {7, 0, 0, 0};
+  expect_stats want = {7, 0, 0, 0, 0};
   run_both("elementwise", text, 0, 0, &want);
+}
+
+TEST(data_movement_native) {
+  /* dynamic_slice (start indices clamped: the random indices reach 8),
+   * dynamic_update_slice twice (the second in place), pad with negative
+   * low padding, row gather, scatter-add with out-of-bounds rows (skipped)
+   * into a broadcast (in place), scatter-set: all native copy steps */
+  static const char *text =
+      "func.func @main(%x: tensor<6x8xf32>, %i: tensor<i32>, %j: tensor<i32>, %u: tensor<2x3xf32>, "
+      "%t: tensor<10x4xf32>, %g: tensor<3x2x1xi32>, %s: tensor<3x1xi32>, %v: tensor<3x4xf32>) "
+      "-> (tensor<3x5xf32>, tensor<6x8xf32>, tensor<7x7xf32>, tensor<3x2x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) {\n"
+      "  %0 = stablehlo.dynamic_slice %x, %i, %j, sizes = [3, 5] : (tensor<6x8xf32>, tensor<i32>, tensor<i32>) -> tensor<3x5xf32>\n"
+      "  %n = stablehlo.negate %x : tensor<6x8xf32>\n"
+      "  %1 = stablehlo.dynamic_update_slice %n, %u, %i, %j : (tensor<6x8xf32>, tensor<2x3xf32>, tensor<i32>, tensor<i32>) -> tensor<6x8xf32>\n"
+      "  %2 = stablehlo.dynamic_update_slice %1, %u, %j, %i : (tensor<6x8xf32>, tensor<2x3xf32>, tensor<i32>, tensor<i32>) -> tensor<6x8xf32>\n"
+      "  %z = stablehlo.constant dense<7.5> : tensor<f32>\n"
+      "  %3 = stablehlo.pad %x, %z, low = [-1, 2], high = [2, -3], interior = [0, 0] : (tensor<6x8xf32>, tensor<f32>) -> tensor<7x7xf32>\n"
+      "  %4 = \"stablehlo.gather\"(%t, %g) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 4>}> : (tensor<10x4xf32>, tensor<3x2x1xi32>) -> tensor<3x2x4xf32>\n"
+      "  %c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %b = stablehlo.broadcast_in_dim %c0, dims = [] : (tensor<f32>) -> tensor<5x4xf32>\n"
+      "  %5 = \"stablehlo.scatter\"(%b, %s, %v) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({\n"
+      "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "    %a = stablehlo.add %p, %q : tensor<f32>\n"
+      "    stablehlo.return %a : tensor<f32>\n"
+      "  }) : (tensor<5x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<5x4xf32>\n"
+      "  %w = stablehlo.slice %t [0:5, 0:4] : (tensor<10x4xf32>) -> tensor<5x4xf32>\n"
+      "  %6 = \"stablehlo.scatter\"(%w, %s, %v) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({\n"
+      "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+      "    stablehlo.return %q : tensor<f32>\n"
+      "  }) : (tensor<5x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<5x4xf32>\n"
+      "  return %0, %2, %3, %4, %5, %6 : tensor<3x5xf32>, tensor<6x8xf32>, tensor<7x7xf32>, tensor<3x2x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>\n"
+      "}\n";
+  expect_stats want = {3, 0, 0, 0, 7};
+  run_both("copies", text, 0, 0, &want);
+}
+
+TEST(control_flow_programs) {
+  /* a while whose body holds a nested while and reads a value from two
+   * levels out; a case (the random index reaches 8: out of range takes
+   * the last branch); an if */
+  static const char *text =
+      "func.func @main(%x: tensor<4xf32>, %n: tensor<i32>, %k: tensor<i32>, %p: tensor<i1>) "
+      "-> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %c2 = stablehlo.constant dense<2> : tensor<i32>\n"
+      "  %s = stablehlo.exponential %x : tensor<4xf32>\n"
+      "  %0:2 = stablehlo.while(%i = %c0, %a = %x) : tensor<i32>, tensor<4xf32>\n"
+      "    cond {\n"
+      "      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %lt : tensor<i1>\n"
+      "    } do {\n"
+      "      %in:2 = stablehlo.while(%j = %c0, %b = %a) : tensor<i32>, tensor<4xf32>\n"
+      "        cond {\n"
+      "          %lt2 = stablehlo.compare LT, %j, %c2 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "          stablehlo.return %lt2 : tensor<i1>\n"
+      "        } do {\n"
+      "          %m = stablehlo.multiply %b, %s : tensor<4xf32>\n"
+      "          %h = stablehlo.tanh %m : tensor<4xf32>\n"
+      "          %j1 = stablehlo.add %j, %c1 : tensor<i32>\n"
+      "          stablehlo.return %j1, %h : tensor<i32>, tensor<4xf32>\n"
+      "        }\n"
+      "      %i1 = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "      stablehlo.return %i1, %in#1 : tensor<i32>, tensor<4xf32>\n"
+      "    }\n"
+      "  %1 = \"stablehlo.case\"(%k) ({\n"
+      "    stablehlo.return %x : tensor<4xf32>\n"
+      "  }, {\n"
+      "    %e = stablehlo.negate %s : tensor<4xf32>\n"
+      "    stablehlo.return %e : tensor<4xf32>\n"
+      "  }, {\n"
+      "    %f = stablehlo.add %s, %x : tensor<4xf32>\n"
+      "    stablehlo.return %f : tensor<4xf32>\n"
+      "  }) : (tensor<i32>) -> tensor<4xf32>\n"
+      "  %2 = \"stablehlo.if\"(%p) ({\n"
+      "    stablehlo.return %s : tensor<4xf32>\n"
+      "  }, {\n"
+      "    %g = stablehlo.sine %x : tensor<4xf32>\n"
+      "    stablehlo.return %g : tensor<4xf32>\n"
+      "  }) : (tensor<i1>) -> tensor<4xf32>\n"
+      "  return %0#1, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>\n"
+      "}\n";
+  expect_stats want = {10, 0, 0, 4, 0};
+  run_both("control", text, 0, 0, &want);
 }
 
 TEST(missing_compiler_is_unavailable) {
