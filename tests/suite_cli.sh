@@ -262,12 +262,12 @@ want_iters, want_warmup = int(sys.argv[1]), int(sys.argv[2])
 d = json.loads(sys.stdin.read())
 for k in ("median_us", "min_us", "compile_ms", "iters", "backend", "warmup", "stages_ms"):
     assert k in d, "missing key " + k
-assert d["backend"] == "interp", d["backend"]
+assert d["backend"] == "cpu", d["backend"]  # the default
 assert want_iters < 0 or d["iters"] == want_iters, d["iters"]
 assert want_iters >= 0 or d["iters"] > 100, "adaptive count too small for a tiny program: %d" % d["iters"]
 assert d["warmup"] == want_warmup, d["warmup"]
 assert 0 < d["min_us"] <= d["median_us"] <= d["max_us"], d
-assert d["compile_ms"] > 0 and sorted(d["stages_ms"]) == ["parse", "prepare", "read", "verify"], d
+assert d["compile_ms"] > 0 and sorted(d["stages_ms"]) == ["cc", "lower", "parse", "passes", "prepare", "read", "verify"], d
 print("json ok", d["inputs"])
 X
 expect bench-help          0 "usage: hlo bench FILE"  "$HLO" bench --help
@@ -275,9 +275,11 @@ expect bench-in-main-help  0 "bench +time a program" "$HLO" --help
 expect bench-text          0 "3 timed runs after 1 warm-up, random inputs \(seed 0\)" \
                                                     "$HLO" bench "$T/add.mlir" --iters 3
 expect bench-text-median   0 "median [0-9.]+ (us|ms|s) +min [0-9.]+" "$HLO" bench "$T/add.mlir" --iters 2
-expect bench-text-compile  0 "compile: [0-9.]+ ms \(read [0-9.]+, parse [0-9.]+, verify [0-9.]+, prepare" \
+expect bench-text-compile  0 "compile: [0-9.]+ ms \(read [0-9.]+, parse [0-9.]+, verify [0-9.]+, passes [0-9.]+, lower [0-9.]+, cc [0-9.]+, prepare" \
                                                     "$HLO" bench "$T/add.mlir" --iters 2
 expect bench-seed          0 "seed 7\)"             "$HLO" bench "$T/add.mlir" --iters 1 --seed 7
+expect bench-interp        0 "on interp, 2 timed runs" "$HLO" bench "$T/add.mlir" --iters 2 --backend interp
+expect bench-profile       0 "profile: [0-9]+ thunks"  "$HLO" bench "$T/add.mlir" --iters 2 --profile
 expect bench-no-args       0 "1 timed run after"    "$HLO" bench "$T/ok.mlir" --iters 1
 expect bench-bad-backend   2 "unknown backend 'tpu' \(available: interp, cpu\)" \
                                                     "$HLO" bench "$T/add.mlir" --backend tpu
@@ -337,6 +339,31 @@ func.func @main(%x: tensor<3xf64>) -> tensor<3xf64> {
 X
 expect chlo-after-dce    0 '5.235988e-01, -?nan, -1.570796e\+00' "$HLO" run "$T/asin.mlir" --passes dce --print-results --arg 'dense<[0.5, 2.0, -1.0]> : tensor<3xf64>'
 expect chlo-after-fusion-cpu 0 '5.235988e-01, -?nan, -1.570796e\+00' "$HLO" run "$T/asin.mlir" --passes fusion --backend cpu --print-results --arg 'dense<[0.5, 2.0, -1.0]> : tensor<3xf64>'
+
+# The CPU backend is the default: --check runs the interpreter beside every compiled step;
+# hlo memory reports the buffer assignment; without a C compiler the default falls back to
+# the interpreter (with a note) while an explicit --backend cpu is an error.
+cat > "$T/mlp.mlir" <<'X'
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = stablehlo.tanh %0 : tensor<8x4xf32>
+  %2 = stablehlo.exponential %1 : tensor<8x4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %3 = stablehlo.reduce(%2 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}
+X
+expect run-check         0 '@main: 1 result'   "$HLO" run "$T/mlp.mlir" --check --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect run-cpu-stats     0 'cpu: .* kernels, 1 BLAS'  "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect run-interp        0 'result 0: tensor<8xf32>'  "$HLO" run "$T/mlp.mlir" --backend interp --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect memory-text       0 'temp +[0-9]+ bytes'       "$HLO" memory "$T/mlp.mlir"
+expect memory-json       0 '"argument_bytes": 768, "output_bytes": 32,' "$HLO" memory "$T/mlp.mlir" --json
+expect memory-dump       0 'peak'                    "$HLO" memory "$T/mlp.mlir" --dump-to "$T/memdump"
+expect memory-dump-file  0 'program 0'               cat "$T/memdump/buffer_assignment.txt"
+expect memory-missing    1 'cannot open'              "$HLO" memory "$T/does-not-exist.mlir"
+expect memory-bad-flag   2 'unknown flag'             "$HLO" memory --bogus "$T/mlp.mlir"
+expect no-cc-fallback    0 'running on the interpreter' env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect no-cc-explicit    1 'C compiler|compiler'      env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 
 # --dump-to with --split-input-file: each module's dumps in DIR/module-K (they overwrote each other).
 printf 'func.func @main() -> tensor<i32> {\n  %%0 = stablehlo.constant dense<1> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n// -----\nfunc.func @main() -> tensor<i32> {\n  %%0 = stablehlo.constant dense<2> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n' > "$T/two.mlir"

@@ -31,8 +31,8 @@ static const char *const usage_bench =
     "                      zeros), integers in [0, 8), booleans 0/1\n"
     "  --arg LITERAL       the next argument as an MLIR literal (as `hlo run`)\n"
     "  --seed S            seed of the random inputs (default 0, as xla_run.py)\n"
-    "  --backend interp    the reference interpreter (the default)\n"
-    "  --backend cpu       compiled for this CPU (see hlo run --help)\n"
+    "  --backend cpu       compiled for this CPU (the default; see hlo run --help)\n"
+    "  --backend interp    the reference interpreter\n"
     "  --passes LIST       the pass pipeline (default: the backend's; see hlo run --help)\n"
     "  --dump-to DIR       dump each pass's module and the generated C to DIR\n"
     "  --profile           (cpu) print the time of each thunk (kernel, BLAS call,\n"
@@ -175,6 +175,7 @@ int cmd_bench(int argc, char **argv) {
   static bench_flags fl;
   memset(&fl, 0, sizeof fl);
   fl.warmup = -1;
+  fl.backend = HLO_BACKEND_CPU;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;

@@ -30,11 +30,13 @@ static const char *const usage_run =
     "                      lacks, such as bf16, are written as float32; a note says so;\n"
     "                      a tuple result's element J is written to outK_J.npy)\n"
     "  --entry NAME        run function @NAME instead of @main\n"
-    "  --backend interp    the reference interpreter (the default)\n"
-    "  --backend cpu       compiled for this CPU: the `cpu` pass pipeline (fusion), fused\n"
-    "                      ops as C kernels (compiled by $HLO_CC, else cc), matmuls and\n"
-    "                      convolutions on BLAS, the other ops on the interpreter's\n"
-    "                      kernels; prints what it made to stderr\n"
+    "  --backend cpu       compiled for this CPU (the default): the `cpu` pass pipeline\n"
+    "                      (fusion), fused ops as C kernels (compiled by $HLO_CC, else\n"
+    "                      cc; without a C compiler the default falls back to the\n"
+    "                      interpreter, with a note), matmuls on BLAS, while/case/if as\n"
+    "                      nested programs, the other ops on the interpreter's kernels;\n"
+    "                      named explicitly, it prints what it made to stderr\n"
+    "  --backend interp    the reference interpreter (the oracle)\n"
     "  --split-input-file  run each `// -----`-separated module of FILE\n"
     "  --arg LITERAL       the next argument as an MLIR literal, e.g.\n"
     "                      'dense<[1, 2]> : tensor<2xi32>' (instead of an --input file)\n"
@@ -72,6 +74,7 @@ typedef struct run_opts {
   const char *output_dir, *entry, *probe_dir;
   const char *passes, *dump_dir; /* the pass pipeline (NULL: none) and its dumps */
   bool quiet, print_results, verify_diagnostics, check;
+  bool backend_given;            /* --backend named (else the default, cpu) */
   hlo_backend_kind backend;
 } run_opts;
 
@@ -112,11 +115,20 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   interp_options io = {ro->probe_dir, stdout};
   hlo_compile_options co = {.backend = ro->backend, .passes = ro->passes,
                             .dump_dir = ro->dump_dir, .check = ro->check};
-  HLO_TRY(runtime_executable_create_on(m, ro->entry, &co, &io, &e));
+  hlo_status cst = runtime_executable_create_on(m, ro->entry, &co, &io, &e);
+  if (cst && !ro->backend_given && hlo_status_code_of(cst) == HLO_UNAVAILABLE) {
+    /* the default backend needs a C compiler: without one, interpret */
+    fprintf(stderr, "%shlo run: %s; running on the interpreter (--backend interp)\n", label,
+            hlo_status_message(cst));
+    hlo_status_free(cst);
+    co.backend = HLO_BACKEND_INTERP;
+    cst = runtime_executable_create_on(m, ro->entry, &co, &io, &e);
+  }
+  HLO_TRY(cst);
   const pass_report *rep = runtime_executable_pass_report(e);
-  if (ro->passes && rep && rep->n && !ro->quiet) pass_report_print(rep, stderr);
+  if ((ro->passes || ro->dump_dir) && rep && rep->n && !ro->quiet) pass_report_print(rep, stderr);
   const hlo_func *f = runtime_executable_entry(e);
-  const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
+  const runtime_cpu_stats *cs = ro->backend_given ? runtime_executable_cpu_stats(e) : NULL;
   if (cs && !ro->quiet)
     fprintf(stderr, "%scpu: %u ops -> %u kernels, %u BLAS calls, %u control steps, %u interpreter thunks, "
             "%u constants; compile %.1f ms%s%s\n", label, cs->ops, cs->kernels, cs->blas, cs->control,
@@ -142,6 +154,7 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
 int cmd_run(int argc, char **argv) {
   static run_opts ro;
   memset(&ro, 0, sizeof ro);
+  ro.backend = HLO_BACKEND_CPU;
   bool split = false;
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
@@ -167,6 +180,7 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--dump-to") && has_val) ro.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
+      ro.backend_given = true;
       if (!strcmp(argv[i], "cpu")) ro.backend = HLO_BACKEND_CPU;
       else if (!strcmp(argv[i], "interp")) ro.backend = HLO_BACKEND_INTERP;
       else {
