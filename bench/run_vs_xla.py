@@ -1,31 +1,40 @@
 #!/usr/bin/env python3
-"""hlo against XLA:CPU on the same programs, same inputs, same machine, same run: the skeleton
-of issue 7's benchmark (`make bench`, second part).
+"""hlo's CPU backend against XLA:CPU on the same programs, same inputs, same machine, same run
+(issue 7's benchmark; `make bench`, second part).
 
-  python3 bench/run_vs_xla.py [--build DIR] [--shared DIR] [--max-interp-s S] [--only SUBSTR ...]
+  python3 bench/run_vs_xla.py [--build DIR] [--shared DIR] [--only SUBSTR ...] [--results FILE]
+                              [--xla-iters N]
 
 Programs: every f32 program of ../shared/perf and every f32 model of ../shared/models (a program
 is f32 when no bf16/f16/f8 type appears in it; a model's NAME.cpu.mlir is taken over NAME.mlir,
 since XLA:CPU cannot run the cuda/rocm targets of the other).
 
-For each program: a probe, one cold run of `hlo bench FILE --iters 1 --warmup 0` (on a model's
-stored inputs/, else hlo's random ones), killed after --max-interp-s (default 20 s): the program is
-then skipped on hlo and the table says so. Then XLA: `python3 ../shared/tools/xla_run.py FILE
---platform cpu --json --save-inputs DIR` (--xla-iters timed runs after 3 warm-ups; 3 after 1 for a
-program the probe skipped), which runs a model on its stored inputs and a perf program on its random
-ones (seed 0). Then hlo on exactly the inputs XLA saved: `hlo bench FILE --json --input DIR/arg0.npy
-...`, its count from the probe's time: under 0.2 s the adaptive default (about 2 s of timed runs
-after 1 warm-up); up to 5 s, 1 warm-up and 3 timed runs; longer, one cold run (the note says so).
+For each program, in this order:
+  1. XLA: `python3 ../shared/tools/xla_run.py FILE --platform cpu --json --save-inputs DIR`
+     (--xla-iters timed runs after 3 warm-ups): its median, compile time (cold, in a fresh
+     process), and its cost analysis (flops, bytes accessed), which give the GFLOP/s and GB/s
+     columns for both (the same program does the same work).
+  2. hlo cold: `hlo bench FILE --input DIR/argK.npy ... --iters 1 --warmup 0 --json` with
+     HLO_CACHE_DIR set to a fresh folder (no compiled kernel cached): the cold compile time, and
+     its split into hlo's own stages (read, parse, verify, passes, lower, prepare) and the C
+     compiler's (cc).
+  3. hlo warm: the same with the cache (the adaptive iteration count: about 2 s of timed runs):
+     the median per run, and the warm compile time (kernels from the cache).
+  4. `hlo bench --profile`: each GEMM the program calls (its shape and time per call in the
+     program), then `bench/blas/gemm_rate --shapes ...` (the BLAS library alone on that shape,
+     same thread count): the GEMM table, program rate against the library's own.
 
-Columns: hlo median and XLA median per run (ms), ratio = hlo / XLA (below 1: hlo is faster), XLA's
-compile time and hlo's (parse + verify + prepare; ms), the runs behind each median. XLA:CPU uses
-every core it sees; hlo's interpreter one. Needs jax (pip) for the XLA columns; without it the
-table has hlo's only.
+Columns: hlo and XLA median per run (ms), hlo/XLA (below 1: hlo is faster), achieved GFLOP/s and
+GB/s of hlo's run (XLA's flop and byte counts), cold compile (hlo total, hlo's own stages, XLA),
+warm compile (hlo). Both use every core of the machine (hlo: HLO_NUM_THREADS, default all).
+With --results FILE the tables replace the section "## CPU backend vs XLA:CPU" of FILE (made if
+missing), with the date and machine. Needs jax (pip) for the XLA columns.
 """
 import argparse, glob, json, os, platform, re, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+SECTION = "## CPU backend vs XLA:CPU"
 
 
 def programs(shared):
@@ -43,46 +52,23 @@ def programs(shared):
     return out
 
 
-def run_json(cmd, timeout):
-    """The last JSON line `cmd` prints, or (None, reason)."""
+def run(cmd, timeout, env=None):
+    """(stdout, stderr, None) or (None, None, reason)."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return None, f"over {timeout:g} s"
+        return None, None, f"over {timeout:g} s"
     if p.returncode != 0:
-        msg = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
-        return None, msg[:60]
-    for line in reversed(p.stdout.strip().splitlines()):
+        msg = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        return None, None, msg[:80]
+    return p.stdout, p.stderr, None
+
+
+def last_json(out):
+    for line in reversed((out or "").strip().splitlines()):
         if line.startswith("{"):
-            return json.loads(line), None
-    return None, "no JSON output"
-
-
-def input_flags(inputs):
-    return [a for f in inputs for a in ("--input", f)]
-
-
-def hlo_probe(hlo, path, inputs, max_s):
-    """One cold run of hlo: (seconds, None) or (None, why it failed)."""
-    probe, err = run_json([hlo, "bench", path, "--json", "--iters", "1", "--warmup", "0"] +
-                          input_flags(inputs), max_s)
-    if probe is None:
-        return None, ("interp run " + err) if err.startswith("over") else err
-    return probe["median_us"] / 1e6, None
-
-
-def hlo_bench(hlo, path, inputs, t):
-    """hlo's figures, the iteration count chosen from the probe's time t: (json, note) or
-    (None, why it failed)."""
-    base = [hlo, "bench", path, "--json"] + input_flags(inputs)
-    if t < 0.2:
-        res, err = run_json(base, 60)
-    elif t < 5:
-        res, err = run_json(base + ["--iters", "3", "--warmup", "1"], 20 * t + 30)
-    else:
-        res, err = run_json(base + ["--iters", "1", "--warmup", "0"], 3 * t + 30)
-        err = err or "1 cold run"
-    return (res, err) if res else (None, err)
+            return json.loads(line)
+    return None
 
 
 def sorted_args(d):
@@ -90,15 +76,54 @@ def sorted_args(d):
                   key=lambda s: int(re.findall(r"\d+", os.path.basename(s))[0]))
 
 
+def input_flags(inputs):
+    return [a for f in inputs for a in ("--input", f)]
+
+
+GEMM_ROW = re.compile(r"^\s*\S+\s+gemm\s+([0-9.]+)\s+[0-9.]+\s+dot_general (\d+)x(\d+)x(\d+)( batched)?")
+
+
+def gemm_rows(hlo, path, inputs):
+    """[(m, n, k, ms per call)] of the program's GEMM steps, from `hlo bench --profile`."""
+    out, err, why = run([hlo, "bench", path, "--profile", "--iters", "20"] + input_flags(inputs), 300)
+    rows = []
+    for line in (err or "").splitlines():
+        g = GEMM_ROW.match(line)
+        if g:
+            rows.append((int(g.group(2)), int(g.group(3)), int(g.group(4)), float(g.group(1)),
+                         bool(g.group(5))))
+    return rows
+
+
+def lib_rates(tool, shapes):
+    """{(m, n, k): library GFLOP/s} from bench/blas/gemm_rate, or {} without the tool."""
+    if not os.access(tool, os.X_OK) or not shapes:
+        return {}
+    spec = [f"{m},{n},{k}" for m, n, k in sorted(shapes)]
+    out, err, why = run([tool, "--shapes"] + spec, 600)
+    rates = {}
+    for line in (out or "").splitlines():
+        nums = re.findall(r"[0-9.]+", line)
+        g = re.match(r"\s*(\d+)[x,](\d+)[x,](\d+)", line)
+        if g and nums:
+            rates[(int(g.group(1)), int(g.group(2)), int(g.group(3)))] = float(nums[-1])
+    return rates
+
+
+def fmt(v, w, p=3):
+    return f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--shared", default=os.environ.get("HLO_SHARED", os.path.join(ROOT, "..", "shared")))
-    ap.add_argument("--max-interp-s", type=float, default=20.0)
     ap.add_argument("--xla-iters", type=int, default=20)
     ap.add_argument("--only", action="append", default=[], help="programs whose name contains this")
+    ap.add_argument("--results", help="update this markdown file's section with the tables")
     args = ap.parse_args()
     hlo = os.path.join(args.build, "hlo")
+    gemm_tool = os.path.join(args.build, "bench", "gemm_rate")
     xla_run = os.path.join(args.shared, "tools", "xla_run.py")
     if not os.access(hlo, os.X_OK):
         sys.exit(f"run_vs_xla: {hlo} is not built (make BUILD={args.build})")
@@ -109,45 +134,101 @@ def main():
         have_jax = False
         print("(jax is not installed: no XLA columns; pip install jax)")
     progs = [p for p in programs(args.shared) if not args.only or any(s in p[0] for s in args.only)]
-    print(f"hlo (interp, 1 thread) vs XLA:CPU ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}, "
-          f"{platform.machine()}, {len(progs)} f32 programs")
-    hdr = f"{'program':34} {'hlo ms':>10} {'XLA ms':>9} {'hlo/XLA':>8} {'XLA comp ms':>11} {'hlo comp ms':>11}  runs (hlo, XLA) / note"
-    print(hdr)
-    print("-" * len(hdr))
+    lines = []
+
+    def say(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    say(f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} cores "
+        f"({platform.processor() or platform.platform()}); hlo --backend cpu vs XLA:CPU (jax "
+        f"{jax.__version__ if have_jax else '-'}), same inputs, same run. Times in ms.")
+    say()
+    say("```")
+    hdr = (f"{'program':30} {'hlo ms':>9} {'XLA ms':>9} {'hlo/XLA':>7} {'GFLOP/s':>8} {'GB/s':>7} "
+           f"{'cold ms':>8} {'ours ms':>8} {'XLA ms':>8} {'warm ms':>8}  note")
+    say(hdr)
+    say("-" * len(hdr))
+    ratios, gemms = [], []
     with tempfile.TemporaryDirectory(prefix="hlo_vs_xla.") as tmp:
         for name, path in progs:
             d = os.path.join(tmp, name)
-            stored = sorted_args(os.path.join(os.path.dirname(path), "inputs"))
-            # a probe on the stored inputs (or hlo's random ones) says whether the interpreter
-            # can run it in time; a program it cannot is big: XLA then runs it 3 times
-            t, herr = hlo_probe(hlo, path, stored, args.max_interp_s)
             xla, xerr = None, "no jax"
             if have_jax:
-                iters = args.xla_iters if t is not None else 3
-                xla, xerr = run_json([sys.executable, xla_run, path, "--platform", "cpu", "--json",
-                                      "--iters", str(iters), "--warmup", "1" if t is None else "3",
-                                      "--save-inputs", d], 900)
-            inputs = sorted_args(d) or stored  # the very inputs XLA ran on
-            h = None
-            if t is not None:
-                h, herr = hlo_bench(hlo, path, inputs, t)
-            if herr and not h:
-                herr = "skipped, " + herr
-            hm = f"{h['median_us'] / 1e3:10.3f}" if h else f"{'-':>10}"
-            xm = f"{xla['median_us'] / 1e3:9.3f}" if xla else f"{'-':>9}"
-            ratio = f"{'-':>8}"
-            if h and xla:
-                r = h["median_us"] / xla["median_us"]
-                ratio = f"{r:7.0f}x" if r >= 100 else f"{r:7.1f}x" if r >= 10 else f"{r:7.2f}x"
-            xc = f"{xla['compile_s'] * 1e3:11.1f}" if xla else f"{'-':>11}"
-            hc = f"{h['compile_ms']:11.3f}" if h else f"{'-':>11}"
-            notes = [f"{h['iters']}, {xla['iters'] if xla else '-'}" if h else ""]
-            if herr:
-                notes.append("hlo: " + herr)
+                out, _, xerr = run([sys.executable, xla_run, path, "--platform", "cpu", "--json",
+                                    "--iters", str(args.xla_iters), "--warmup", "3",
+                                    "--save-inputs", d], 900)
+                xla = last_json(out)
+            inputs = sorted_args(d) or sorted_args(os.path.join(os.path.dirname(path), "inputs"))
+            notes = []
+            env = dict(os.environ, HLO_CACHE_DIR=os.path.join(tmp, "cache-" + name))
+            out, _, err = run([hlo, "bench", path, "--json", "--iters", "1", "--warmup", "0"] +
+                              input_flags(inputs), 600, env)
+            cold = last_json(out)
+            if err:
+                notes.append("hlo cold: " + err)
+            out, _, err = run([hlo, "bench", path, "--json"] + input_flags(inputs), 600, env)
+            warm = last_json(out)
+            if err:
+                notes.append("hlo: " + err)
             if not xla:
-                notes.append("XLA: " + xerr)
-            print(f"{name:34} {hm} {xm} {ratio} {xc} {hc}  {'; '.join(n for n in notes if n)}",
-                  flush=True)
+                notes.append("XLA: " + (xerr or "no output"))
+            hm = warm["median_us"] / 1e3 if warm else None
+            xm = xla["median_us"] / 1e3 if xla else None
+            ratio = hm / xm if hm and xm else None
+            if ratio:
+                ratios.append((name, ratio))
+            gf = xla["flops"] / (hm * 1e6) if xla and hm and xla.get("flops", -1) > 0 else None
+            gb = xla["bytes_accessed"] / (hm * 1e6) if xla and hm and xla.get("bytes_accessed", -1) > 0 else None
+            cms = cold["compile_ms"] if cold else None
+            ours = cms - cold["stages_ms"].get("cc", 0) if cold else None
+            xc = xla["compile_s"] * 1e3 if xla else None
+            wc = warm["compile_ms"] if warm else None
+            if warm:
+                notes.insert(0, f"{warm['iters']} runs")
+            say(f"{name:30} {fmt(hm, 9)} {fmt(xm, 9)} {fmt(ratio, 7, 2)} {fmt(gf, 8, 1)} {fmt(gb, 7, 1)} "
+                f"{fmt(cms, 8, 1)} {fmt(ours, 8, 1)} {fmt(xc, 8, 1)} {fmt(wc, 8, 1)}  {'; '.join(notes)}")
+            if warm:
+                for m, n, k, ms, batched in gemm_rows(hlo, path, inputs):
+                    gemms.append((name, m, n, k, ms, batched))
+    say("```")
+    if ratios:
+        worst = max(ratios, key=lambda r: r[1])
+        say()
+        say(f"{sum(r <= 1.0 for _, r in ratios)} of {len(ratios)} programs at or below 1.0; "
+            f"worst {worst[0]} at {worst[1]:.2f}.")
+    if gemms:
+        rates = lib_rates(gemm_tool, {(m, n, k) for _, m, n, k, _, b in gemms if not b})
+        say()
+        say("GEMMs inside the programs (hlo --profile, time per call) against the BLAS library "
+            "alone on the same shape (bench/blas/gemm_rate):")
+        say()
+        say("```")
+        say(f"{'program':30} {'M x N x K':>18} {'ms/call':>9} {'GFLOP/s':>8} {'library':>8} {'ratio':>6}")
+        for name, m, n, k, ms, batched in gemms:
+            g = 2.0 * m * n * k / (ms * 1e6) if ms > 0 else None
+            lib = rates.get((m, n, k))
+            shape = f"{m}x{n}x{k}{'*' if batched else ''}"
+            say(f"{name:30} {shape:>18} {fmt(ms, 9, 4)} {fmt(g, 8, 1)} {fmt(lib, 8, 1)} "
+                f"{fmt(g / lib if g and lib else None, 6, 2)}")
+        say("```")
+        say("(* batched: the time is the whole batch, the rate per matrix shown is then a lower bound)")
+    if args.results:
+        update_results(args.results, lines)
+
+
+def update_results(path, lines):
+    """Replaces (or appends) SECTION of the markdown file with the lines."""
+    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    body = SECTION + " (`make bench`, second part: `bench/run_vs_xla.py`)\n\n" + "\n".join(lines) + "\n"
+    start = text.find(SECTION)
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + body
+    else:
+        nxt = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + body + (text[nxt + 1:] if nxt >= 0 else "")
+    with open(path, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

@@ -255,6 +255,46 @@ HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,
                                            hlo_buffer ***out_results);
+/* What a run of an executable costs, counted as XLA's cost_analysis()
+ * counts it (src/passes/cost_analysis.c): over the program the executable
+ * runs (after its pass pipeline, so fused ops count their operands and
+ * results as bytes, as XLA counts its fused program). flops and
+ * transcendentals are operation counts; bytes_accessed is in bytes. */
+typedef struct hlo_cost_analysis {
+  double flops;
+  double transcendentals;
+  double bytes_accessed;
+} hlo_cost_analysis;
+
+/* Fills *out for `e`'s entry function. A dynamic-shaped entry is counted
+ * for its most recent run's shapes (HLO_INVALID_ARGUMENT before the
+ * first run). Errors: HLO_UNIMPLEMENTED for an op the analysis does not
+ * know (named, located), HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status hlo_executable_cost_analysis(const hlo_executable *e,
+                                                     hlo_cost_analysis *out);
+
+/* The memory an executable needs, in bytes, in the terms of XLA's
+ * memory_analysis(): arguments, results, results that reuse a donated
+ * argument (alias: none yet), temporaries (the CPU backend's arenas, where
+ * buffer assignment placed the kernel and library-call results by
+ * liveness), constants made at compile time, and the peak: arguments +
+ * results + temporaries + the interpreter thunks' temporaries live at
+ * once, at most. */
+typedef struct hlo_memory_analysis {
+  int64_t argument_bytes;
+  int64_t output_bytes;
+  int64_t alias_bytes;
+  int64_t temp_bytes;
+  int64_t constant_bytes;
+  int64_t peak_bytes;
+} hlo_memory_analysis;
+
+/* Fills *out for `e`. Errors: HLO_INVALID_ARGUMENT when `e` does not
+ * run on the CPU backend (the interpreter allocates per op: no assignment
+ * to report) or is dynamic-shaped and has not run yet. */
+HLO_MUST_USE hlo_status hlo_executable_memory_analysis(const hlo_executable *e,
+                                                       hlo_memory_analysis *out);
+
 /* Frees the executable (NULL is fine); the module is not touched. */
 void hlo_executable_destroy(hlo_executable *e);
 

@@ -11,6 +11,7 @@
 #include "ir/element.h"
 #include "ir/ir.h"
 #include "parse/parse.h"
+#include "passes/cost_analysis.h"
 #include "passes/pass_manager.h"
 #include "passes/passes.h"
 #include "runtime/executable_cpu.h"
@@ -348,6 +349,40 @@ const hlo_module_ir *runtime_executable_module_ir(const hlo_executable *e) {
   if (!e) return NULL;
   if (e->dynamic) return e->specs ? e->specs->ir : NULL;
   return e->own_ir ? e->own_ir : e->module->ir;
+}
+
+hlo_status hlo_executable_cost_analysis(const hlo_executable *e, hlo_cost_analysis *out) {
+  memset(out, 0, sizeof *out);
+  const hlo_module_ir *ir = runtime_executable_module_ir(e);
+  const hlo_func *f = e->dynamic ? (e->specs ? e->specs->entry : NULL) : e->entry;
+  if (!ir || !f)
+    return status_new(HLO_INVALID_ARGUMENT, "@%s has dynamic shapes: cost analysis counts the "
+                      "shapes of a run, and it has not run yet", e->entry->name);
+  cost_report r;
+  HLO_TRY(cost_analysis(ir, f->name, &r));
+  out->flops = r.total.flops;
+  out->transcendentals = r.total.transcendentals;
+  out->bytes_accessed = r.total.bytes_accessed;
+  cost_report_free(&r);
+  return NULL;
+}
+
+hlo_status hlo_executable_memory_analysis(const hlo_executable *e, hlo_memory_analysis *out) {
+  memset(out, 0, sizeof *out);
+  const runtime_cpu_stats *s = runtime_executable_cpu_stats(e);
+  if (!s)
+    return status_new(HLO_INVALID_ARGUMENT, "memory analysis: @%s %s", e->entry->name,
+                      e->backend != HLO_BACKEND_CPU
+                          ? "runs on the interpreter, which allocates per op (compile for "
+                            "HLO_BACKEND_CPU)"
+                          : "has dynamic shapes and has not run yet");
+  out->argument_bytes = s->arg_bytes;
+  out->output_bytes = s->out_bytes;
+  out->alias_bytes = 0;
+  out->temp_bytes = s->temp_bytes;
+  out->constant_bytes = s->const_bytes;
+  out->peak_bytes = s->peak_bytes;
+  return NULL;
 }
 
 const pass_report *runtime_executable_pass_report(const hlo_executable *e) {

@@ -335,6 +335,73 @@ TEST(control_flow_programs) {
   run_both("control", text, 0, 0, &want);
 }
 
+TEST(compile_options_cost_and_memory_through_the_api) {
+  /* hlo_executable_compile with the cpu pipeline and a dump folder: the
+   * caller's module is not rewritten, the dumps are written, and the cost
+   * and memory analyses describe the program */
+  static const char *text =
+      "func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {\n"
+      "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>\n"
+      "  %1 = stablehlo.exponential %0 : tensor<4x2xf32>\n"
+      "  %2 = stablehlo.add %1, %0 : tensor<4x2xf32>\n"
+      "  return %2 : tensor<4x2xf32>\n"
+      "}\n";
+  hlo_module *m = NULL;
+  CHECK(hlo_module_parse("opts", text, strlen(text), &m) == NULL);
+  if (!m) return;
+  char dir[] = "/tmp/hlo_test_dump.XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char sub[64];
+  snprintf(sub, sizeof sub, "%s/d", dir);
+  hlo_compile_options o = {.backend = HLO_BACKEND_CPU, .passes = "cpu", .dump_dir = sub};
+  hlo_executable *e = NULL;
+  hlo_status st = hlo_executable_compile(m, NULL, &o, &e);
+  if (no_cc(st, "compile_options")) {
+    hlo_module_destroy(m);
+    return;
+  }
+  CHECK(st == NULL);
+  /* the caller's module keeps its 4 ops: the pipeline ran on a copy */
+  const hlo_module_ir *ir = runtime_module_ir(m);
+  uint32_t n = 0;
+  for (const hlo_op *op = ir->funcs->body.block.first; op; op = op->next) n++;
+  CHECK_EQ_INT((int)n, 4);
+  char path[128];
+  snprintf(path, sizeof path, "%s/buffer_assignment.txt", sub);
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  hlo_cost_analysis c;
+  CHECK(e && hlo_executable_cost_analysis(e, &c) == NULL);
+  /* 2*4*8*2 for the dot, 8 for the add; 8 transcendentals (exp) */
+  CHECK(c.flops == 136.0);
+  CHECK(c.transcendentals == 8.0);
+  hlo_memory_analysis ma;
+  CHECK(e && hlo_executable_memory_analysis(e, &ma) == NULL);
+  CHECK(ma.argument_bytes == 4 * 8 * 4 + 8 * 2 * 4);
+  CHECK(ma.output_bytes == 4 * 2 * 4);
+  CHECK(ma.peak_bytes >= ma.argument_bytes + ma.output_bytes + ma.temp_bytes);
+  hlo_executable_destroy(e);
+  /* the interpreter has no buffer assignment; an unknown pass is named */
+  hlo_compile_options oi = {.backend = HLO_BACKEND_INTERP};
+  CHECK(hlo_executable_compile(m, NULL, &oi, &e) == NULL);
+  st = e ? hlo_executable_memory_analysis(e, &ma) : NULL;
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_compile_options ob = {.backend = HLO_BACKEND_CPU, .passes = "simplify,no-such-pass"};
+  e = NULL;
+  st = hlo_executable_compile(m, NULL, &ob, &e);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT &&
+        strstr(hlo_status_message(st), "no-such-pass"));
+  CHECK(e == NULL);
+  hlo_status_free(st);
+  hlo_module_destroy(m);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+}
+
 TEST(missing_compiler_is_unavailable) {
   static const char *text =
       "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
