@@ -45,6 +45,8 @@ static const pass_info k_passes[] = {
      "evaluate ops on constants with the interpreter's kernels (size-limited)"},
     {"cse", pass_cse, "merge identical pure ops within each block"},
     {"dce", pass_dce, "remove unused pure ops and unreferenced private functions"},
+    {"transpose-folding", pass_transpose_folding,
+     "dot_general reads a transposed operand in place: the transpose folded into its dims"},
     {"dot-decomposer", pass_dot_decomposer,
      "dot_general as a [B,]MxK . [B,]KxN matrix product: operands transposed and reshaped"},
     {"reduction-layout-normalizer", pass_reduction_layout_normalizer,

@@ -25,11 +25,13 @@
 /* The pipeline run when none is named: legalize everything to plain
  * StableHLO, then clean up. */
 #define PASS_PIPELINE_DEFAULT "inline,chlo-legalize,simplify,constant-fold,simplify,cse,dce"
-/* The CPU backend's pipeline: the default one, then dot_generals made
- * matrix products (dot_decomposer.c), reductions over trailing dimensions
- * (reduction_layout_normalizer.c) and fusion (fusion.c). */
-#define PASS_PIPELINE_CPU \
-  PASS_PIPELINE_DEFAULT ",dot-decomposer,reduction-layout-normalizer,fusion"
+/* The CPU backend's pipeline: the default one, then transposes folded
+ * into the dot_generals that read them (transpose_folding.c), dot_generals
+ * made matrix products (dot_decomposer.c), reductions over trailing
+ * dimensions (reduction_layout_normalizer.c) and fusion (fusion.c). */
+#define PASS_PIPELINE_CPU                                                                  \
+  PASS_PIPELINE_DEFAULT ",transpose-folding,dce,dot-decomposer,reduction-layout-normalizer," \
+                        "fusion"
 
 /* A registered pass. */
 typedef hlo_status (*hlo_pass_fn)(hlo_module_ir *m, const hlo_pass_options *o);

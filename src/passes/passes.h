@@ -96,6 +96,12 @@ HLO_MUST_USE hlo_status pass_refine_shapes(hlo_module_ir *m, const char *entry,
  * i.e. needs pass_refine_shapes before it can run. */
 bool module_needs_refinement(const hlo_module_ir *m, const char *entry);
 
+/* transpose-folding (XLA's TransposeFolding): a dot_general operand that is
+ * a transpose reads the transpose's operand, the dimension numbers mapped
+ * through the permutation, when the free dims keep their order; bit-exact.
+ * Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_transpose_folding(hlo_module_ir *m, const hlo_pass_options *o);
+
 /* dot-decomposer (XLA's DotDecomposer): every dot_general whose operands a
  * GEMM cannot read in place becomes transpose/reshape -> a rank-2 or
  * rank-3 dot_general [B,]MxK . [B,]KxN -> reshape; bit-exact (the
