@@ -50,12 +50,12 @@ hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align, int64_t *out_byte
   hlo_status st = NULL;
   for (uint32_t k = 0; k < n && !st; k++) {
     ba_buffer *b = &bufs[order[k]];
-    int64_t size = round_up(b->bytes, align);
-    if (b->bytes < 0 || size < b->bytes) {
+    if (b->bytes < 0 || b->bytes > INT64_MAX - align) {
       st = status_new(HLO_RESOURCE_EXHAUSTED, "a buffer of %lld bytes is too large",
                       (long long)b->bytes);
       break;
     }
+    int64_t size = round_up(b->bytes, align);
     /* the placed buffers live at the same time, by offset */
     uint32_t nl = 0;
     for (uint32_t j = 0; j < k; j++) {
