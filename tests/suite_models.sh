@@ -1,6 +1,9 @@
 #!/bin/sh
 # Model tests: every program in ../shared/models (NAME.mlir and NAME.cpu.mlir)
-# runs on hlo from its inputs/ and is compared with XLA's expected/ outputs at
+# runs on hlo from its inputs/ — on the CPU backend (the default), on the
+# interpreter (the oracle), and with --check (the interpreter beside every
+# compiled step: no step may differ beyond its type's tolerance) — and the
+# first two are compared with XLA's expected/ outputs at
 # the tolerances of ../shared/models/README.md: f32 1e-4 relative (norm-wise),
 # bf16 2e-2, integers and bools exact. random_normal: its threefry bits (the
 # uint32 and bool results) bit for bit; its normal values (threefry bits
@@ -29,12 +32,20 @@ inputs_of() {  # the --input flags of model dir $1, in argument order
 for dir in "$M"/*/; do
   name=$(basename "$dir")
   for prog in "$dir$name.mlir" "$dir$name.cpu.mlir"; do
-    [ -f "$prog" ] || continue
+   [ -f "$prog" ] || continue
+   if "$HLO" run --quiet "$prog" $(inputs_of "$dir") --check >"$OUT/check.log" 2>&1; then
+     printf 'ok   %-28s --check\n' "$(basename "$prog" .mlir)"; pass=$((pass + 1))
+   else
+     echo "FAIL $(basename "$prog" .mlir) --check: $(grep -m1 error "$OUT/check.log" | cut -c1-300)"
+     fail=$((fail + 1))
+   fi
+   for backend in cpu interp; do
     label=$(basename "$prog" .mlir)
+    [ $backend = interp ] && label="$label.interp"
     od="$OUT/$label"
     rm -rf "$od"
     start=$(date +%s.%N)
-    if ! "$HLO" run --quiet "$prog" $(inputs_of "$dir") --output-dir "$od" >"$OUT/$label.log" 2>&1; then
+    if ! "$HLO" run --quiet --backend $backend "$prog" $(inputs_of "$dir") --output-dir "$od" >"$OUT/$label.log" 2>&1; then
       echo "FAIL $label: $(grep -m1 error "$OUT/$label.log" | cut -c1-220)"
       fail=$((fail + 1)); continue
     fi
@@ -52,6 +63,7 @@ for dir in "$M"/*/; do
     else
       echo "FAIL $label:$detail"; fail=$((fail + 1))
     fi
+   done
   done
 done
 

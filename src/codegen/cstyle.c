@@ -207,9 +207,16 @@ static hlo_status print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o
     break;
   }
   case KI_OP: {
+    hlo_dtype at = in->num_args ? l[in->args[in->op == OP_SELECT && in->num_args > 1 ? 1 : 0]].dtype : in->dtype;
+    if (in->op == OP_CONVERT && at == HLO_F64 && in->dtype == HLO_F16) {
+      /* f64 -> f16 rounds once (numpy's rule, the interpreter's); through
+       * f32 it would round twice. f64 -> bf16 does go through f32
+       * (ml_dtypes' rule): the general path below. */
+      sb_printf(o, "hlo_round_f16_from_f64(%s);\n", args[0]);
+      return NULL;
+    }
     bool narrow = in->dtype == HLO_BF16 || in->dtype == HLO_F16;
     if (narrow) sb_puts(o, in->dtype == HLO_BF16 ? "hlo_round_bf16(" : "hlo_round_f16(");
-    hlo_dtype at = in->num_args ? l[in->args[in->op == OP_SELECT && in->num_args > 1 ? 1 : 0]].dtype : in->dtype;
     if (in->op == OP_COMPARE) {
       sb_printf(o, "(%s %s %s)", args[0], cmp_ops[in->cmp], args[1]);
     } else if (in->op == OP_CONVERT) {
@@ -259,15 +266,16 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     if (!st)
       return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
                        hlo_dtype_name(k->inputs[i].dtype));
-    sb_printf(o, "  const %s *%s in%u = (const %s *)bufs[%u];\n", st, d->restrict_kw, i, st, i);
+    sb_printf(o, "  const %s *%s in%u = (const %s *)bufs[%u];\n", st,
+              k->inputs[i].may_alias ? "" : d->restrict_kw, i, st, i);
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const char *st = cstyle_storage_type(k->outputs[i].buf.dtype);
     if (!st)
       return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
                        hlo_dtype_name(k->outputs[i].buf.dtype));
-    sb_printf(o, "  %s *%s out%u = (%s *)bufs[%u];\n", st, d->restrict_kw, i, st,
-              k->num_inputs + i);
+    sb_printf(o, "  %s *%s out%u = (%s *)bufs[%u];\n", st,
+              k->outputs[i].buf.may_alias ? "" : d->restrict_kw, i, st, k->num_inputs + i);
   }
   sb_printf(o, "  %s\n", d->tile_open);
   level++;

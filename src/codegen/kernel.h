@@ -88,8 +88,10 @@
  * reassociation: partial sums in vector lanes, a tree order the spec allows,
  * are next; an f64 add-reduction has no wider type, so its error grows with
  * the row length unlike the interpreter's pairwise sum: a blocked or
- * compensated sum is the fix); f64 -> bf16/f16 converts round twice (through f32); compare
- * TOTALORDER, complex, f8/f4, i2/i4 and quantized types are not lowered.
+ * compensated sum is the fix); compare TOTALORDER, complex, f8/f4, i2/i4
+ * and quantized types are not lowered. Converts follow the interpreter's
+ * (ml_dtypes') rules: f64 -> f16 rounds once, f64 -> bf16 and integer ->
+ * bf16/f16 go through f32 (two roundings, on purpose).
  *
  * Ownership: kernel_create returns a kernel you free with kernel_destroy;
  * everything it points to is its own (malloc'd), except what it borrows
@@ -129,6 +131,8 @@ typedef struct kernel_buffer {
   int64_t dims[KERNEL_MAX_RANK];
   const hlo_value *value;     /* the IR value it holds (may be NULL) */
   const hlo_attr *literal;    /* inputs only: a constant's ATTR_DENSE, else NULL */
+  bool may_alias;             /* shares memory with another buffer of the kernel (an
+                                 output written in place over an input): no restrict */
 } kernel_buffer;
 
 typedef enum kinst_kind { KI_LOAD, KI_CONST, KI_INDEX, KI_OP, KI_PARAM } kinst_kind;

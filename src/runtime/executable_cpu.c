@@ -295,6 +295,31 @@ static const hlo_value *outer_value(const hlo_op *fusion, const hlo_value *v, bo
   return NULL;
 }
 
+/* The input of kernel k whose buffer its single output may be written over
+ * (an elementwise kernel whose every load of that input reads exactly the
+ * element it writes: same type size, same dims, the output's map, no
+ * guard), or -1. */
+static int32_t inplace_input(const kernel *k) {
+  if (k->num_reduce_dims || k->num_outputs != 1) return -1;
+  const kernel_output *o = &k->outputs[0];
+  for (uint32_t i = 0; i < k->num_inputs; i++) {
+    const kernel_buffer *in = &k->inputs[i];
+    if (in->literal || hlo_dtype_size(in->dtype) != hlo_dtype_size(o->buf.dtype) ||
+        in->rank != o->buf.rank || memcmp(in->dims, o->buf.dims, in->rank * sizeof *in->dims))
+      continue;
+    bool ok = true, loaded = false;
+    for (uint32_t j = 0; j < k->num_body && ok; j++) {
+      const kinst *q = &k->body[j];
+      if (q->kind != KI_LOAD || q->input != i) continue;
+      loaded = true;
+      ok = q->guard < 0 && q->map.rank == o->map.rank && q->map.flat == o->map.flat &&
+           !memcmp(q->map.dim, o->map.dim, q->map.rank * sizeof *q->map.dim);
+    }
+    if (ok && loaded) return (int32_t)i;
+  }
+  return -1;
+}
+
 /* Tries to lower ops[0..n) (computing outs[0..no)) into one kernel; on
  * success adds a kernel step and returns true in *done. A lowering that
  * fails for any reason but memory leaves *done false (the caller falls back
@@ -317,6 +342,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
   s.kind = STEP_KERNEL;
   s.op = where;
   s.kernel = b->nks;
+  s.inplace = inplace_input(k);
   s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
   s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
   if (!s.in || !s.out) st = oom();
@@ -565,6 +591,14 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   hlo_status st = x->consts && x->vals ? NULL : oom();
   if (!st) st = compile_block(&b, &f->body.block, &p0);
   if (!st) st = cpu_plan_buffers(x, dump_dir);
+  /* a kernel writing over its input reads and writes one memory: no restrict */
+  for (uint32_t pi = 0; !st && pi < x->nprogs; pi++)
+    for (uint32_t si = 0; si < x->progs[pi].nsteps; si++) {
+      const step *q = &x->progs[pi].steps[si];
+      if (q->kind != STEP_KERNEL || !q->aliased || q->kernel >= b.nks) continue;
+      b.ks[q->kernel]->inputs[q->inplace].may_alias = true;
+      b.ks[q->kernel]->outputs[0].buf.may_alias = true;
+    }
   double t1 = cpu_now_ms();
   if (!st && b.nks) {
     backend_compile_options o = {.dump_dir = dump_dir, .cc = NULL};

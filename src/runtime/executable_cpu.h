@@ -47,7 +47,7 @@ void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows);
 /* Turns --check on or off: each run then runs every compiled step (kernel,
  * library call) also on the interpreter, on the same inputs, and fails at
  * the first whose results differ beyond the element type's tolerance
- * (f64 1e-10, f32 1e-4, bf16/f16 2e-2 relative, or relative to 1e-3 of the
+ * (f64 1e-10, f32 1e-4, bf16/f16 2e-2 relative, or relative to 1e-2 of the
  * tensor's largest magnitude near zero; integers exact), with
  * HLO_FAILED_CHECK at its op naming the step, its kernel and fused ops. */
 void cpu_exec_check(cpu_exec *x, bool on);

@@ -95,15 +95,20 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
     }
   HLO_TRY(list_owned(x, p));
   HLO_TRY(plan_frees(x, pi, is_result));
-  /* in place: a dynamic_update_slice or scatter whose operand dies at it
-   * writes into the operand's slot (the two become one buffer) */
+  /* in place: a dynamic_update_slice or scatter whose operand dies at it,
+   * or an elementwise kernel whose input (read only at the element being
+   * written) dies at it, writes into that operand's slot: the two become
+   * one buffer (XLA: CanShareOperandBufferWithUser) */
   uint32_t *alias = malloc((p->nowned ? p->nowned : 1) * sizeof *alias);
   if (!alias) return cpu_oom();
   uint32_t nalias = 0;
   for (uint32_t s = 0; s < p->nsteps; s++) {
-    const step *q = &p->steps[s];
-    if (q->kind != STEP_DUS && q->kind != STEP_SCATTER) continue;
-    uint32_t in = q->in[0]->id, out = q->out[0]->id;
+    step *q = &p->steps[s];
+    int32_t k = q->kind == STEP_DUS || q->kind == STEP_SCATTER ? 0
+                : q->kind == STEP_KERNEL && q->nout == 1 ? q->inplace
+                                                         : -1;
+    if (k < 0 || (uint32_t)k >= q->nin) continue;
+    uint32_t in = q->in[k]->id, out = q->out[0]->id;
     if (x->prog_of[in] != pi || x->consts[in] || is_result[in] || x->last_step[in] != s ||
         x->home[out] != HOME_ARENA)
       continue;
@@ -111,6 +116,12 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
     uint32_t root = x->home[in] == HOME_NONE ? (uint32_t)x->offset[in] : in;
     if (x->home[root] != HOME_ARENA || cpu_value_bytes(q->in[0]) != cpu_value_bytes(q->out[0]))
       continue;
+    /* read by this step as another input too: it would change under the
+     * kernel's feet */
+    bool twice = false;
+    for (uint32_t i = 0; i < q->nin; i++) twice |= i != (uint32_t)k && q->in[i]->id == in;
+    if (twice) continue;
+    q->aliased = true;
     x->last_step[in] = x->last_step[root] = x->last_step[out];
     x->home[out] = HOME_NONE; /* placed with its root below */
     alias[nalias++] = out;

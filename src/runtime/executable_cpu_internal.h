@@ -50,6 +50,10 @@ typedef struct step {
                                   interp/while/case: operands, then captured values */
   const hlo_value **out;       /* values written (kernel outputs in order; op results) */
   backend_gemm g;              /* STEP_GEMM */
+  int32_t inplace;             /* STEP_KERNEL: an input its one output may overwrite (every
+                                  load of it reads the element being written), or -1 */
+  bool aliased;                /* buffer assignment put the output over that input
+                                  (STEP_KERNEL, STEP_DUS, STEP_SCATTER) */
   uint32_t nsub;               /* STEP_WHILE / STEP_CASE: the programs of its regions */
   uint32_t *sub;
   uint32_t nfree;
