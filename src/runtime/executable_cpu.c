@@ -295,25 +295,44 @@ static const hlo_value *outer_value(const hlo_op *fusion, const hlo_value *v, bo
   return NULL;
 }
 
+/* The row-major linear element offset of `m` over a buffer of dims[0..rank),
+ * as an affine form of the index variables (a flat map is one already). */
+static kernel_affine linear_of(const kernel_map *m, const int64_t *dims, uint32_t rank) {
+  if (m->flat) return m->dim[0];
+  kernel_affine a;
+  memset(&a, 0, sizeof a);
+  int64_t stride = 1;
+  for (uint32_t d = m->rank; d-- > 0;) {
+    a.offset += stride * m->dim[d].offset;
+    for (uint32_t j = 0; j < KERNEL_MAX_RANK; j++) a.coeff[j] += stride * m->dim[d].coeff[j];
+    stride *= d < rank ? dims[d] : 1;
+  }
+  return a;
+}
+
 /* The input of kernel k whose buffer its single output may be written over
  * (an elementwise kernel whose every load of that input reads exactly the
- * element it writes: same type size, same dims, the output's map, no
- * guard), or -1. */
+ * element it writes: same element size and count, the same linear offset
+ * as the store, no guard), or -1. */
 static int32_t inplace_input(const kernel *k) {
   if (k->num_reduce_dims || k->num_outputs != 1) return -1;
   const kernel_output *o = &k->outputs[0];
+  kernel_affine at = linear_of(&o->map, o->buf.dims, o->buf.rank);
+  int64_t n = 1;
+  for (uint32_t d = 0; d < o->buf.rank; d++) n *= o->buf.dims[d];
   for (uint32_t i = 0; i < k->num_inputs; i++) {
     const kernel_buffer *in = &k->inputs[i];
-    if (in->literal || hlo_dtype_size(in->dtype) != hlo_dtype_size(o->buf.dtype) ||
-        in->rank != o->buf.rank || memcmp(in->dims, o->buf.dims, in->rank * sizeof *in->dims))
+    int64_t m = 1;
+    for (uint32_t d = 0; d < in->rank; d++) m *= in->dims[d];
+    if (in->literal || hlo_dtype_size(in->dtype) != hlo_dtype_size(o->buf.dtype) || m != n)
       continue;
     bool ok = true, loaded = false;
     for (uint32_t j = 0; j < k->num_body && ok; j++) {
       const kinst *q = &k->body[j];
       if (q->kind != KI_LOAD || q->input != i) continue;
       loaded = true;
-      ok = q->guard < 0 && q->map.rank == o->map.rank && q->map.flat == o->map.flat &&
-           !memcmp(q->map.dim, o->map.dim, q->map.rank * sizeof *q->map.dim);
+      kernel_affine la = linear_of(&q->map, in->dims, in->rank);
+      ok = q->guard < 0 && !memcmp(&la, &at, sizeof la);
     }
     if (ok && loaded) return (int32_t)i;
   }
@@ -456,11 +475,45 @@ static hlo_status operand_step(builder *b, const hlo_op *op, step_kind kind) {
   return st;
 }
 
+/* Whether `op` only reinterprets its operand's bytes: a reshape, or a
+ * bitcast_convert between element types of one storage size and one shape
+ * (static, non-quantized tensors). */
+static bool alias_form(const hlo_op *op) {
+  if ((op->opcode != OP_RESHAPE && op->opcode != OP_BITCAST_CONVERT) || op->num_operands != 1 ||
+      op->num_results != 1)
+    return false;
+  const hlo_type *it = op->operands[0]->type, *ot = op->results[0].type;
+  if (!static_tensor(it) || !static_tensor(ot)) return false;
+  if (op->opcode == OP_RESHAPE) return it->dtype == ot->dtype;
+  return it->rank == ot->rank && !memcmp(it->dims, ot->dims, it->rank * sizeof *it->dims) &&
+         hlo_dtype_size(it->dtype) == hlo_dtype_size(ot->dtype) &&
+         dtype_bits(it->dtype) == dtype_bits(ot->dtype);
+}
+
+/* Whether fusion `op` only reshapes its one operand (a chain of alias-form
+ * ops from the block argument to the terminator): the fusion pass leaves
+ * such a group when the reshape has several consumers. */
+static bool alias_fusion(const hlo_op *op) {
+  if (!is_fusion(op) || op->num_operands != 1 || op->num_results != 1) return false;
+  const hlo_block *rb = &op->regions[0].block;
+  const hlo_value *cur = rb->num_args == 1 ? &rb->args[0] : NULL;
+  for (const hlo_op *o = rb->first; o && cur; o = o->next) {
+    if (o == rb->last) return o->num_operands == 1 && o->operands[0] == cur;
+    if (!alias_form(o) || o->operands[0] != cur) return false;
+    cur = &o->results[0];
+  }
+  return false;
+}
+
 static hlo_status compile_op(builder *b, const hlo_op *op) {
   bool done = false;
   backend_gemm g;
   step_kind ck = cpu_copy_form(op);
-  if (ck != STEP_INTERP) {
+  if (alias_form(op) || alias_fusion(op)) {
+    HLO_TRY(operand_step(b, op, STEP_ALIAS));
+    b->x->stats.aliases++;
+    done = true;
+  } else if (ck != STEP_INTERP) {
     HLO_TRY(operand_step(b, op, ck));
     b->x->stats.copies++;
     done = true;
@@ -634,7 +687,7 @@ void cpu_exec_destroy(cpu_exec *x) {
     }
     free(p->steps);
     free(p->owned);
-    free(p->arena);
+    if (pi == 0) free(p->arena); /* the others are slices of it */
   }
   free(x->progs);
   cpu_clear_vals(x);

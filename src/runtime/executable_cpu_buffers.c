@@ -31,7 +31,8 @@ static hlo_status list_owned(cpu_exec *x, program *p) {
 
 /* Per step of p, the values it owns whose last reader the step is; never
  * its results (the terminator's operands: they outlive the run) nor
- * constants. */
+ * constants. A value that an alias step (reshape) lends its data to lives
+ * as long as the alias is read. */
 static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result) {
   program *p = &x->progs[pi];
   int64_t *last = x->nvals ? malloc(x->nvals * sizeof *last) : NULL;
@@ -44,6 +45,14 @@ static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result) {
       if (id < x->nvals && x->prog_of[id] == pi) last[id] = s;
     }
     for (uint32_t i = 0; i < q->nout; i++) last[q->out[i]->id] = s;
+  }
+  for (uint32_t s = p->nsteps; s-- > 0;) {
+    const step *q = &p->steps[s];
+    if (q->kind != STEP_ALIAS) continue;
+    uint32_t src = q->in[0]->id, out = q->out[0]->id;
+    if (x->prog_of[src] != pi) continue; /* an outer value outlives this program's run */
+    if (is_result[out]) last[src] = (int64_t)p->nsteps; /* results are read at the end */
+    else if (last[out] > last[src]) last[src] = last[out];
   }
   hlo_status st = NULL;
   for (uint32_t s = 0; s < p->nsteps && !st; s++) {
@@ -68,8 +77,75 @@ static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result) {
   return st;
 }
 
+/* Merges the buffers that share bytes (root[id]: the value whose slot it
+ * uses, the groups' live ranges joined in last_step[root]):
+ *   - alias steps (reshape): the result is the operand's bytes, always;
+ *   - in place: a dynamic_update_slice or scatter whose operand dies at it,
+ *     or an elementwise kernel whose input (read only at the element being
+ *     written) dies at it, writes over that operand (XLA:
+ *     CanShareOperandBufferWithUser); the step is marked `aliased`.
+ * Only arena values merge (the others keep their own allocations; an
+ * alias of one borrows its tensor at run time). */
+static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint32_t *root) {
+  program *p = &x->progs[pi];
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    step *q = &p->steps[s];
+    int32_t k = q->kind == STEP_DUS || q->kind == STEP_SCATTER || q->kind == STEP_ALIAS ? 0
+                : q->kind == STEP_KERNEL && q->nout == 1                             ? q->inplace
+                                                                                     : -1;
+    if (k < 0 || (uint32_t)k >= q->nin) continue;
+    uint32_t in = q->in[k]->id, out = q->out[0]->id;
+    if (x->prog_of[in] != pi || x->home[in] != HOME_ARENA || x->home[out] != HOME_ARENA)
+      continue;
+    uint32_t r = root[in];
+    if (q->kind != STEP_ALIAS) {
+      /* overwriting: nothing else may read the group after this step */
+      bool twice = false;
+      for (uint32_t i = 0; i < q->nin; i++) twice |= i != (uint32_t)k && root[q->in[i]->id] == r;
+      if (twice || is_result[in] || x->last_step[r] != s ||
+          cpu_value_bytes(q->in[k]) != cpu_value_bytes(q->out[0]))
+        continue;
+      q->aliased = true;
+    }
+    root[out] = r;
+    if (x->last_step[out] > x->last_step[r]) x->last_step[r] = x->last_step[out];
+  }
+}
+
+/* The most interpreter-made bytes program p holds at once: its heap
+ * temporaries live at each step, plus, at a control step, what its
+ * regions' programs hold (their own peak and the results they make: twice
+ * for a while, whose old and new carried values meet at the end of the
+ * body; a carried value passed through unchanged costs nothing). */
+static int64_t heap_peak(const cpu_exec *x, const program *p, const ba_buffer *heap,
+                         uint32_t nh) {
+  int64_t peak = 0;
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    int64_t live = 0, sub = 0;
+    for (uint32_t i = 0; i < nh; i++)
+      if (heap[i].start <= s && s <= heap[i].end) live += heap[i].bytes;
+    const step *q = &p->steps[s];
+    for (uint32_t k = 0; k < q->nsub; k++) {
+      const program *c = &x->progs[q->sub[k]];
+      int64_t res = 0;
+      const hlo_op *term = c->block->last;
+      for (uint32_t i = 0; term && i < term->num_operands; i++) {
+        const hlo_value *r = term->operands[i];
+        /* a carried value passed through (a block argument) or an outer
+         * value is not new memory */
+        if (r->id < x->nvals && x->prog_of[r->id] == q->sub[k] && x->home[r->id] != HOME_ARG)
+          res += cpu_value_bytes(r);
+      }
+      int64_t need = c->heap_peak_bytes + (q->kind == STEP_WHILE ? 2 : 1) * res;
+      if (need > sub) sub = need;
+    }
+    if (live + sub > peak) peak = live + sub;
+  }
+  return peak;
+}
+
 /* Homes and arena offsets of program pi's values (see value_home). */
-static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
+static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32_t *root) {
   program *p = &x->progs[pi];
   const hlo_op *term = p->block->last;
   for (uint32_t i = 0; term && i < term->num_operands; i++)
@@ -84,8 +160,12 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
       uint32_t id = q->out[i]->id;
       x->prog_of[id] = pi;
       x->def_step[id] = x->last_step[id] = s;
-      bool native = step_is_native(q->kind);
-      x->home[id] = native && !is_result[id] ? HOME_ARENA : HOME_HEAP;
+      root[id] = id;
+      /* an alias is in the arena when its operand is (merge_buffers) */
+      bool in_arena = step_is_native(q->kind) ||
+                   (q->kind == STEP_ALIAS && x->home[q->in[0]->id] == HOME_ARENA &&
+                    x->prog_of[q->in[0]->id] == pi);
+      x->home[id] = in_arena && !is_result[id] ? HOME_ARENA : HOME_HEAP;
     }
   }
   for (uint32_t s = 0; s < p->nsteps; s++)
@@ -95,67 +175,52 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result) {
     }
   HLO_TRY(list_owned(x, p));
   HLO_TRY(plan_frees(x, pi, is_result));
-  /* in place: a dynamic_update_slice or scatter whose operand dies at it,
-   * or an elementwise kernel whose input (read only at the element being
-   * written) dies at it, writes into that operand's slot: the two become
-   * one buffer (XLA: CanShareOperandBufferWithUser) */
-  uint32_t *alias = malloc((p->nowned ? p->nowned : 1) * sizeof *alias);
-  if (!alias) return cpu_oom();
-  uint32_t nalias = 0;
-  for (uint32_t s = 0; s < p->nsteps; s++) {
-    step *q = &p->steps[s];
-    int32_t k = q->kind == STEP_DUS || q->kind == STEP_SCATTER ? 0
-                : q->kind == STEP_KERNEL && q->nout == 1 ? q->inplace
-                                                         : -1;
-    if (k < 0 || (uint32_t)k >= q->nin) continue;
-    uint32_t in = q->in[k]->id, out = q->out[0]->id;
-    if (x->prog_of[in] != pi || x->consts[in] || is_result[in] || x->last_step[in] != s ||
-        x->home[out] != HOME_ARENA)
-      continue;
-    /* a step result of HOME_NONE here is an alias already: its root */
-    uint32_t root = x->home[in] == HOME_NONE ? (uint32_t)x->offset[in] : in;
-    if (x->home[root] != HOME_ARENA || cpu_value_bytes(q->in[0]) != cpu_value_bytes(q->out[0]))
-      continue;
-    /* read by this step as another input too: it would change under the
-     * kernel's feet */
-    bool twice = false;
-    for (uint32_t i = 0; i < q->nin; i++) twice |= i != (uint32_t)k && q->in[i]->id == in;
-    if (twice) continue;
-    q->aliased = true;
-    x->last_step[in] = x->last_step[root] = x->last_step[out];
-    x->home[out] = HOME_NONE; /* placed with its root below */
-    alias[nalias++] = out;
-    x->offset[out] = root; /* the root's id, until offsets are known */
-  }
-  uint32_t n = p->nowned ? p->nowned : 1;
+  merge_buffers(x, pi, is_result, root);
+  /* the buffers: arena values (roots), plus one scratch buffer per
+   * control step holding the arenas of its regions' programs (planned
+   * already: children come after their parent and are planned first) */
+  uint32_t n = p->nowned + p->nsteps + 1;
   ba_buffer *bufs = malloc(n * sizeof *bufs), *heap = malloc(n * sizeof *heap);
   uint32_t *ids = malloc(n * sizeof *ids);
   if (!bufs || !heap || !ids) {
-    free(bufs), free(heap), free(ids), free(alias);
+    free(bufs), free(heap), free(ids);
     return cpu_oom();
   }
   uint32_t nb = 0, nh = 0;
   for (uint32_t i = 0; i < p->nowned; i++) {
     uint32_t id = p->owned[i];
-    if (x->home[id] == HOME_ARG || x->home[id] == HOME_NONE || x->consts[id]) continue;
+    if (x->home[id] == HOME_ARG || x->consts[id] || (x->home[id] == HOME_ARENA && root[id] != id))
+      continue;
     const step *q = &p->steps[x->def_step[id]];
     ba_buffer b = {0, x->def_step[id], x->last_step[id], 0};
     for (uint32_t k = 0; k < q->nout; k++)
       if (q->out[k]->id == id) b.bytes = cpu_value_bytes(q->out[k]);
     if (x->home[id] == HOME_ARENA) ids[nb] = id, bufs[nb++] = b;
-    else if (!is_result[id]) heap[nh++] = b;
+    else if (!is_result[id] && q->kind != STEP_ALIAS) heap[nh++] = b;
+  }
+  uint32_t first_scratch = nb;
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    const step *q = &p->steps[s];
+    int64_t need = 0;
+    for (uint32_t k = 0; k < q->nsub; k++)
+      if (x->progs[q->sub[k]].temp_bytes > need) need = x->progs[q->sub[k]].temp_bytes;
+    if (need > 0) ids[nb] = s, bufs[nb++] = (ba_buffer){need, s, s, 0};
   }
   hlo_status st = ba_pack(bufs, nb, 64, &p->temp_bytes);
-  for (uint32_t i = 0; !st && i < nb; i++) x->offset[ids[i]] = bufs[i].offset;
-  /* aliases in step order: a chain of in-place updates ends at its root */
-  for (uint32_t i = 0; !st && i < nalias; i++) {
-    uint32_t out = alias[i], root = (uint32_t)x->offset[out];
-    x->offset[out] = x->offset[root];
-    x->home[out] = HOME_ARENA;
+  for (uint32_t i = 0; !st && i < first_scratch; i++) x->offset[ids[i]] = bufs[i].offset;
+  for (uint32_t i = first_scratch; !st && i < nb; i++) {
+    const step *q = &p->steps[ids[i]];
+    for (uint32_t k = 0; k < q->nsub; k++) {
+      x->progs[q->sub[k]].arena_parent = pi;
+      x->progs[q->sub[k]].arena_offset = bufs[i].offset;
+    }
   }
-  free(alias);
-  p->arena_buffers = nb;
-  p->heap_peak_bytes = ba_peak_live(heap, nh);
+  for (uint32_t i = 0; !st && i < p->nowned; i++) {
+    uint32_t id = p->owned[i];
+    if (x->home[id] == HOME_ARENA && root[id] != id) x->offset[id] = x->offset[root[id]];
+  }
+  p->arena_buffers = first_scratch;
+  p->heap_peak_bytes = heap_peak(x, p, heap, nh);
   free(bufs), free(heap), free(ids);
   return st;
 }
@@ -235,8 +300,11 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   x->def_step = calloc(nv, sizeof *x->def_step);
   x->last_step = calloc(nv, sizeof *x->last_step);
   bool *is_result = calloc(nv, sizeof *is_result);
-  if (!x->home || !x->prog_of || !x->offset || !x->def_step || !x->last_step || !is_result) {
+  uint32_t *root = calloc(nv, sizeof *root);
+  if (!x->home || !x->prog_of || !x->offset || !x->def_step || !x->last_step || !is_result ||
+      !root) {
     free(is_result);
+    free(root);
     return cpu_oom();
   }
   runtime_cpu_stats *ms = &x->stats;
@@ -249,14 +317,17 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   const hlo_op *term = x->f->body.block.last;
   for (uint32_t i = 0; term && i < term->num_operands; i++) ms->out_bytes += cpu_value_bytes(term->operands[i]);
   hlo_status st = NULL;
-  for (uint32_t pi = 0; pi < x->nprogs && !st; pi++) {
-    st = plan_program(x, pi, is_result);
-    if (st) break;
-    ms->temp_bytes += x->progs[pi].temp_bytes;
-    ms->arena_buffers += x->progs[pi].arena_buffers;
-    ms->heap_peak_bytes += x->progs[pi].heap_peak_bytes;
+  /* children first: a control step's scratch holds its regions' arenas */
+  for (uint32_t pi = x->nprogs; pi-- > 0 && !st;) {
+    st = plan_program(x, pi, is_result, root);
+    if (!st) ms->arena_buffers += x->progs[pi].arena_buffers;
+  }
+  if (!st && x->nprogs) {
+    ms->temp_bytes = x->progs[0].temp_bytes;
+    ms->heap_peak_bytes = x->progs[0].heap_peak_bytes;
   }
   free(is_result);
+  free(root);
   ms->peak_bytes = ms->arg_bytes + ms->out_bytes + ms->temp_bytes + ms->heap_peak_bytes;
   if (!st && dump_dir) st = dump_buffers(x, dump_dir);
   return st;

@@ -24,6 +24,8 @@ typedef enum step_kind {
   STEP_INTERP,  /* the interpreter's kernel for the op (interp_run_op) */
   STEP_WHILE,   /* stablehlo.while: programs sub[0] (cond) and sub[1] (body) */
   STEP_CASE,    /* stablehlo.case / if: program sub[i] for branch i (if: i = !pred) */
+  STEP_ALIAS,   /* stablehlo.reshape, or a bitcast_convert between types of one width:
+                   the result is the operand's bytes (no copy; XLA's bitcast) */
   /* data movement run natively (executable_cpu_copy.c) */
   STEP_DSLICE,  /* stablehlo.dynamic_slice: a block copy at clamped start indices */
   STEP_DUS,     /* stablehlo.dynamic_update_slice: operand copied (unless the output
@@ -66,10 +68,13 @@ typedef struct program {
   const hlo_block *block;      /* the function body, or a region's block */
   step *steps;
   uint32_t nsteps, cap_steps;
-  int64_t temp_bytes;          /* its arena (buffer assignment) */
+  int64_t temp_bytes;          /* its arena (buffer assignment), regions' arenas included */
   int64_t heap_peak_bytes;     /* interpreter temporaries live at once, at most */
   uint32_t arena_buffers;
-  uint8_t *arena;              /* made at the first run */
+  uint8_t *arena;              /* program 0: made at the first run; a region's program:
+                                  a slice of its parent's (the control step's scratch) */
+  uint32_t arena_parent;       /* a region's program: the program whose arena holds its */
+  int64_t arena_offset;        /* own, and where */
   uint32_t *owned;             /* the values it defines (block args, step results), */
   uint32_t nowned;             /* released at the end of each of its runs */
 } program;

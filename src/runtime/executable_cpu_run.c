@@ -189,6 +189,19 @@ static hlo_status run_control_step(cpu_exec *x, const step *s, tensor **in, bool
   return st;
 }
 
+/* A reshape or same-width bitcast: an arena result already holds the
+ * bytes (it shares its operand's slot); any other result borrows the
+ * operand's data in a tensor of its own type (the operand outlives it:
+ * plan_frees). */
+static hlo_status run_alias_step(cpu_exec *x, const step *s, tensor **out) {
+  const hlo_value *v = s->out[0];
+  if (x->home[v->id] == HOME_ARENA) return NULL;
+  void *data = value_data(x, s->in[0]);
+  if (!data) return no_buffer(s->op, s->in[0]);
+  out[0] = tensor_wrap(v->type, data);
+  return out[0] ? NULL : cpu_oom();
+}
+
 static hlo_status run_step(cpu_exec *x, const step *s) {
   enum { SMALL = 16 };
   tensor *in_small[SMALL], *out_small[SMALL] = {0};
@@ -203,6 +216,7 @@ static hlo_status run_step(cpu_exec *x, const step *s) {
     switch (s->kind) {
     case STEP_INTERP: st = run_interp_step(x, s, in, wrapped, out); break;
     case STEP_WHILE: case STEP_CASE: st = run_control_step(x, s, in, wrapped, out); break;
+    case STEP_ALIAS: st = run_alias_step(x, s, out); break;
     default: st = run_native_step(x, s, bufs, out); break;
     }
   }
@@ -351,12 +365,21 @@ static hlo_status check_step(cpu_exec *x, const step *s, uint32_t pi, uint32_t i
 
 /* -------------------------------------------------------------- programs */
 
-static hlo_status make_arena(program *p) {
-  if (p->arena || p->temp_bytes <= 0) return NULL;
-  p->arena = aligned_alloc(64, (size_t)p->temp_bytes);
-  if (!p->arena)
+/* Makes program 0's arena, and points every region's program at its
+ * slice of it (the scratch buffer of its control step). */
+static hlo_status make_arenas(cpu_exec *x) {
+  program *p0 = &x->progs[0];
+  if (p0->arena || p0->temp_bytes <= 0) return NULL;
+  size_t bytes = ((size_t)p0->temp_bytes + 63) & ~(size_t)63;
+  p0->arena = aligned_alloc(64, bytes);
+  if (!p0->arena)
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for %lld bytes of temporaries",
-                      (long long)p->temp_bytes);
+                      (long long)p0->temp_bytes);
+  for (uint32_t pi = 1; pi < x->nprogs; pi++) {
+    program *p = &x->progs[pi];
+    const program *parent = &x->progs[p->arena_parent];
+    p->arena = p->temp_bytes > 0 && parent->arena ? parent->arena + p->arena_offset : NULL;
+  }
   return NULL;
 }
 
@@ -378,7 +401,7 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
   if (nargs != blk->num_args)
     return status_new(HLO_INTERNAL, "cpu executable: program %u takes %u arguments, got %u", pi,
                       blk->num_args, nargs);
-  HLO_TRY(make_arena(p));
+  if (pi == 0) HLO_TRY(make_arenas(x));
   for (uint32_t i = 0; i < nargs; i++) {
     uint32_t id = blk->args[i].id;
     if (id < x->nvals) {
@@ -487,6 +510,7 @@ static const char *step_kind_name(const step *p) {
   case STEP_GEMM: return "gemm";
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
+  case STEP_ALIAS: return "alias";
   case STEP_DSLICE: case STEP_DUS: case STEP_PAD: case STEP_GATHER: case STEP_SCATTER:
     return "copy";
   default: return "interp";

@@ -42,7 +42,8 @@ typedef struct runtime_cpu_stats {
   uint32_t blas;           /* BLAS thunks (gemm) */
   uint32_t interp;         /* interpreter thunks */
   uint32_t control;        /* while/case/if steps (their regions compiled as programs) */
-  uint32_t copies;         /* dynamic_slice / dynamic_update_slice block copies */
+  uint32_t copies;         /* data movement run natively (dynamic_slice, pad, gather, ...) */
+  uint32_t aliases;        /* reshapes and same-width bitcasts: no copy, the operand's bytes */
   double compile_ms;       /* all of cpu_exec_create: lowering, C compile and load */
   double lower_ms;         /* lowering fusions to kernels, thunks, constants */
   double cc_ms;            /* the backend's compile: C emission, the C compiler, loading */
