@@ -30,6 +30,9 @@ static const verb verbs[] = {
     {"run", "run a program on inputs from .npy files and write its results", cmd_run},
     {"bench", "time a program: compile once, run warm, median and minimum per run", cmd_bench},
     {"cost", "FLOPs, transcendentals and bytes accessed, counted as XLA counts them", cmd_cost},
+    {"compile", "compile without running: kernels, library calls, time per stage, passes", cmd_compile},
+    {"dot", "the fused graph as Graphviz DOT, each fusion a cluster", cmd_dot},
+    {"memory", "bytes a compiled program needs: arguments, outputs, temporaries, peak", cmd_memory},
 };
 #define NUM_VERBS (sizeof verbs / sizeof verbs[0])
 

@@ -22,6 +22,9 @@ int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_cost(int argc, char **argv);
+int cmd_memory(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_dot(int argc, char **argv);
 
 /* ------------------------------------------------------- flags, reporting */
 
