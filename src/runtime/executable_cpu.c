@@ -9,21 +9,16 @@
  * executable_cpu_run.c. */
 #include "runtime/executable_cpu.h"
 #include "runtime/executable_cpu_internal.h"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "backend/backend.h"
 #include "ir/element.h"
-#include "runtime/buffer_assignment.h"
 #include "codegen/lower_fusion.h"
-#include "ir/print.h"
 #include "support/arena.h"
-#include "support/strbuf.h"
 
 hlo_status cpu_oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
-#define oom cpu_oom
 
 double cpu_now_ms(void) {
   struct timespec ts;
@@ -156,7 +151,7 @@ static hlo_status push_step(builder *b, const step *s) {
   if (p->nsteps == p->cap_steps) {
     uint32_t nc = p->cap_steps ? p->cap_steps * 2 : 32;
     step *n = realloc(p->steps, nc * sizeof *n);
-    if (!n) return oom();
+    if (!n) return cpu_oom();
     p->steps = n;
     p->cap_steps = nc;
   }
@@ -195,7 +190,7 @@ static hlo_status captured_of(const hlo_op *top, const hlo_op *op, const hlo_val
         if (*n == *cap) {
           uint32_t nc = *cap * 2 + 4;
           const hlo_value **nv = realloc(*vs, nc * sizeof *nv);
-          if (!nv) return oom();
+          if (!nv) return cpu_oom();
           *vs = nv;
           *cap = nc;
         }
@@ -218,7 +213,7 @@ static hlo_status interp_step(builder *b, const hlo_op *op) {
   uint32_t cap = op->num_operands + 4;
   s.in = malloc(cap * sizeof *s.in);
   s.out = malloc((op->num_results ? op->num_results : 1) * sizeof *s.out);
-  hlo_status st = s.in && s.out ? NULL : oom();
+  hlo_status st = s.in && s.out ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
   if (!st) st = cpu_captured(op, &s.in, &s.nin, &cap);
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
@@ -243,7 +238,7 @@ static hlo_status gemm_step(builder *b, const hlo_op *op, const backend_gemm *g)
   if (!s.in || !s.out) {
     free(s.in);
     free(s.out);
-    return oom();
+    return cpu_oom();
   }
   s.in[0] = op->operands[0];
   s.in[1] = op->operands[1];
@@ -364,7 +359,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
   s.inplace = inplace_input(k);
   s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
   s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
-  if (!s.in || !s.out) st = oom();
+  if (!s.in || !s.out) st = cpu_oom();
   for (uint32_t i = 0; i < k->num_inputs && !st; i++) {
     const hlo_value *v = k->inputs[i].value;
     const hlo_value *ov = v ? outer_value(fusion, v, false) : NULL;
@@ -383,7 +378,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
   if (!st && b->nks == b->cap_ks) {
     uint32_t nc = b->cap_ks ? b->cap_ks * 2 : 32;
     kernel **nk = realloc(b->ks, nc * sizeof *nk);
-    if (!nk) st = oom();
+    if (!nk) st = cpu_oom();
     else b->ks = nk, b->cap_ks = nc;
   }
   if (!st) st = push_step(b, &s);
@@ -431,7 +426,7 @@ static hlo_status control_step(builder *b, const hlo_op *op) {
   s.in = malloc(cap * sizeof *s.in);
   s.out = malloc((op->num_results ? op->num_results : 1) * sizeof *s.out);
   s.sub = malloc(op->num_regions * sizeof *s.sub);
-  hlo_status st = s.in && s.out && s.sub ? NULL : oom();
+  hlo_status st = s.in && s.out && s.sub ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
   if (!st) st = cpu_captured(op, &s.in, &s.nin, &cap);
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
@@ -460,7 +455,7 @@ static hlo_status operand_step(builder *b, const hlo_op *op, step_kind kind) {
   s.op = op;
   s.in = malloc((op->num_operands ? op->num_operands : 1) * sizeof *s.in);
   s.out = malloc((op->num_results ? op->num_results : 1) * sizeof *s.out);
-  hlo_status st = s.in && s.out ? NULL : oom();
+  hlo_status st = s.in && s.out ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) {
     const hlo_value *v = op->operands[i];
     if (v->def && v->def->opcode == OP_CONSTANT) st = make_constant(b->x, v);
@@ -525,7 +520,7 @@ static hlo_status compile_op(builder *b, const hlo_op *op) {
     uint32_t n = 0;
     for (const hlo_op *o = rb->first; o; o = o->next) n++;
     const hlo_op **ops = calloc(n ? n : 1, sizeof *ops);
-    if (!ops) return oom();
+    if (!ops) return cpu_oom();
     uint32_t k = 0;
     const hlo_op *term = NULL;
     for (const hlo_op *o = rb->first; o; o = o->next) {
@@ -574,7 +569,7 @@ static hlo_status compile_block(builder *b, const hlo_block *blk, uint32_t *out_
   if (x->nprogs == x->cap_progs) {
     uint32_t nc = x->cap_progs ? x->cap_progs * 2 : 4;
     program *np = realloc(x->progs, nc * sizeof *np);
-    if (!np) return oom();
+    if (!np) return cpu_oom();
     x->progs = np;
     x->cap_progs = nc;
   }
@@ -630,7 +625,7 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   *out = NULL;
   double t0 = cpu_now_ms();
   cpu_exec *x = calloc(1, sizeof *x);
-  if (!x) return oom();
+  if (!x) return cpu_oom();
   x->be = backend_cpu();
   x->it = it;
   x->f = f;
@@ -641,7 +636,7 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   memset(&b, 0, sizeof b);
   b.x = x;
   uint32_t p0 = 0;
-  hlo_status st = x->consts && x->vals ? NULL : oom();
+  hlo_status st = x->consts && x->vals ? NULL : cpu_oom();
   if (!st) st = compile_block(&b, &f->body.block, &p0);
   if (!st) st = cpu_plan_buffers(x, dump_dir);
   /* a kernel writing over its input reads and writes one memory: no restrict */
