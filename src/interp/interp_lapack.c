@@ -2,7 +2,8 @@
  * (?potrf), LU (?getrf), QR (?geqrf,
  * ?orgqr / ?ungqr), the symmetric / Hermitian eigensolver (?syevd / ?heevd,
  * also serving cuSOLVER's syevd and syevj: the Jacobi variant is computed
- * with the divide-and-conquer routine) and the SVD (?gesdd).
+ * with the divide-and-conquer routine). The SVDs, ?gesdd included, are in
+ * interp_lapack_eig.c.
  *
  * Operand and result conventions are those of jaxlib's FFI handlers
  * (jaxlib/cpu/lapack_kernels.cc, jaxlib/gpu/solver_kernels_ffi.cc): getrf
@@ -56,17 +57,6 @@ void cheevd_(const char *, const char *, const int *, void *, const int *, void 
 void zheevd_(const char *, const char *, const int *, void *, const int *, void *, void *,
              const int *, void *, const int *, int *, const int *, int *, size_t, size_t);
 
-void sgesdd_(const char *, const int *, const int *, void *, const int *, void *, void *,
-             const int *, void *, const int *, void *, const int *, int *, int *, size_t);
-void dgesdd_(const char *, const int *, const int *, void *, const int *, void *, void *,
-             const int *, void *, const int *, void *, const int *, int *, int *, size_t);
-void cgesdd_(const char *, const int *, const int *, void *, const int *, void *, void *,
-             const int *, void *, const int *, void *, const int *, void *, int *, int *,
-             size_t);
-void zgesdd_(const char *, const int *, const int *, void *, const int *, void *, void *,
-             const int *, void *, const int *, void *, const int *, void *, int *, int *,
-             size_t);
-
 typedef void (*potrf_fn)(const char *, const int *, void *, const int *, int *, size_t);
 typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *, int *);
 typedef void (*geqrf_fn)(const int *, const int *, void *, const int *, void *, void *,
@@ -83,11 +73,10 @@ static const orgqr_fn orgqr_fns[4] = {sorgqr_, dorgqr_, cungqr_, zungqr_};
 
 hlo_status cc_potrf(interp *it, const hlo_op *op, tensor *const *in,
                            const hlo_type *const *rt, tensor **out, const cc_target *t) {
-  int prec, m, n;
+  int prec, n;
   int64_t batch;
   HLO_TRY(lk_check_results(op, t, 2, 2));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  HLO_TRY(lk_square_operand(op, t, in[0], &prec, &batch, &n));
   char uplo = lk_config_uplo(op);
   uint8_t *a;
   HLO_TRY(lk_to_physical(op, 0, in[0], true, &a));
@@ -231,11 +220,10 @@ hlo_status cc_orgqr(interp *it, const hlo_op *op, tensor *const *in,
  * lower. */
 hlo_status cc_syevd(interp *it, const hlo_op *op, tensor *const *in,
                            const hlo_type *const *rt, tensor **out, const cc_target *t) {
-  int prec, m, n;
+  int prec, n;
   int64_t batch;
   HLO_TRY(lk_check_results(op, t, 3, 6));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  HLO_TRY(lk_square_operand(op, t, in[0], &prec, &batch, &n));
   char uplo = lk_config_uplo(op), jobz = lk_config_char(op, "mode", 'V');
   hlo_dtype real = prec == 0 || prec == 2 ? HLO_F32 : HLO_F64;
   size_t es = hlo_dtype_size(in[0]->type->dtype), rs = hlo_dtype_size(real);
@@ -293,100 +281,6 @@ hlo_status cc_syevd(interp *it, const hlo_op *op, tensor *const *in,
   free(rwork);
   free(iwork);
   free(info);
-  if (st) iu_release_all(out, op->num_results);
-  return st;
-}
-
-/* ?gesdd of precision `prec` (0 s, 1 d, 2 c, 3 z); rwork is for c/z only. */
-static void call_gesdd(int prec, char jobz, int m, int n, void *a, int lda, void *s, void *u,
-                       int ldu, void *vt, int ldvt, void *work, int lwork, void *rwork,
-                       int *iwork, int *info) {
-  switch (prec) {
-    case 0: sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
-      break;
-    case 1: dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
-      break;
-    case 2:
-      cgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);
-      break;
-    default:
-      zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);
-      break;
-  }
-}
-
-/* Singular value decomposition (?gesdd): operand a (..., m, n); results
- * (a, s (..., min(m, n)) real, u, vt, info[, workspaces]); option mode
- * 'A' (full u, vt), 'S' (reduced) or 'N' (values only). */
-hlo_status cc_gesdd(interp *it, const hlo_op *op, tensor *const *in,
-                           const hlo_type *const *rt, tensor **out, const cc_target *t) {
-  int prec, m, n;
-  int64_t batch;
-  HLO_TRY(lk_check_results(op, t, 5, 8));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  char jobz = lk_config_char(op, "mode", 'S');
-  int k = m < n ? m : n;
-  hlo_dtype real = prec == 0 || prec == 2 ? HLO_F32 : HLO_F64;
-  size_t es = hlo_dtype_size(in[0]->type->dtype), rs = hlo_dtype_size(real);
-  if (rt[1]->dtype != real || type_num_elements(rt[1]) != batch * k || rt[2]->rank < 2 ||
-      rt[3]->rank < 2)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "%s: unexpected result types", t->name);
-  int64_t urows = rt[2]->dims[rt[2]->rank - 2], ucols = rt[2]->dims[rt[2]->rank - 1];
-  int64_t vrows = rt[3]->dims[rt[3]->rank - 2], vcols = rt[3]->dims[rt[3]->rank - 1];
-  int64_t usz = urows * ucols, vsz = vrows * vcols;
-  if (type_num_elements(rt[2]) != batch * usz || type_num_elements(rt[3]) != batch * vsz)
-    return interp_error(op, HLO_INVALID_ARGUMENT, "%s: u / vt batch shapes differ", t->name);
-  if (jobz != 'N' && (urows != m || vcols != n ||
-                      (jobz == 'A' ? (ucols != m || vrows != n) : (ucols != k || vrows != k))))
-    return interp_error(op, HLO_INVALID_ARGUMENT, "%s: u / vt shapes do not fit mode '%c'",
-                        t->name, jobz);
-  uint8_t *a;
-  HLO_TRY(lk_to_physical(op, 0, in[0], true, &a));
-  uint8_t *sv = xcalloc((size_t)(batch * k) + 1, rs);
-  uint8_t *u = xcalloc((size_t)(batch * usz) + 1, es), *vt = xcalloc((size_t)(batch * vsz) + 1, es);
-  int *iwork = xcalloc((size_t)(8 * k) + 1, sizeof *iwork);
-  int *info = xcalloc((size_t)batch + 1, sizeof *info);
-  int64_t mx = m > n ? m : n;
-  size_t lrwork = (size_t)(5 * (int64_t)k * k + 7 * k + 2 * mx * k + 2 * (int64_t)k * k + 1);
-  uint8_t *rwork = prec >= 2 ? xcalloc(lrwork, rs) : NULL, *work = NULL;
-  hlo_status st = NULL;
-  if (!sv || !u || !vt || !iwork || !info || (prec >= 2 && !rwork))
-    st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
-  int lda = m > 1 ? m : 1, ldu = urows > 1 ? (int)urows : 1, ldvt = vrows > 1 ? (int)vrows : 1;
-  int lwork = -1, qinfo = 0;
-  double wq[2] = {0, 0};
-  if (!st && m > 0 && n > 0) {
-    call_gesdd(prec, jobz, m, n, a, lda, sv, u, ldu, vt, ldvt, wq, -1, rwork, iwork, &qinfo);
-    double lw = lk_workspace_size(prec, wq);
-    lwork = (int)(lw > 1 ? lw : 1) + 1;
-    work = xcalloc((size_t)lwork, es);
-    if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  size_t step = (size_t)m * n * es;
-  for (int64_t b = 0; b < batch && !st && m > 0 && n > 0; b++) {
-    /* a non-finite matrix: info = -4, as ?gesdd gives for a NaN (an infinity would hang it) */
-    if (lk_has_non_finite(prec, a + b * step, (size_t)m * n * (prec >= 2 ? 2 : 1))) {
-      info[b] = -4;
-      continue;
-    }
-    call_gesdd(prec, jobz, m, n, a + b * step, lda, sv + (size_t)b * k * rs,
-               u + (size_t)(b * usz) * es, ldu, vt + (size_t)(b * vsz) * es, ldvt, work, lwork,
-               rwork, iwork, &info[b]);
-  }
-  if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
-  if (!st) st = lk_from_physical(op, 1, rt[1], sv, &out[1]);
-  if (!st) st = lk_from_physical(op, 2, rt[2], u, &out[2]);
-  if (!st) st = lk_from_physical(op, 3, rt[3], vt, &out[3]);
-  if (!st) st = lk_int_result(op, 4, rt[4], info, batch, &out[4]);
-  if (!st) st = lk_zero_results(op, rt, 5, out);
-  free(a);
-  free(sv);
-  free(u);
-  free(vt);
-  free(iwork);
-  free(info);
-  free(rwork);
-  free(work);
   if (st) iu_release_all(out, op->num_results);
   return st;
 }

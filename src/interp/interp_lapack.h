@@ -64,6 +64,10 @@ char lk_config_uplo(const hlo_op *op);
  * sets *prec, *batch (product of the leading dimensions), *m, *n. */
 HLO_MUST_USE hlo_status lk_matrix_operand(const hlo_op *op, const cc_target *t, const tensor *x,
                                           int *prec, int64_t *batch, int *m, int *n);
+/* lk_matrix_operand for a batch of square n x n matrices: also
+ * HLO_INVALID_ARGUMENT "matrix must be square". */
+HLO_MUST_USE hlo_status lk_square_operand(const hlo_op *op, const cc_target *t, const tensor *x,
+                                          int *prec, int64_t *batch, int *n);
 /* HLO_INVALID_ARGUMENT unless the op has min..max results. */
 HLO_MUST_USE hlo_status lk_check_results(const hlo_op *op, const cc_target *t, uint32_t min,
                                          uint32_t max);
@@ -97,6 +101,11 @@ HLO_MUST_USE hlo_status lk_zero_results(const hlo_op *op, const hlo_type *const 
  * size es; sets *lwork and *work (the caller frees it). */
 HLO_MUST_USE hlo_status lk_alloc_work(const hlo_op *op, int prec, const double *wq, int n,
                                       size_t es, int *lwork, uint8_t **work);
+/* A workspace after a query wrote `wq`: max(optimal, min) + 1 elements of
+ * size es (the SVD, ?geev and ?gees sizing); sets *lwork and *work (the
+ * caller frees it). */
+HLO_MUST_USE hlo_status lk_alloc_work_over(const hlo_op *op, int prec, const double *wq, int min,
+                                           size_t es, int *lwork, uint8_t **work);
 /* HLO_INVALID_ARGUMENT unless result i is a tensor of `dtype` with `count`
  * elements. */
 HLO_MUST_USE hlo_status lk_check_result(const hlo_op *op, const cc_target *t, uint32_t i,
@@ -122,13 +131,13 @@ hlo_status cc_orgqr(interp *, const hlo_op *, tensor *const *, const hlo_type *c
 /* ?syevd / ?heevd (and the GPU syevd / syevj): a -> (v, w, info). */
 hlo_status cc_syevd(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
                     tensor **, const cc_target *);
-/* ?gesdd: a -> (a, s, u, vt, info). */
-hlo_status cc_gesdd(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
-                    tensor **, const cc_target *);
 
 /* ------------------------------------------ kernels (interp_lapack_eig.c) */
 /* ?gesvd: a -> (a, s, u, vt, info), mode 'A' / 'S' / 'N'. */
 hlo_status cc_gesvd(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
+                    tensor **, const cc_target *);
+/* ?gesdd: as cc_gesvd, with the divide-and-conquer routine. */
+hlo_status cc_gesdd(interp *, const hlo_op *, tensor *const *, const hlo_type *const *,
                     tensor **, const cc_target *);
 /* GPU gesvd / gesdd (compute_uv, full_matrices, transposed): a -> (a, s, u,
  * vt, info); a row-major operand (transposed) is decomposed as its buffer. */

@@ -1,5 +1,5 @@
 /* interp_lapack_eig.c — LAPACK-backed custom-call kernels for the SVD
- * (?gesvd, and cuSOLVER / hipSOLVER gesvd, gesdd, gesvdj, gesvdp), the
+ * (?gesvd, ?gesdd, and cuSOLVER / hipSOLVER gesvd, gesdd, gesvdj, gesvdp), the
  * nonsymmetric eigensolver (?geev, also the {cu,hip}hybrid_eig_* targets
  * whose GPU builds call LAPACK or MAGMA), the Schur decomposition (?gees),
  * the Hessenberg reduction (?gehrd) and the tridiagonal reduction (?sytrd /
@@ -10,7 +10,7 @@
  * the signs (phases) of singular vector pairs, which no caller may rely on.
  * Operands and results follow jaxlib's FFI handlers (jaxlib/cpu/
  * lapack_kernels.cc, jaxlib/gpu/solver_kernels_ffi.cc, hybrid_kernels.cc):
- *   ?gesvd        a -> (a, s, u, vt, info); mode 'A' / 'S' / 'N'
+ *   ?gesvd, ?gesdd  a -> (a, s, u, vt, info); mode 'A' / 'S' / 'N'
  *   gpu gesvd     a -> (a, s, u, vt, info); compute_uv, full_matrices,
  *                 transposed: a row-major operand (m < n) is decomposed as
  *                 its buffer, the column-major n x m transpose, so u and vt
@@ -132,10 +132,7 @@ static hlo_status svd_batch(const hlo_op *op, const cc_target *t, int prec, bool
   double wq[2] = {0, 0};
   if (!st) {
     call_svd(prec, qr, jobz, m, n, a, s, u, ldu, vt, ldvt, wq, -1, rwork, iwork, &q);
-    double lw = lk_workspace_size(prec, wq);
-    lwork = (int)(lw > 1 ? lw : 1) + 1;
-    work = xcalloc((size_t)lwork, es);
-    if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    st = lk_alloc_work_over(op, prec, wq, 1, es, &lwork, &work);
   }
   size_t usz = (size_t)urows * ucols, vsz = (size_t)vrows * n;
   size_t reals = (size_t)m * n * (prec >= 2 ? 2 : 1);
@@ -157,12 +154,11 @@ static hlo_status svd_batch(const hlo_op *op, const cc_target *t, int prec, bool
 }
 
 /* The shared body of the SVD kernels: operand 0 in buffer `a` (column-major
- * m x n batches); results (a, s, slot2, slot3, info) where slot2 / slot3
- * are u / vt (or, `swap`, vt / u), `as_v`: slot3 gets V = vt^H (n x vrows)
- * instead of vt. */
+ * m x n batches); results (a, s, u, vt, info[, zeroed workspaces]); with
+ * `as_v`, result 3 gets V = vt^H (n x vrows) instead of vt. */
 static hlo_status svd_common(const hlo_op *op, const hlo_type *const *rt, tensor **out,
                              const cc_target *t, const tensor *x, uint8_t *a, int prec, bool qr,
-                             char jobz, int m, int n, int64_t batch, bool swap, bool as_v) {
+                             char jobz, int m, int n, int64_t batch, bool as_v) {
   int k = m < n ? m : n;
   int urows = m, ucols = jobz == 'A' ? m : k, vrows = jobz == 'A' ? n : k;
   if (jobz == 'N') ucols = vrows = 0;
@@ -170,10 +166,9 @@ static hlo_status svd_common(const hlo_op *op, const hlo_type *const *rt, tensor
   size_t es = hlo_dtype_size(x->type->dtype), rs = hlo_dtype_size(real);
   HLO_TRY(lk_check_result(op, t, 1, rt[1], real, batch * k));
   int64_t usz = (int64_t)urows * ucols, vsz = (int64_t)vrows * n;
-  uint32_t ui = swap ? 3 : 2, vi = swap ? 2 : 3;
   if (jobz != 'N') {
-    HLO_TRY(lk_check_result(op, t, ui, rt[ui], x->type->dtype, batch * usz));
-    HLO_TRY(lk_check_result(op, t, vi, rt[vi], x->type->dtype, batch * vsz));
+    HLO_TRY(lk_check_result(op, t, 2, rt[2], x->type->dtype, batch * usz));
+    HLO_TRY(lk_check_result(op, t, 3, rt[3], x->type->dtype, batch * vsz));
   }
   uint8_t *s = xcalloc((size_t)(batch * k) + 1, rs);
   uint8_t *u = xcalloc((size_t)(batch * usz) + 1, es), *vt = xcalloc((size_t)(batch * vsz) + 1, es);
@@ -201,9 +196,9 @@ static hlo_status svd_common(const hlo_op *op, const hlo_type *const *rt, tensor
   if (!st) st = lk_from_physical(op, 0, rt[0], a, &out[0]);
   if (!st) st = lk_from_physical(op, 1, rt[1], s, &out[1]);
   if (!st) st = jobz == 'N' ? tensor_create(rt[2], &op->loc, &out[2])
-                            : lk_from_physical(op, 2, rt[2], swap ? vt : u, &out[2]);
+                            : lk_from_physical(op, 2, rt[2], u, &out[2]);
   if (!st) st = jobz == 'N' ? tensor_create(rt[3], &op->loc, &out[3])
-                            : lk_from_physical(op, 3, rt[3], swap ? u : vt, &out[3]);
+                            : lk_from_physical(op, 3, rt[3], vt, &out[3]);
   if (!st) st = lk_int_result(op, 4, rt[4], info, batch, &out[4]);
   if (!st) st = lk_zero_results(op, rt, 5, out);
   free(s);
@@ -214,9 +209,11 @@ static hlo_status svd_common(const hlo_op *op, const hlo_type *const *rt, tensor
   return st;
 }
 
-hlo_status cc_gesvd(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
-                    tensor **out, const cc_target *t) {
-  (void)it;
+/* The cpu targets lapack_?gesvd_ffi (`qr`: ?gesvd) and lapack_?gesdd_ffi
+ * (?gesdd): a -> (a, s, u, vt, info[, workspaces]); option mode 'A' (full
+ * u, vt), 'S' (reduced) or 'N' (values only; u and vt are zeros). */
+static hlo_status cpu_svd(const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
+                          tensor **out, const cc_target *t, bool qr) {
   int prec, m, n;
   int64_t batch;
   HLO_TRY(lk_check_results(op, t, 5, 8));
@@ -226,8 +223,44 @@ hlo_status cc_gesvd(interp *it, const hlo_op *op, tensor *const *in, const hlo_t
     return interp_error(op, HLO_INVALID_ARGUMENT, "%s: mode must be 'A', 'S' or 'N'", t->name);
   uint8_t *a;
   HLO_TRY(lk_to_physical(op, 0, in[0], true, &a));
-  hlo_status st = svd_common(op, rt, out, t, in[0], a, prec, true, jobz, m, n, batch, false,
-                             false);
+  hlo_status st = svd_common(op, rt, out, t, in[0], a, prec, qr, jobz, m, n, batch, false);
+  free(a);
+  return st;
+}
+
+hlo_status cc_gesvd(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
+                    tensor **out, const cc_target *t) {
+  (void)it;
+  return cpu_svd(op, in, rt, out, t, true);
+}
+
+hlo_status cc_gesdd(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
+                    tensor **out, const cc_target *t) {
+  (void)it;
+  return cpu_svd(op, in, rt, out, t, false);
+}
+
+/* The GPU SVD targets (options compute_uv, full_matrices: both default
+ * true). gesvd / gesdd (not `jacobi`): a row-major operand is decomposed as
+ * its buffer, the column-major n x m transpose (what the GPU kernel does),
+ * so its u is the transpose of vt's slot. gesvdj / gesvdp (`jacobi`): ?gesdd
+ * of the column-major matrix, slot 3 gets V itself. */
+static hlo_status gpu_svd(const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
+                          tensor **out, const cc_target *t, bool jacobi) {
+  int prec, m, n;
+  int64_t batch;
+  HLO_TRY(lk_check_results(op, t, 5, 5));
+  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
+  char jobz = !lk_config_bool(op, "compute_uv", true)          ? 'N'
+              : lk_config_bool(op, "full_matrices", true) ? 'A'
+                                                          : 'S';
+  uint8_t *a;
+  bool tr = false;
+  if (jacobi) HLO_TRY(lk_to_physical(op, 0, in[0], true, &a));
+  else HLO_TRY(lk_to_physical_any(op, 0, in[0], &a, &tr));
+  bool qr = !jacobi && strstr(t->name, "gesdd") == NULL;
+  hlo_status st = svd_common(op, rt, out, t, in[0], a, prec, qr, jobz, tr ? n : m, tr ? m : n,
+                             batch, jacobi);
   free(a);
   return st;
 }
@@ -235,39 +268,13 @@ hlo_status cc_gesvd(interp *it, const hlo_op *op, tensor *const *in, const hlo_t
 hlo_status cc_gpu_gesvd(interp *it, const hlo_op *op, tensor *const *in,
                         const hlo_type *const *rt, tensor **out, const cc_target *t) {
   (void)it;
-  int prec, m, n;
-  int64_t batch;
-  HLO_TRY(lk_check_results(op, t, 5, 5));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  bool uv = lk_config_bool(op, "compute_uv", true), full = lk_config_bool(op, "full_matrices", true);
-  char jobz = !uv ? 'N' : full ? 'A' : 'S';
-  uint8_t *a;
-  bool tr;
-  HLO_TRY(lk_to_physical_any(op, 0, in[0], &a, &tr));
-  /* A row-major buffer is the column-major n x m transpose: decompose that
-   * (what the GPU kernel does); its u is the transpose of vt's slot. */
-  bool qr = strstr(t->name, "gesdd") == NULL;
-  hlo_status st = svd_common(op, rt, out, t, in[0], a, prec, qr, jobz, tr ? n : m, tr ? m : n,
-                             batch, false, false);
-  free(a);
-  return st;
+  return gpu_svd(op, in, rt, out, t, false);
 }
 
 hlo_status cc_gpu_gesvdj(interp *it, const hlo_op *op, tensor *const *in,
                          const hlo_type *const *rt, tensor **out, const cc_target *t) {
   (void)it;
-  int prec, m, n;
-  int64_t batch;
-  HLO_TRY(lk_check_results(op, t, 5, 5));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  bool uv = lk_config_bool(op, "compute_uv", true), full = lk_config_bool(op, "full_matrices", true);
-  char jobz = !uv ? 'N' : full ? 'A' : 'S';
-  uint8_t *a;
-  HLO_TRY(lk_to_physical(op, 0, in[0], true, &a));
-  hlo_status st = svd_common(op, rt, out, t, in[0], a, prec, false, jobz, m, n, batch, false,
-                             true);
-  free(a);
-  return st;
+  return gpu_svd(op, in, rt, out, t, true);
 }
 
 /* A 'N' / 'V' option given as a character (`ckey`) or a bool (`bkey`). */
@@ -324,10 +331,9 @@ static void call_geev(int prec, char jl, char jr, int n, void *a, void *wr, void
 hlo_status cc_geev(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
                    tensor **out, const cc_target *t) {
   (void)it;
-  int prec, m, n;
+  int prec, n;
   int64_t batch;
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  HLO_TRY(lk_square_operand(op, t, in[0], &prec, &batch, &n));
   bool cplx = prec >= 2;
   HLO_TRY(lk_check_results(op, t, cplx ? 4 : 5, cplx ? 4 : 5));
   char jl = job_option(op, "compute_left", "left", 'N');
@@ -354,10 +360,7 @@ hlo_status cc_geev(interp *it, const hlo_op *op, tensor *const *in, const hlo_ty
   double wq[2] = {0, 0};
   if (!st && n > 0) {
     call_geev(prec, jl, jr, n, a, w0, w1, tl, tr, wq, -1, rwork, &q);
-    double lw = lk_workspace_size(prec, wq);
-    lwork = (int)(lw > 4 * n ? lw : 4 * n) + 1;
-    work = xcalloc((size_t)lwork, es);
-    if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    st = lk_alloc_work_over(op, prec, wq, 4 * n, es, &lwork, &work);
   }
   for (int64_t b = 0; b < batch && !st && n > 0; b++) {
     uint8_t *wrb = w0 + (size_t)b * n * es, *wib = w1 + (size_t)b * n * es;
@@ -399,10 +402,9 @@ static void call_gees(int prec, char jobvs, int n, void *a, int *sdim, void *wr,
 hlo_status cc_gees(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
                    tensor **out, const cc_target *t) {
   (void)it;
-  int prec, m, n;
+  int prec, n;
   int64_t batch;
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  HLO_TRY(lk_square_operand(op, t, in[0], &prec, &batch, &n));
   bool cplx = prec >= 2;
   HLO_TRY(lk_check_results(op, t, cplx ? 5 : 6, cplx ? 5 : 6));
   if (lk_config_char(op, "sort", 'N') != 'N')
@@ -429,10 +431,7 @@ hlo_status cc_gees(interp *it, const hlo_op *op, tensor *const *in, const hlo_ty
   double wq[2] = {0, 0};
   if (!st && n > 0) {
     call_gees(prec, jobvs, n, a, &qs, w0, w1, vs, wq, -1, rwork, bwork, &q);
-    double lw = lk_workspace_size(prec, wq);
-    lwork = (int)(lw > 3 * n ? lw : 3 * n) + 1;
-    work = xcalloc((size_t)lwork, es);
-    if (!work) st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    st = lk_alloc_work_over(op, prec, wq, 3 * n, es, &lwork, &work);
   }
   for (int64_t b = 0; b < batch && !st && n > 0; b++) {
     call_gees(prec, jobvs, n, a + b * nn * es, &sdim[b], w0 + (size_t)b * n * es,
@@ -464,11 +463,10 @@ static void call_gehrd(int prec, int n, int ilo, int ihi, void *a, void *tau, vo
 hlo_status cc_gehrd(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
                     tensor **out, const cc_target *t) {
   (void)it;
-  int prec, m, n;
+  int prec, n;
   int64_t batch;
   HLO_TRY(lk_check_results(op, t, 3, 3));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  HLO_TRY(lk_square_operand(op, t, in[0], &prec, &batch, &n));
   int64_t lo = 1, hi = n;
   lk_config_int(op, "low", &lo);
   lk_config_int(op, "high", &hi);
@@ -517,11 +515,10 @@ static void call_sytrd(int prec, char uplo, int n, void *a, void *d, void *e, vo
 hlo_status cc_sytrd(interp *it, const hlo_op *op, tensor *const *in, const hlo_type *const *rt,
                     tensor **out, const cc_target *t) {
   (void)it;
-  int prec, m, n;
+  int prec, n;
   int64_t batch;
   HLO_TRY(lk_check_results(op, t, 5, 5));
-  HLO_TRY(lk_matrix_operand(op, t, in[0], &prec, &batch, &m, &n));
-  if (m != n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  HLO_TRY(lk_square_operand(op, t, in[0], &prec, &batch, &n));
   char uplo = lk_config_uplo(op);
   int ne = n > 1 ? n - 1 : 0;
   hlo_dtype dt = in[0]->type->dtype, real = lk_real_dtype(prec);

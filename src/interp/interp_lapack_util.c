@@ -243,6 +243,14 @@ double lk_workspace_size(int prec, const double *wq) {
   return wq[0];
 }
 
+hlo_status lk_square_operand(const hlo_op *op, const cc_target *t, const tensor *x, int *prec,
+                             int64_t *batch, int *n) {
+  int m;
+  HLO_TRY(lk_matrix_operand(op, t, x, prec, batch, &m, n));
+  if (m != *n) return interp_error(op, HLO_INVALID_ARGUMENT, "%s: matrix must be square", t->name);
+  return NULL;
+}
+
 /* Sets the optional trailing results (info, workspace) to zeros. */
 hlo_status lk_zero_results(const hlo_op *op, const hlo_type *const *rt, uint32_t from,
                                tensor **out) {
@@ -263,6 +271,15 @@ hlo_status lk_alloc_work(const hlo_op *op, int prec, const double *wq, int n, si
   if (!*work) return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
   return NULL;
 }
+hlo_status lk_alloc_work_over(const hlo_op *op, int prec, const double *wq, int min, size_t es,
+                              int *lwork, uint8_t **work) {
+  double w = lk_workspace_size(prec, wq);
+  *lwork = (int)(w > min ? w : min) + 1;
+  *work = xcalloc((size_t)*lwork, es);
+  if (!*work) return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  return NULL;
+}
+
 hlo_dtype lk_real_dtype(int prec) { return prec == 0 || prec == 2 ? HLO_F32 : HLO_F64; }
 
 bool lk_config_bool(const hlo_op *op, const char *key, bool dflt) {

@@ -11,20 +11,17 @@
 #include "passes/cost_analysis.h"
 #include "passes/passes.h"
 #include "test.h"
+#include "testlib.h"
 
 /* Parses and verifies `text`, legalizes chlo when `legalize`, runs the
  * analysis into *r. Returns the status (printed when unexpected). The module
- * is kept in *out_m (caller frees) so the rows' ops stay valid. */
+ * is kept in *out_m (caller frees; NULL when parsing, verifying or
+ * legalizing failed) so the rows' ops stay valid. */
 static hlo_status analyse(const char *text, bool legalize, hlo_module_ir **out_m, cost_report *r) {
-  hlo_source src = {"t.mlir", text, strlen(text), 1};
-  hlo_module_ir *m = NULL;
-  *out_m = NULL;
+  hlo_status st;
   memset(r, 0, sizeof *r);
-  hlo_status st = parse_module(&src, 0, src.len, &m);
-  if (!st) st = module_verify(m);
-  if (!st && legalize) st = pass_chlo_legalize(m);
-  if (!st) st = cost_analysis(m, NULL, r);
-  *out_m = m;
+  *out_m = tl_parse_text("t.mlir", text, TL_VERIFY | (legalize ? TL_LEGALIZE_CHLO : 0), &st);
+  if (!st) st = cost_analysis(*out_m, NULL, r);
   return st;
 }
 
@@ -342,9 +339,8 @@ TEST(out_of_memory) {
       "func.func private @sq(%y: tensor<8xf32>) -> tensor<8xf32> {\n"
       "  %0 = stablehlo.multiply %y, %y : tensor<8xf32>\n"
       "  return %0 : tensor<8xf32>\n}\n";
-  hlo_source src = {"t.mlir", text, strlen(text), 1};
-  hlo_module_ir *m = NULL;
-  hlo_status st = parse_module(&src, 0, src.len, &m);
+  hlo_status st;
+  hlo_module_ir *m = tl_parse_text("t.mlir", text, 0, &st);
   CHECK(st == NULL);
   if (st) { hlo_status_free(st); return; }
   int ok = 0;

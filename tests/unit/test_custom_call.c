@@ -12,29 +12,6 @@
 #include "parse/parse.h"
 #include "support/npy.h"
 
-/* Parses `text`, runs @main on args; on success the results are
- * run->r.res[0..run->n) (release with tl_run_free); on failure nothing is
- * left to release. */
-static hlo_status run_main(const char *name, const char *text, size_t len, tensor *const *args,
-                           uint32_t nargs, tl_run *run) {
-  static hlo_source src; /* the module's locations point here */
-  src = (hlo_source){name, text, len, 1};
-  interp_options opts = {NULL, NULL};
-  hlo_status st = tl_prepare(&src, 0, len, 0, &opts, run);
-  if (!st) st = tl_call(run, args, nargs);
-  if (st) tl_run_free(run);
-  return st;
-}
-
-/* A tensor of type `t` (parsed from a tiny module) holding `data`. */
-static tensor *make_tensor(arena *a, hlo_dtype dt, uint32_t rank, const int64_t *dims,
-                           const void *data) {
-  hlo_type *t = type_tensor(a, dt, rank, dims);
-  tensor *x = tensor_new(t);
-  if (x) memcpy(x->data, data, x->nbytes);
-  return x;
-}
-
 static const char *potrf_d =
     "func.func @main(%a: tensor<3x3xf64>) -> (tensor<3x3xf64>, tensor<i32>) {\n"
     "  %0:2 = stablehlo.custom_call @lapack_dpotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : "
@@ -48,9 +25,9 @@ TEST(potrf_double_lower) {
   arena_init(&ar);
   const double A[9] = {4, 2, 0.5, 2, 5, 1, 0.5, 1, 3};
   int64_t d[2] = {3, 3};
-  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F64, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &r);
+  hlo_status st = tl_run_text("potrf.mlir", potrf_d, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -72,8 +49,8 @@ TEST(potrf_double_lower) {
   tensor_release(x);
   /* Not positive definite: info > 0. */
   const double B[9] = {1, 2, 0, 2, 1, 0, 0, 0, 1};
-  x = make_tensor(&ar, HLO_F64, 2, d, B);
-  st = run_main("potrf.mlir", potrf_d, strlen(potrf_d), &x, 1, &r);
+  x = tl_tensor(&ar, HLO_F64, 2, d, B);
+  st = tl_run_text("potrf.mlir", potrf_d, 0, NULL, &x, 1, &r);
   CHECK(st == NULL);
   if (!st) CHECK(*(int32_t *)r.res[1]->data > 0);
   tl_run_free(&r);
@@ -95,9 +72,9 @@ TEST(potrf_cusolver_batched_f32_and_complex) {
       "  return %0#0, %0#1 : tensor<2x2x2xf32>, tensor<2xi32>\n}\n";
   const float A[8] = {4, 2, 2, 5, 9, 3, 3, 5};
   int64_t d[3] = {2, 2, 2};
-  tensor *x = make_tensor(&ar, HLO_F32, 3, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F32, 3, d, A);
   tl_run r;
-  hlo_status st = run_main("potrf.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("potrf.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -119,8 +96,8 @@ TEST(potrf_cusolver_batched_f32_and_complex) {
       "  return %0#0, %0#1 : tensor<2x2xcomplex<f64>>, tensor<i32>\n}\n";
   const double Z[8] = {4, 0, 0, 2, 0, -2, 5, 0};
   int64_t dz[2] = {2, 2};
-  x = make_tensor(&ar, HLO_C128, 2, dz, Z);
-  st = run_main("zpotrf.mlir", ztext, strlen(ztext), &x, 1, &r);
+  x = tl_tensor(&ar, HLO_C128, 2, dz, Z);
+  st = tl_run_text("zpotrf.mlir", ztext, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -147,9 +124,9 @@ TEST(getrf_pivots_reconstruct) {
       "  return %0#0, %0#1, %0#2 : tensor<3x3xf64>, tensor<3xi32>, tensor<i32>\n}\n";
   const double A[9] = {1, 2, 3, 4, 5, 6, 7, 8, 10};
   int64_t d[2] = {3, 3};
-  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F64, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("getrf.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("getrf.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -204,9 +181,9 @@ TEST(trsm_left_lower_and_upper) {
   const float A[9] = {2, 5, 7, 1, 3, 11, 4, 2, 4};
   const float B[6] = {2, 4, 7, 11, 19, 23};
   int64_t da[2] = {3, 3}, db[2] = {3, 2};
-  tensor *args[2] = {make_tensor(&ar, HLO_F32, 2, da, A), make_tensor(&ar, HLO_F32, 2, db, B)};
+  tensor *args[2] = {tl_tensor(&ar, HLO_F32, 2, da, A), tl_tensor(&ar, HLO_F32, 2, db, B)};
   tl_run r;
-  hlo_status st = run_main("trsm.mlir", text, strlen(text), args, 2, &r);
+  hlo_status st = tl_run_text("trsm.mlir", text, 0, NULL, args, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -244,9 +221,9 @@ TEST(geqrf_orgqr_reconstruct) {
       "  return %0#0, %1 : tensor<4x3xf64>, tensor<4x3xf64>\n}\n";
   const double A[12] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 1, 0, 1};
   int64_t d[2] = {4, 3};
-  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F64, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("qr.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("qr.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -282,9 +259,9 @@ TEST(syevd_eigendecomposition) {
       "  return %0#0, %0#1, %0#2 : tensor<3x3xf64>, tensor<3xf64>, tensor<i32>\n}\n";
   const double A[9] = {2, -1, 0, -1, 2, -1, 0, -1, 2};
   int64_t d[2] = {3, 3};
-  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F64, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("eigh.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("eigh.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -314,8 +291,8 @@ TEST(syevd_eigendecomposition) {
       "  return %0#0, %0#1, %0#2 : tensor<2x2xcomplex<f32>>, tensor<2xf32>, tensor<i32>\n}\n";
   const float C[8] = {2, 0, 0, 1, 0, -1, 2, 0};
   int64_t d2[2] = {2, 2};
-  x = make_tensor(&ar, HLO_C64, 2, d2, C);
-  st = run_main("heevd.mlir", ctext, strlen(ctext), &x, 1, &r);
+  x = tl_tensor(&ar, HLO_C64, 2, d2, C);
+  st = tl_run_text("heevd.mlir", ctext, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -343,9 +320,9 @@ TEST(gesdd_reconstruct) {
       "tensor<i32>\n}\n";
   const double A[6] = {3, 1, 1, 3, 2, -2};
   int64_t d[2] = {3, 2};
-  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F64, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("svd.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("svd.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -376,9 +353,9 @@ TEST(lu_pivots_to_permutation) {
       "  return %0 : tensor<2x4xi32>\n}\n";
   const int32_t P[6] = {2, 2, 2, 3, 1, 2};
   int64_t d[2] = {2, 3};
-  tensor *x = make_tensor(&ar, HLO_I32, 2, d, P);
+  tensor *x = tl_tensor(&ar, HLO_I32, 2, d, P);
   tl_run r;
-  hlo_status st = run_main("perm.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("perm.mlir", text, 0, NULL, &x, 1, &r);
   CHECK(st == NULL);
   if (!st) {
     const int32_t *p = (const int32_t *)r.res[0]->data;
@@ -402,7 +379,7 @@ TEST(unknown_target_fails_only_when_run) {
       "  %0 = stablehlo.constant dense<7> : tensor<i32>\n"
       "  return %0 : tensor<i32>\n}\n";
   tl_run r;
-  hlo_status st = run_main("u.mlir", text, strlen(text), NULL, 0, &r);
+  hlo_status st = tl_run_text("u.mlir", text, 0, NULL, NULL, 0, &r);
   CHECK(st == NULL);
   tl_run_free(&r);
   hlo_status_free(st);
@@ -411,7 +388,7 @@ TEST(unknown_target_fails_only_when_run) {
       "  %c = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
       "  %0 = stablehlo.custom_call @foo(%c) : (tensor<2xf32>) -> tensor<2xf32>\n"
       "  return %0 : tensor<2xf32>\n}\n";
-  st = run_main("u.mlir", text2, strlen(text2), NULL, 0, &r);
+  st = tl_run_text("u.mlir", text2, 0, NULL, NULL, 0, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_NOT_FOUND);
   CHECK(st && strstr(hlo_status_message(st), "custom_call target 'foo' is not registered"));
   /* Families, not the ~100 names (tests/unit/test_linalg_errors.c checks
@@ -428,7 +405,7 @@ TEST(unknown_target_fails_only_when_run) {
       "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%c) : (tensor<2x2xf64>) -> "
       "(tensor<2x2xf64>, tensor<i32>)\n"
       "  return %0#0, %0#1 : tensor<2x2xf64>, tensor<i32>\n}\n";
-  st = run_main("u.mlir", text3, strlen(text3), NULL, 0, &r);
+  st = tl_run_text("u.mlir", text3, 0, NULL, NULL, 0, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
 }
@@ -454,11 +431,11 @@ static void run_model(const char *file) {
     hlo_status st = npy_read(path, &a);
     CHECK(st == NULL);
     hlo_status_free(st);
-    args[i] = make_tensor(&ar, a.dtype, (uint32_t)a.rank, a.dims, a.data);
+    args[i] = tl_tensor(&ar, a.dtype, (uint32_t)a.rank, a.dims, a.data);
     npy_free(&a);
   }
   tl_run r;
-  hlo_status st = run_main(file, text, len, args, 2, &r);
+  hlo_status st = tl_run_text(file, text, 0, NULL, args, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   for (uint32_t i = 0; !st && i < r.n; i++) {
@@ -508,9 +485,9 @@ TEST(python_callbacks_skip_or_fail) {
   arena_init(&ar);
   const float X[2] = {1.5f, -2.0f};
   int64_t d[1] = {2};
-  tensor *x = make_tensor(&ar, HLO_F32, 1, d, X);
+  tensor *x = tl_tensor(&ar, HLO_F32, 1, d, X);
   tl_run r;
-  hlo_status st = run_main("cb.mlir", skip, strlen(skip), &x, 1, &r);
+  hlo_status st = tl_run_text("cb.mlir", skip, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) CHECK(((float *)r.res[0]->data)[1] == -4.0f);
@@ -521,7 +498,7 @@ TEST(python_callbacks_skip_or_fail) {
       "  %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%x) : (tensor<2xf32>) -> "
       "tensor<2xf32>\n"
       "  return %0 : tensor<2xf32>\n}\n";
-  st = run_main("cb.mlir", pure, strlen(pure), &x, 1, &r);
+  st = tl_run_text("cb.mlir", pure, 0, NULL, &x, 1, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_UNIMPLEMENTED);
   CHECK(st && strstr(hlo_status_message(st), "jax.pure_callback"));
   CHECK(st && strstr(hlo_status_message(st), "Python package"));
@@ -540,10 +517,9 @@ TEST(first_time_per_interpreter_family) {
                      "  %0 = stablehlo.constant dense<1> : tensor<i32>\n"
                      "  return %0 : tensor<i32>\n}\n";
   for (int round = 0; round < 2; round++) {
-    static hlo_source src;
-    src = (hlo_source){"once.mlir", text, strlen(text), 1};
+    hlo_source src = tl_source("once.mlir", text);
     tl_run r;
-    hlo_status st = tl_prepare(&src, 0, strlen(text), 0, NULL, &r);
+    hlo_status st = tl_prepare(&src, 0, src.len, 0, NULL, &r);
     CHECK(st == NULL);
     if (st) {
       hlo_status_free(st);
@@ -579,9 +555,9 @@ TEST(geev_real_rotation_complex_pair) {
   arena_init(&ar);
   const double A[4] = {0, -1, 1, 0};
   int64_t d[2] = {2, 2};
-  tensor *x = make_tensor(&ar, HLO_F64, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F64, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("geev.mlir", text, strlen(text), &x, 1, &r);
+  hlo_status st = tl_run_text("geev.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -622,10 +598,10 @@ TEST(gtsv2_solve_and_singular) {
   const double DL[3] = {0, 1, 2}, D[3] = {4, 5, 6}, DU[3] = {1, 1, 0}, B[3] = {1, 2, 3};
   const double Z[3] = {0, 0, 0};
   int64_t d1[1] = {3}, d2[2] = {3, 1};
-  tensor *in[4] = {make_tensor(&ar, HLO_F64, 1, d1, DL), make_tensor(&ar, HLO_F64, 1, d1, D),
-                   make_tensor(&ar, HLO_F64, 1, d1, DU), make_tensor(&ar, HLO_F64, 2, d2, B)};
+  tensor *in[4] = {tl_tensor(&ar, HLO_F64, 1, d1, DL), tl_tensor(&ar, HLO_F64, 1, d1, D),
+                   tl_tensor(&ar, HLO_F64, 1, d1, DU), tl_tensor(&ar, HLO_F64, 2, d2, B)};
   tl_run r;
-  hlo_status st = run_main("gtsv.mlir", text, strlen(text), in, 4, &r);
+  hlo_status st = tl_run_text("gtsv.mlir", text, 0, NULL, in, 4, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -638,10 +614,10 @@ TEST(gtsv2_solve_and_singular) {
   tl_run_free(&r);
   hlo_status_free(st);
   tensor_release(in[1]);
-  in[1] = make_tensor(&ar, HLO_F64, 1, d1, Z);
+  in[1] = tl_tensor(&ar, HLO_F64, 1, d1, Z);
   tensor_release(in[0]);
-  in[0] = make_tensor(&ar, HLO_F64, 1, d1, Z);
-  st = run_main("gtsv.mlir", text, strlen(text), in, 4, &r);
+  in[0] = tl_tensor(&ar, HLO_F64, 1, d1, Z);
+  st = tl_run_text("gtsv.mlir", text, 0, NULL, in, 4, &r);
   CHECK(st == NULL);
   if (!st) CHECK(isnan(((const double *)r.res[0]->data)[0]));
   tl_run_free(&r);
@@ -663,9 +639,9 @@ TEST(gees_sort_and_bad_svd_shapes_refused) {
   arena_init(&ar);
   const float A[4] = {1, 2, 3, 4};
   int64_t d[2] = {2, 2};
-  tensor *x = make_tensor(&ar, HLO_F32, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F32, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("gees.mlir", gees, strlen(gees), &x, 1, &r);
+  hlo_status st = tl_run_text("gees.mlir", gees, 0, NULL, &x, 1, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_UNIMPLEMENTED);
   CHECK(st && strstr(hlo_status_message(st), "sort"));
   hlo_status_free(st);
@@ -676,7 +652,7 @@ TEST(gees_sort_and_bad_svd_shapes_refused) {
       "tensor<2xindex>]} : (tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, "
       "tensor<2x3xf32>, tensor<2x2xf32>, tensor<i32>)\n"
       "  return %0#1 : tensor<2xf32>\n}\n";
-  st = run_main("svdj.mlir", svdj, strlen(svdj), &x, 1, &r);
+  st = tl_run_text("svdj.mlir", svdj, 0, NULL, &x, 1, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
   CHECK(st && strstr(hlo_status_message(st), "cusolver_gesvdj_ffi"));
   hlo_status_free(st);
@@ -727,10 +703,10 @@ TEST(syrk_lower_triangle_transpose_complex) {
     subst(text, sizeof text, tmpl, "@A", tr ? "3x2xf64" : "2x3xf64");
     subst(text, sizeof text, NULL, "@S", tr ? "hipsolver_syrk_ffi" : "cusolver_syrk_ffi");
     subst(text, sizeof text, NULL, "@R", tr ? "true" : "false");
-    tensor *in[2] = {make_tensor(&ar, HLO_F64, 2, tr ? d32 : d23, A),
-                     make_tensor(&ar, HLO_F64, 2, d22, C)};
+    tensor *in[2] = {tl_tensor(&ar, HLO_F64, 2, tr ? d32 : d23, A),
+                     tl_tensor(&ar, HLO_F64, 2, d22, C)};
     tl_run r;
-    hlo_status st = run_main("syrk.mlir", text, strlen(text), in, 2, &r);
+    hlo_status st = tl_run_text("syrk.mlir", text, 0, NULL, in, 2, &r);
     if (st) hlo_status_print(st, stderr);
     CHECK(st == NULL);
     if (!st) {
@@ -760,9 +736,9 @@ TEST(syrk_lower_triangle_transpose_complex) {
       "  return %0 : tensor<1x1xcomplex<f32>>\n}\n";
   const float complex AC[2] = {1 + 1 * I, 2}, CC[1] = {0};
   int64_t d12[2] = {1, 2}, d11[2] = {1, 1};
-  tensor *in[2] = {make_tensor(&ar, HLO_C64, 2, d12, AC), make_tensor(&ar, HLO_C64, 2, d11, CC)};
+  tensor *in[2] = {tl_tensor(&ar, HLO_C64, 2, d12, AC), tl_tensor(&ar, HLO_C64, 2, d11, CC)};
   tl_run r;
-  hlo_status st = run_main("syrk_c.mlir", ctext, strlen(ctext), in, 2, &r);
+  hlo_status st = tl_run_text("syrk_c.mlir", ctext, 0, NULL, in, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -793,9 +769,9 @@ TEST(cholesky_update_rank_one) {
   arena_init(&ar);
   const double R[9] = {2, 1, -1, 0, 3, 0.5, 0, 0, 1.5}, W[3] = {1, -2, 0.5};
   int64_t d33[2] = {3, 3}, d3[1] = {3};
-  tensor *in[2] = {make_tensor(&ar, HLO_F64, 2, d33, R), make_tensor(&ar, HLO_F64, 1, d3, W)};
+  tensor *in[2] = {tl_tensor(&ar, HLO_F64, 2, d33, R), tl_tensor(&ar, HLO_F64, 1, d3, W)};
   tl_run r;
-  hlo_status st = run_main("cholupd.mlir", text, strlen(text), in, 2, &r);
+  hlo_status st = tl_run_text("cholupd.mlir", text, 0, NULL, in, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -818,9 +794,9 @@ TEST(cholesky_update_rank_one) {
   tensor_release(in[1]);
   subst(text, sizeof text, tmpl, "@T", "complex<f64>");
   const double complex RC[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, WC[3] = {0};
-  in[0] = make_tensor(&ar, HLO_C128, 2, d33, RC);
-  in[1] = make_tensor(&ar, HLO_C128, 1, d3, WC);
-  st = run_main("cholupd_c.mlir", text, strlen(text), in, 2, &r);
+  in[0] = tl_tensor(&ar, HLO_C128, 2, d33, RC);
+  in[1] = tl_tensor(&ar, HLO_C128, 1, d3, WC);
+  st = tl_run_text("cholupd_c.mlir", text, 0, NULL, in, 2, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
   CHECK(st && strstr(hlo_status_message(st), "f32 or f64"));
   hlo_status_free(st);
@@ -848,10 +824,10 @@ TEST(tridiagonal_solve_perturbed_regular_and_singular) {
   const float DL[3] = {0, 5, 2}, D[3] = {1, 1, 6}, DU[3] = {2, 1, 0}, B[6] = {1, 2, 3, 4, 5, 6};
   const float Z[3] = {0, 0, 0};
   int64_t d1[1] = {3}, d2[2] = {3, 2};
-  tensor *in[4] = {make_tensor(&ar, HLO_F32, 1, d1, DL), make_tensor(&ar, HLO_F32, 1, d1, D),
-                   make_tensor(&ar, HLO_F32, 1, d1, DU), make_tensor(&ar, HLO_F32, 2, d2, B)};
+  tensor *in[4] = {tl_tensor(&ar, HLO_F32, 1, d1, DL), tl_tensor(&ar, HLO_F32, 1, d1, D),
+                   tl_tensor(&ar, HLO_F32, 1, d1, DU), tl_tensor(&ar, HLO_F32, 2, d2, B)};
   tl_run r;
-  hlo_status st = run_main("tds.mlir", text, strlen(text), in, 4, &r);
+  hlo_status st = tl_run_text("tds.mlir", text, 0, NULL, in, 4, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -866,9 +842,9 @@ TEST(tridiagonal_solve_perturbed_regular_and_singular) {
   tl_run_free(&r);
   for (int i = 0; i < 3; i++) {
     tensor_release(in[i]);
-    in[i] = make_tensor(&ar, HLO_F32, 1, d1, Z);
+    in[i] = tl_tensor(&ar, HLO_F32, 1, d1, Z);
   }
-  st = run_main("tds.mlir", text, strlen(text), in, 4, &r);
+  st = tl_run_text("tds.mlir", text, 0, NULL, in, 4, &r);
   CHECK(st == NULL);
   if (!st)
     for (int i = 0; i < 6; i++) CHECK(isfinite(((const float *)r.res[0]->data)[i]));
@@ -882,9 +858,9 @@ TEST(tridiagonal_solve_perturbed_regular_and_singular) {
       "(tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3x1xf32>) -> tensor<3x1xf32>\n"
       "  return %0 : tensor<3x1xf32>\n}\n";
   int64_t e1[1] = {2}, e2[2] = {3, 1};
-  tensor *bin[4] = {make_tensor(&ar, HLO_F32, 1, e1, Z), make_tensor(&ar, HLO_F32, 1, e1, Z),
-                    make_tensor(&ar, HLO_F32, 1, e1, Z), make_tensor(&ar, HLO_F32, 2, e2, Z)};
-  st = run_main("tds_bad.mlir", bad, strlen(bad), bin, 4, &r);
+  tensor *bin[4] = {tl_tensor(&ar, HLO_F32, 1, e1, Z), tl_tensor(&ar, HLO_F32, 1, e1, Z),
+                    tl_tensor(&ar, HLO_F32, 1, e1, Z), tl_tensor(&ar, HLO_F32, 2, e2, Z)};
+  st = tl_run_text("tds_bad.mlir", bad, 0, NULL, bin, 4, &r);
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_INVALID_ARGUMENT);
   CHECK(st && strstr(hlo_status_message(st), "cu_tridiagonal_solve_perturbed"));
   hlo_status_free(st);

@@ -19,9 +19,8 @@
 /* Parses `text` as one module and runs its entry function with no
  * arguments; returns the status (NULL on success). */
 static hlo_status run_text(const char *text) {
-  hlo_source src = tl_source("test.mlir", text);
   tl_run r;
-  hlo_status st = tl_run_entry(&src, 0, src.len, 0, NULL, &r);
+  hlo_status st = tl_run_text("test.mlir", text, 0, NULL, NULL, 0, &r);
   tl_run_free(&r);
   return st;
 }
@@ -301,9 +300,8 @@ TEST(fork_shares_probe_state) {
                      "  %b = stablehlo.add %a, %a : tensor<2xf32>\n"
                      "  func.return %b : tensor<2xf32>\n"
                      "}\n";
-  hlo_source src = {"fork.mlir", text, strlen(text), 1};
-  hlo_module_ir *m = NULL;
-  hlo_status st = parse_module(&src, 0, strlen(text), &m);
+  hlo_status st;
+  hlo_module_ir *m = tl_parse_text("fork.mlir", text, 0, &st);
   CHECK(st == NULL);
   if (st) {
     hlo_status_free(st);

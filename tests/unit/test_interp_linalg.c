@@ -27,16 +27,9 @@
 
 /* ------------------------------------------------------ running text */
 
-/* Parses `text` and runs its entry function with no arguments. */
-static hlo_status run_text(const char *text, tl_run *r) {
-  static hlo_source src; /* the module's locations point here */
-  src = tl_source("<test>", text);
-  return tl_run_entry(&src, 0, src.len, 0, NULL, r);
-}
-
 /* Runs `text`, expecting success and `n` results. */
 static bool run_ok(const char *text, tl_run *r, uint32_t n) {
-  hlo_status st = run_text(text, r);
+  hlo_status st = tl_run_text("<test>", text, 0, NULL, NULL, 0, r);
   if (st) {
     hlo_status_print(st, stderr);
     hlo_status_free(st);
@@ -151,7 +144,7 @@ TEST(dot_general_bad_dimension_is_an_error) {
       "(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>\n"
       "  \"func.return\"(%0) : (tensor<2x2xf32>) -> ()\n}\n";
   tl_run r;
-  hlo_status st = run_text(text, &r);
+  hlo_status st = tl_run_text("<test>", text, 0, NULL, NULL, 0, &r);
   CHECK(st != NULL);
   CHECK(hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
@@ -182,7 +175,7 @@ static hlo_status run_alg(const char *ty, const char *lshape, const char *rshape
            "  \"func.return\"(%%0) : (tensor<%s%s>) -> ()\n}\n",
            oshape, ty, l, lshape, ty, lshape, ty, r, rshape, ty, rshape, ty, attr, lshape, ty,
            rshape, ty, oshape, ty, oshape, ty);
-  return run_text(text, out);
+  return tl_run_text("<test>", text, 0, NULL, NULL, 0, out);
 }
 
 #define ALG(l, acc, n, imp)                                                          \
@@ -349,7 +342,7 @@ TEST(convolution_bad_result_shape_is_an_error) {
       "(tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x3x3x1xi64>\n"
       "  \"func.return\"(%0) : (tensor<1x3x3x1xi64>) -> ()\n}\n";
   tl_run r;
-  hlo_status st = run_text(text, &r);
+  hlo_status st = tl_run_text("<test>", text, 0, NULL, NULL, 0, &r);
   CHECK(st != NULL && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
   tl_run_free(&r);
@@ -796,7 +789,7 @@ TEST(bad_attributes_are_errors) {
              "  \"func.return\"() : () -> ()\n}\n",
              bodies[i]);
     tl_run r;
-    hlo_status st = run_text(text, &r);
+    hlo_status st = tl_run_text("<test>", text, 0, NULL, NULL, 0, &r);
     if (!st) fprintf(stderr, "  bad program #%zu ran without error\n", i);
     else if (getenv("HLO_TEST_VERBOSE")) hlo_status_print(st, stderr);
     CHECK(st != NULL);

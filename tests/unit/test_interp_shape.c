@@ -19,13 +19,6 @@
 #include "test.h"
 #include "testlib.h"
 
-/* Runs a one-piece program given as a string; prints any error. */
-static hlo_status run_src(const char *text, tl_run *r) {
-  static hlo_source src; /* the module's locations point here */
-  src = tl_source("inline.mlir", text);
-  return tl_run_entry(&src, 0, src.len, 0, NULL, r);
-}
-
 /* Checks result `k` of `r` holds the integers want[0..n). */
 static int result_is(const tl_run *r, uint32_t k, const int64_t *want, int64_t n) {
   if (k >= r->n || !r->res[k] || r->res[k]->num_elems != n) return 0;
@@ -46,7 +39,7 @@ static int result_is(const tl_run *r, uint32_t k, const int64_t *want, int64_t n
 /* Runs `text`, expecting success and result 0 equal to want[0..n). */
 static int expect_ints(const char *text, const int64_t *want, int64_t n) {
   tl_run r;
-  hlo_status st = run_src(text, &r);
+  hlo_status st = tl_run_text("inline.mlir", text, 0, NULL, NULL, 0, &r);
   int ok = 0;
   if (st) {
     hlo_status_print(st, stderr);
@@ -61,7 +54,7 @@ static int expect_ints(const char *text, const int64_t *want, int64_t n) {
 /* Runs `text`, expecting a located error (not a crash) of code `code`. */
 static int expect_error(const char *text, hlo_status_code code) {
   tl_run r;
-  hlo_status st = run_src(text, &r);
+  hlo_status st = tl_run_text("inline.mlir", text, 0, NULL, NULL, 0, &r);
   int ok = st && hlo_status_code_of(st) == code && status_loc(st) && status_loc(st)->line > 0;
   if (!ok && st) hlo_status_print(st, stderr);
   if (!st) fprintf(stderr, "  expected an error, got none\n");
@@ -121,7 +114,7 @@ TEST(sort_is_stable_with_two_operands) {
   static const int64_t want_keys[] = {1, 1, 2, 2, 3};
   static const int64_t want_vals[] = {1, 3, 0, 4, 2};
   tl_run r;
-  hlo_status st = run_src(
+  hlo_status st = tl_run_text("inline.mlir",
       "func.func @main() -> (tensor<5xi32>, tensor<5xi32>) {\n"
       "  %k = stablehlo.constant dense<[2, 1, 3, 1, 2]> : tensor<5xi32>\n"
       "  %v = stablehlo.constant dense<[0, 1, 2, 3, 4]> : tensor<5xi32>\n"
@@ -132,7 +125,7 @@ TEST(sort_is_stable_with_two_operands) {
       "    stablehlo.return %lt : tensor<i1>\n"
       "  }) {dimension = 0 : i64, is_stable = true} : (tensor<5xi32>, tensor<5xi32>) -> "
       "(tensor<5xi32>, tensor<5xi32>)\n"
-      "  func.return %r#0, %r#1 : tensor<5xi32>, tensor<5xi32>\n}\n",
+      "  func.return %r#0, %r#1 : tensor<5xi32>, tensor<5xi32>\n}\n", 0, NULL, NULL, 0,
       &r);
   if (st) {
     hlo_status_print(st, stderr);

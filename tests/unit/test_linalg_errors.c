@@ -30,27 +30,6 @@ void dtrsm_(const char *, const char *, const char *, const char *, const int *,
             const double *, const double *, const int *, double *, const int *, size_t, size_t,
             size_t, size_t);
 
-/* Parses `text`, runs @main on args (see test_custom_call.c). */
-static hlo_status run_main(const char *name, const char *text, tensor *const *args,
-                           uint32_t nargs, tl_run *run) {
-  static hlo_source src;
-  size_t len = strlen(text);
-  src = (hlo_source){name, text, len, 1};
-  interp_options opts = {NULL, NULL};
-  hlo_status st = tl_prepare(&src, 0, len, 0, &opts, run);
-  if (!st) st = tl_call(run, args, nargs);
-  if (st) tl_run_free(run);
-  return st;
-}
-
-static tensor *make_tensor(arena *a, hlo_dtype dt, uint32_t rank, const int64_t *dims,
-                           const void *data) {
-  hlo_type *t = type_tensor(a, dt, rank, dims);
-  tensor *x = tensor_new(t);
-  if (x) memcpy(x->data, data, x->nbytes);
-  return x;
-}
-
 TEST(xerbla_override_records_and_returns) {
   char name[LK_XERBLA_NAME_MAX];
   int arg = 0;
@@ -99,9 +78,9 @@ TEST(geev_nan_returns) {
   float A[9];
   for (int i = 0; i < 9; i++) A[i] = NAN;
   int64_t d[2] = {3, 3};
-  tensor *x = make_tensor(&ar, HLO_F32, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F32, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("geev.mlir", text, &x, 1, &r);
+  hlo_status st = tl_run_text("geev.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -124,8 +103,8 @@ TEST(geev_nan_returns) {
       "  return %0#0, %0#3 : tensor<2xcomplex<f32>>, tensor<i32>\n}\n";
   float C[8] = {1, 0, NAN, 0, 2, 0, 3, 0};
   int64_t d2[2] = {2, 2};
-  x = make_tensor(&ar, HLO_C64, 2, d2, C);
-  st = run_main("eigc.mlir", textc, &x, 1, &r);
+  x = tl_tensor(&ar, HLO_C64, 2, d2, C);
+  st = tl_run_text("eigc.mlir", textc, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -159,9 +138,9 @@ TEST(svd_nan_info_not_error) {
       "  return %0#4, %1#4 : tensor<i32>, tensor<i32>\n}\n";
   const float A[4] = {1, NAN, 2, 3};
   int64_t d[2] = {2, 2};
-  tensor *x = make_tensor(&ar, HLO_F32, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F32, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("svd.mlir", text, &x, 1, &r);
+  hlo_status st = tl_run_text("svd.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -196,9 +175,9 @@ TEST(svd_inf_returns_info) {
       "  return %0#4, %1#4 : tensor<i32>, tensor<i32>\n}\n";
   const float A[9] = {INFINITY, 1, 0, 1, 1, 0, 0, 0, 1};
   int64_t d[2] = {3, 3};
-  tensor *x = make_tensor(&ar, HLO_F32, 2, d, A);
+  tensor *x = tl_tensor(&ar, HLO_F32, 2, d, A);
   tl_run r;
-  hlo_status st = run_main("svd_inf.mlir", text, &x, 1, &r);
+  hlo_status st = tl_run_text("svd_inf.mlir", text, 0, NULL, &x, 1, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -227,9 +206,9 @@ TEST(trsm_zero_diagonal_nan_inf) {
   arena_init(&ar);
   const float A[4] = {0, 0, 1, 0}, B[4] = {0, 1, 1, 2};
   int64_t d[2] = {2, 2};
-  tensor *args[2] = {make_tensor(&ar, HLO_F32, 2, d, A), make_tensor(&ar, HLO_F32, 2, d, B)};
+  tensor *args[2] = {tl_tensor(&ar, HLO_F32, 2, d, A), tl_tensor(&ar, HLO_F32, 2, d, B)};
   tl_run r;
-  hlo_status st = run_main("trsm0.mlir", trsm_f32_text, args, 2, &r);
+  hlo_status st = tl_run_text("trsm0.mlir", trsm_f32_text, 0, NULL, args, 2, &r);
   if (st) hlo_status_print(st, stderr);
   CHECK(st == NULL);
   if (!st) {
@@ -273,10 +252,10 @@ TEST(trsm_complex_right_side_and_zero) {
              "tensor<2x3xcomplex<f64>>, tensor<complex<f64>>) -> tensor<2x3xcomplex<f64>>\n"
              "  return %%0 : tensor<2x3xcomplex<f64>>\n}\n",
              opts[v]);
-    tensor *args[3] = {make_tensor(&ar, HLO_C128, 2, da, A), make_tensor(&ar, HLO_C128, 2, db, B),
-                       make_tensor(&ar, HLO_C128, 0, NULL, &alpha)};
+    tensor *args[3] = {tl_tensor(&ar, HLO_C128, 2, da, A), tl_tensor(&ar, HLO_C128, 2, db, B),
+                       tl_tensor(&ar, HLO_C128, 0, NULL, &alpha)};
     tl_run r;
-    hlo_status st = run_main("ztrsm.mlir", text, args, 3, &r);
+    hlo_status st = tl_run_text("ztrsm.mlir", text, 0, NULL, args, 3, &r);
     if (st) hlo_status_print(st, stderr);
     CHECK(st == NULL);
     if (!st) {
@@ -312,9 +291,9 @@ TEST(trsm_complex_right_side_and_zero) {
       "  return %0 : tensor<2x1xcomplex<f32>>\n}\n";
   const float A0[8] = {1, 0, 2, 0, 0, 0, 0, 0}, B0[4] = {1, 0, 0, 0};
   int64_t d22[2] = {2, 2}, d21[2] = {2, 1};
-  tensor *args0[2] = {make_tensor(&ar, HLO_C64, 2, d22, A0), make_tensor(&ar, HLO_C64, 2, d21, B0)};
+  tensor *args0[2] = {tl_tensor(&ar, HLO_C64, 2, d22, A0), tl_tensor(&ar, HLO_C64, 2, d21, B0)};
   tl_run r;
-  hlo_status st = run_main("ctrsm.mlir", text0, args0, 2, &r);
+  hlo_status st = tl_run_text("ctrsm.mlir", text0, 0, NULL, args0, 2, &r);
   CHECK(st == NULL);
   if (!st) {
     const float *X = (const float *)r.res[0]->data;
@@ -340,7 +319,7 @@ static hlo_status run_target(const char *target) {
   static char keep[512]; /* the module's locations point into its text */
   memcpy(keep, text, sizeof keep);
   tl_run r;
-  return run_main("t.mlir", keep, NULL, 0, &r);
+  return tl_run_text("t.mlir", keep, 0, NULL, NULL, 0, &r);
 }
 
 TEST(unknown_target_short_with_suggestion) {

@@ -11,18 +11,6 @@
 #include "test.h"
 #include "testlib.h"
 
-static hlo_module_ir *parse_text(const char *text, hlo_status *out_st) {
-  hlo_source src = {"t.mlir", text, strlen(text), 1};
-  hlo_module_ir *m = NULL;
-  hlo_status st = parse_module(&src, 0, src.len, &m);
-  if (out_st) *out_st = st;
-  else if (st) {
-    hlo_status_print(st, stderr);
-    hlo_status_free(st);
-  }
-  return m;
-}
-
 static bool ops_equal(const hlo_op *a, const hlo_op *b);
 
 static bool blocks_equal(const hlo_block *a, const hlo_block *b) {
@@ -80,7 +68,7 @@ static bool same_ir(const char *sig, const char *pretty, const char *generic) {
   char a[4096], b[4096];
   snprintf(a, sizeof a, "func.func @f(%s) {\n%s\n  func.return\n}\n", sig, pretty);
   snprintf(b, sizeof b, "func.func @f(%s) {\n%s\n  func.return\n}\n", sig, generic);
-  hlo_module_ir *x = parse_text(a, NULL), *y = parse_text(b, NULL);
+  hlo_module_ir *x = tl_parse_text("t.mlir", a, 0, NULL), *y = tl_parse_text("t.mlir", b, 0, NULL);
   bool ok = x && y && blocks_equal(&x->funcs->body.block, &y->funcs->body.block);
   module_free(x);
   module_free(y);
@@ -256,7 +244,7 @@ TEST(pretty_equals_generic_misc) {
 }
 
 TEST(dense_literals) {
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "func.func @f() {\n"
       "  %0 = stablehlo.constant dense<1.0> : tensor<3xbf16>\n"
       "  %1 = stablehlo.constant dense<\"0x0100000002000000\"> : tensor<2xi32>\n"
@@ -269,7 +257,7 @@ TEST(dense_literals) {
       "  %8 = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xui64>\n"
       "  %9 = stablehlo.constant dense<0.1> : tensor<f32>\n"
       "  %10 = stablehlo.constant dense<-8> : tensor<i4>\n"
-      "  func.return\n}\n",
+      "  func.return\n}\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -317,13 +305,13 @@ TEST(dense_literals) {
 }
 
 TEST(types) {
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "func.func @f(%a: tensor<2x?x3xf32>, %b: tensor<?xf32, #stablehlo.bounds<5>>,\n"
       "             %c: tensor<4x!quant.uniform<i8:f32, 0.1:-3>>,\n"
       "             %d: tensor<2x!quant.uniform<i8<-127:127>:f32:0, {0.1:-3, 0.2}>>,\n"
       "             %e: tuple<tensor<f32>, !stablehlo.token>, %g: tensor<complex<f64>>,\n"
       "             %h: tensor<f8E4M3FN>, %i: tensor<ui2>) {\n"
-      "  func.return\n}\n",
+      "  func.return\n}\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -345,7 +333,7 @@ TEST(types) {
 }
 
 TEST(module_structure) {
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "#loc1 = loc(\"x.py\":1:2)\n"
       "module @jit_f attributes {mhlo.num_partitions = 1 : i32} {\n"
       "  func.func public @main(%arg0: tensor<f32> {tf.aliasing_output = 0 : i32}) -> (tensor<f32> {jax.result_info = \"r\"}) {\n"
@@ -357,7 +345,7 @@ TEST(module_structure) {
       "  func.func private @helper(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {\n"
       "    return %x, %x : tensor<f32>, tensor<f32>\n"
       "  }\n"
-      "}\n",
+      "}\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -379,7 +367,7 @@ TEST(module_structure) {
 
 TEST(locations_everywhere) {
   hlo_status st0;
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "#loc = loc(unknown)\n"
       "#loc2 = loc(\"f.py\":3:4)\n"
       "module @m {\n"
@@ -394,11 +382,11 @@ TEST(locations_everywhere) {
       "    }) : (tensor<i32>) -> tensor<f32> loc(callsite(#loc at #loc2))\n"
       "    return %2 : tensor<f32> loc(#loc)\n"
       "  } loc(#loc)\n"
-      "} loc(#loc)\n",
+      "} loc(#loc)\n", 0,
       &st0);
   CHECK(m == NULL && st0); /* %c is undefined */
   hlo_status_free(st0);
-  m = parse_text(
+  m = tl_parse_text("t.mlir",
       "#loc = loc(unknown)\n"
       "#loc2 = loc(\"f.py\":3:4)\n"
       "module @m {\n"
@@ -414,7 +402,7 @@ TEST(locations_everywhere) {
       "    }) : (tensor<i32>) -> tensor<f32> loc(callsite(#loc at #loc2))\n"
       "    return %2 : tensor<f32> loc(#loc)\n"
       "  } loc(#loc)\n"
-      "} loc(#loc)\n",
+      "} loc(#loc)\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -430,7 +418,7 @@ TEST(locations_everywhere) {
 }
 
 TEST(generic_module_and_func) {
-  hlo_module_ir *g = parse_text(
+  hlo_module_ir *g = tl_parse_text("t.mlir",
       "\"builtin.module\"() <{sym_name = \"m\"}> ({\n"
       "^bb0:\n"
       "  \"func.func\"() <{arg_attrs = [{a = 1 : i32}, {}], function_type = (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>, "
@@ -439,14 +427,14 @@ TEST(generic_module_and_func) {
       "    %0 = \"stablehlo.add\"(%arg0, %arg1) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
       "    \"func.return\"(%0) : (tensor<2xf32>) -> ()\n"
       "  }) : () -> ()\n"
-      "}) {mhlo.num_replicas = 1 : i32} : () -> ()\n",
+      "}) {mhlo.num_replicas = 1 : i32} : () -> ()\n", 0,
       NULL);
-  hlo_module_ir *p = parse_text(
+  hlo_module_ir *p = tl_parse_text("t.mlir",
       "module @m attributes {mhlo.num_replicas = 1 : i32} {\n"
       "  func.func private @main(%arg0: tensor<2xf32> {a = 1 : i32}, %arg1: tensor<2xf32>) -> tensor<2xf32> {\n"
       "    %0 = stablehlo.add %arg0, %arg1 : tensor<2xf32>\n"
       "    return %0 : tensor<2xf32>\n"
-      "  }\n}\n",
+      "  }\n}\n", 0,
       NULL);
   CHECK(g && p);
   if (g && p) {
@@ -468,7 +456,7 @@ TEST(generic_module_and_func) {
  * `needle`, at the column where needle starts; and `msg` in the message. */
 static void expect_err(const char *text, const char *needle, const char *msg, int line_fix) {
   hlo_status st;
-  hlo_module_ir *m = parse_text(text, &st);
+  hlo_module_ir *m = tl_parse_text("t.mlir", text, 0, &st);
   CHECK(m == NULL);
   CHECK(hlo_status_code_of(st) == HLO_PARSE_ERROR);
   const hlo_loc *l = status_loc(st);
@@ -524,7 +512,7 @@ TEST(errors_located) {
              ": (tensor", "expected ']'", 0);
   /* truncated: the error points just past the end */
   hlo_status st;
-  hlo_module_ir *m = parse_text("func.func @f(%a: tensor<2xf32>) {\n  %0 = stablehlo.add %a, %a : tensor<2xf32>\n", &st);
+  hlo_module_ir *m = tl_parse_text("t.mlir", "func.func @f(%a: tensor<2xf32>) {\n  %0 = stablehlo.add %a, %a : tensor<2xf32>\n", 0, &st);
   CHECK(m == NULL && status_loc(st) && status_loc(st)->line == 3 && status_loc(st)->col == 1);
   CHECK(strstr(hlo_status_message(st), "end of input") != NULL);
   hlo_status_free(st);
@@ -537,7 +525,7 @@ TEST(deep_nesting_is_an_error) {
   for (int i = 0; i < 1000; i++) buf[n++] = '[';
   buf[n] = 0;
   hlo_status st;
-  hlo_module_ir *m = parse_text(buf, &st);
+  hlo_module_ir *m = tl_parse_text("t.mlir", buf, 0, &st);
   CHECK(m == NULL && hlo_status_code_of(st) == HLO_PARSE_ERROR && status_loc(st));
   hlo_status_free(st);
   /* regions nested 400 deep, tuples 1000 deep */
@@ -545,13 +533,13 @@ TEST(deep_nesting_is_an_error) {
   n = (size_t)snprintf(big, sizeof big, "func.func @f(%%i: tensor<i32>) {\n");
   for (int i = 0; i < 400; i++)
     n += (size_t)snprintf(big + n, sizeof big - n, "%%r%d = \"stablehlo.case\"(%%i) ({\n", i);
-  m = parse_text(big, &st);
+  m = tl_parse_text("t.mlir", big, 0, &st);
   CHECK(m == NULL && hlo_status_code_of(st) == HLO_PARSE_ERROR && status_loc(st));
   CHECK(st && strstr(hlo_status_message(st), "too deeply"));
   hlo_status_free(st);
   n = (size_t)snprintf(big, sizeof big, "func.func @f(%%a: ");
   for (int i = 0; i < 1000; i++) n += (size_t)snprintf(big + n, sizeof big - n, "tuple<");
-  m = parse_text(big, &st);
+  m = tl_parse_text("t.mlir", big, 0, &st);
   CHECK(m == NULL && st && strstr(hlo_status_message(st), "too deeply"));
   hlo_status_free(st);
 }
@@ -567,7 +555,7 @@ TEST(out_of_memory_is_reported) {
   for (long n = 1; n < 400; n++) {
     hlo_fail_alloc_after = n;
     hlo_status st;
-    hlo_module_ir *m = parse_text(t, &st);
+    hlo_module_ir *m = tl_parse_text("t.mlir", t, 0, &st);
     hlo_fail_alloc_after = 0;
     if (m) { ok++; module_free(m); continue; }
     if (hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED) oom++;
@@ -604,13 +592,13 @@ TEST(split) {
 }
 
 TEST(attributes) {
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "func.func @f(%a: tensor<2xf32>) attributes {d = {x = [1, \"s\"], y}, e = array<i1: true, false>,\n"
       "    g = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,\n"
       "    ch = #stablehlo.channel_handle<handle = 1, type = 0>, o = #sdy.thing<[{\"a\"}]>, s = @x::@y,\n"
       "    f = 1.5 : f32, i = -3 : i32, t = tensor<2xf32>, al = #stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>,\n"
       "    l = dense<[0, 1]> : tensor<2xindex>} {\n"
-      "  func.return\n}\n",
+      "  func.return\n}\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -636,7 +624,7 @@ TEST(attributes) {
 
 /* Shardy: meshes and shardings are stored structured (ir.h's sdy_*). */
 TEST(sdy_structured) {
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "module {\n"
       "  sdy.mesh @mesh = <[\"x\"=4, \"y\"=1], device_ids=[3, 2, 1, 0]> {stablehlo.mesh = {axes = []}}\n"
       "  sdy.mesh @max = <[], device_ids=[0]>\n"
@@ -648,7 +636,7 @@ TEST(sdy_structured) {
       "      sdy.return %b : tensor<2x2x3xf32>\n"
       "    } : (tensor<8x2x3xf32>) -> tensor<8x2x3xf32>\n"
       "    sdy.sharding_group %1 group_id=3 : tensor<8x2x3xf32>\n"
-      "    return %1 : tensor<8x2x3xf32>\n  }\n}\n",
+      "    return %1 : tensor<8x2x3xf32>\n  }\n}\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -701,10 +689,10 @@ TEST(sdy_errors_located) {
 
 /* dense_resource literals resolved from the trailing resource section. */
 TEST(dense_resource) {
-  hlo_module_ir *m = parse_text(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "module {\n  func.func @main() -> tensor<2xi32> {\n"
       "    %0 = stablehlo.constant dense_resource<blob_1> : tensor<2xi32>\n    return %0 : tensor<2xi32>\n  }\n}\n"
-      "{-#\n  dialect_resources: {\n    builtin: {\n      blob_1: \"0x0400000001000000FEFFFFFF\"\n    }\n  }\n#-}\n",
+      "{-#\n  dialect_resources: {\n    builtin: {\n      blob_1: \"0x0400000001000000FEFFFFFF\"\n    }\n  }\n#-}\n", 0,
       NULL);
   CHECK(m != NULL);
   if (!m) return;
@@ -738,7 +726,7 @@ TEST(dense_resource) {
   RES_CASE("dense_resource<b>", "42", "42\n", "expected a string value");
 #undef RES_CASE
   hlo_status st;
-  CHECK(parse_text("module {\n}\n{-#\n  dialect_resources: {\n    builtin: {\n      b: \"0x04000000\"\n", &st) == NULL);
+  CHECK(tl_parse_text("t.mlir", "module {\n}\n{-#\n  dialect_resources: {\n    builtin: {\n      b: \"0x04000000\"\n", 0, &st) == NULL);
   CHECK(hlo_status_code_of(st) == HLO_PARSE_ERROR && strstr(hlo_status_message(st), "end of input"));
   hlo_status_free(st);
 }
@@ -761,7 +749,7 @@ static void parse_damaged(const char *text, size_t len, int *errors) {
   char *t = module_print(m);
   CHECK(t != NULL);
   if (t) {
-    hlo_module_ir *m2 = parse_text(t, NULL);
+    hlo_module_ir *m2 = tl_parse_text("t.mlir", t, 0, NULL);
     if (!m2) fprintf(stderr, "printed text of a damaged input does not parse:\n%s\n", t);
     CHECK(m2 != NULL);
     module_free(m2);
@@ -816,7 +804,7 @@ TEST(out_of_memory_sdy_and_resources) {
     for (long n = 1; n < 1500 && !ok; n++) {
       hlo_fail_alloc_after = n;
       hlo_status st;
-      hlo_module_ir *m = parse_text(t, &st);
+      hlo_module_ir *m = tl_parse_text("t.mlir", t, 0, &st);
       hlo_status vst = m ? module_verify(m) : NULL;
       char *pr = m && !vst ? module_print(m) : NULL;
       hlo_fail_alloc_after = 0;

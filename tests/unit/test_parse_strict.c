@@ -23,14 +23,6 @@
 #include "test.h"
 #include "testlib.h"
 
-/* Parses `text`; returns the module (caller frees) or NULL with *st set. */
-static hlo_module_ir *parse_text(const char *name, const char *text, hlo_status *st) {
-  hlo_source src = tl_source(name, text);
-  hlo_module_ir *m = NULL;
-  *st = parse_module(&src, 0, strlen(text), &m);
-  return *st ? NULL : m;
-}
-
 static int roundtrip_failures;
 
 /* The property: accepted text prints, parses again, prints identically. */
@@ -39,7 +31,7 @@ static void check_roundtrip(hlo_module_ir *m, const char *origin) {
   CHECK(p1 != NULL);
   if (!p1) return;
   hlo_status st;
-  hlo_module_ir *m2 = parse_text("printed.mlir", p1, &st);
+  hlo_module_ir *m2 = tl_parse_text("printed.mlir", p1, 0, &st);
   if (!m2) {
     if (roundtrip_failures++ < 5) {
       fprintf(stderr, "printed text does not parse again (%s):\n", origin);
@@ -67,7 +59,7 @@ static void check_roundtrip(hlo_module_ir *m, const char *origin) {
  * any column) whose message contains `want` (NULL: any message). */
 static void expect_error(const char *text, uint32_t line, uint32_t col, const char *want) {
   hlo_status st;
-  hlo_module_ir *m = parse_text("strict.mlir", text, &st);
+  hlo_module_ir *m = tl_parse_text("strict.mlir", text, 0, &st);
   if (m) {
     fprintf(stderr, "accepted, but MLIR rejects it:\n%s\n", text);
     CHECK(m == NULL);
@@ -91,7 +83,7 @@ static void expect_error(const char *text, uint32_t line, uint32_t col, const ch
 /* `text` must parse and round-trip. */
 static void expect_ok(const char *text) {
   hlo_status st;
-  hlo_module_ir *m = parse_text("strict.mlir", text, &st);
+  hlo_module_ir *m = tl_parse_text("strict.mlir", text, 0, &st);
   if (!m) {
     fprintf(stderr, "rejected:\n%s\n", text);
     hlo_status_print(st, stderr);
@@ -286,7 +278,7 @@ static void scan_piece(const char *text, size_t b, size_t e) {
   memcpy(piece, text + b, e - b);
   piece[e - b] = 0;
   hlo_status st;
-  hlo_module_ir *m = parse_text("piece.mlir", piece, &st);
+  hlo_module_ir *m = tl_parse_text("piece.mlir", piece, 0, &st);
   if (!m) { hlo_status_free(st); free(piece); return; }
   module_free(m);
   bool owned = false;
@@ -379,7 +371,7 @@ static void mutate(const site *s, hlo_opcode c, size_t at, const char *ins, bool
   memcpy(t + at, ins, k);
   memcpy(t + at + k, s->text + at, n - at + 1);
   hlo_status st;
-  hlo_module_ir *m = parse_text("mutant.mlir", t, &st);
+  hlo_module_ir *m = tl_parse_text("mutant.mlir", t, 0, &st);
   walked++;
   if (m) {
     accepted++;

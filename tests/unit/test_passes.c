@@ -39,19 +39,6 @@ static const char *k_prog =
     "  return %2 : tensor<4xf32>\n"
     "}\n";
 
-static hlo_module_ir *parse(const char *text) {
-  static hlo_source src;
-  src = (hlo_source){"t.mlir", text, strlen(text), 1};
-  hlo_module_ir *m = NULL;
-  hlo_status st = parse_module(&src, 0, src.len, &m);
-  if (st) {
-    hlo_status_print(st, stderr);
-    hlo_status_free(st);
-    return NULL;
-  }
-  return m;
-}
-
 /* ------------------------------------------------------------ pipelines */
 
 TEST(pipeline_names_are_checked) {
@@ -75,7 +62,7 @@ TEST(pipeline_names_are_checked) {
 }
 
 TEST(default_pipeline_runs_and_reports) {
-  hlo_module_ir *m = parse(k_prog);
+  hlo_module_ir *m = tl_parse_text("t.mlir", k_prog, 0, NULL);
   CHECK(m != NULL);
   if (!m) return;
   pass_report rep;
@@ -130,7 +117,7 @@ static hlo_status fail_pass(hlo_module_ir *m, const hlo_pass_options *o) {
 }
 
 TEST(verify_after_each_pass_names_the_pass) {
-  hlo_module_ir *m = parse(k_prog);
+  hlo_module_ir *m = tl_parse_text("t.mlir", k_prog, 0, NULL);
   if (!m) { CHECK(m != NULL); return; }
   static const pass_info breaker = {"breaker", break_ir, "breaks the IR"};
   const pass_info *list[] = {pass_lookup("inline", 6), &breaker, pass_lookup("dce", 3)};
@@ -149,7 +136,7 @@ TEST(verify_after_each_pass_names_the_pass) {
   module_free(m);
 
   /* without verification the broken IR goes through */
-  m = parse(k_prog);
+  m = tl_parse_text("t.mlir", k_prog, 0, NULL);
   po.verify_each = false;
   st = pass_run_list(m, &po, list, 3, NULL);
   CHECK(st == NULL);
@@ -157,7 +144,7 @@ TEST(verify_after_each_pass_names_the_pass) {
   module_free(m);
 
   /* a pass's own error gets a note naming it */
-  m = parse(k_prog);
+  m = tl_parse_text("t.mlir", k_prog, 0, NULL);
   static const pass_info failer = {"failer", fail_pass, "fails"};
   const pass_info *list2[] = {&failer};
   po.pipeline = "failer";
@@ -177,11 +164,11 @@ TEST(verify_after_each_pass_names_the_pass) {
 }
 
 TEST(input_that_does_not_verify_is_reported) {
-  hlo_module_ir *m = parse(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
       "  %a = stablehlo.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi32>\n"
       "  return %x : tensor<4xf32>\n"
-      "}\n");
+      "}\n", 0, NULL);
   if (!m) { CHECK(m != NULL); return; }
   hlo_status st = pass_pipeline_run(m, NULL, NULL);
   CHECK(st != NULL);
@@ -208,7 +195,7 @@ TEST(dumps_read_back) {
   if (!mkdtemp(dir)) { CHECK(0); return; }
   char sub[64];
   snprintf(sub, sizeof sub, "%s/a/b", dir); /* made on demand */
-  hlo_module_ir *m = parse(k_prog);
+  hlo_module_ir *m = tl_parse_text("t.mlir", k_prog, 0, NULL);
   if (!m) { CHECK(m != NULL); return; }
   pass_pipeline_options po = {.pipeline = "inline,chlo-legalize,simplify",
                               .verify_each = true, .dump_dir = sub, .first_dump_index = 7};
@@ -229,10 +216,7 @@ TEST(dumps_read_back) {
       CHECK(text != NULL);
       if (!text) continue;
       files++;
-      hlo_source src = {path, text, strlen(text), 1};
-      hlo_module_ir *back = NULL;
-      st = parse_module(&src, 0, src.len, &back);
-      if (!st) st = module_verify(back);
+      hlo_module_ir *back = tl_parse_text(path, text, TL_VERIFY, &st);
       CHECK(st == NULL);
       if (st) hlo_status_print(st, stderr);
       hlo_status_free(st);
@@ -268,7 +252,7 @@ TEST(dumps_read_back) {
 }
 
 TEST(unwritable_dump_folder_is_an_error) {
-  hlo_module_ir *m = parse(k_prog);
+  hlo_module_ir *m = tl_parse_text("t.mlir", k_prog, 0, NULL);
   if (!m) { CHECK(m != NULL); return; }
   pass_pipeline_options po = {.pipeline = "dce", .dump_dir = "/proc/version/dumps"};
   hlo_status st = pass_pipeline_run(m, &po, NULL);
@@ -281,7 +265,7 @@ TEST(unwritable_dump_folder_is_an_error) {
 /* ------------------------------------------------------------ use index */
 
 TEST(use_index_tracks_uses) {
-  hlo_module_ir *m = parse(
+  hlo_module_ir *m = tl_parse_text("t.mlir",
       "func.func @main(%x: tensor<4xf32>, %p: tensor<i1>) -> tensor<4xf32> {\n"
       "  %a = stablehlo.negate %x : tensor<4xf32>\n"
       "  %b = stablehlo.add %a, %a : tensor<4xf32>\n"
@@ -291,7 +275,7 @@ TEST(use_index_tracks_uses) {
       "    stablehlo.return %x : tensor<4xf32>\n"
       "  }) : (tensor<i1>) -> tensor<4xf32>\n"
       "  return %b : tensor<4xf32>\n"
-      "}\n");
+      "}\n", 0, NULL);
   if (!m) { CHECK(m != NULL); return; }
   hlo_func *f = module_entry(m, NULL);
   use_index *ui;
@@ -363,7 +347,7 @@ TEST(every_pass_survives_out_of_memory) {
    * run succeeds: each run either succeeds or says it ran out of memory */
   int ran = 0, oom = 0;
   for (long n = 1; n < 20000; n++) {
-    hlo_module_ir *m = parse(k_prog);
+    hlo_module_ir *m = tl_parse_text("t.mlir", k_prog, 0, NULL);
     if (!m) { CHECK(m != NULL); return; }
     hlo_fail_alloc_after = n;
     hlo_status st = pass_pipeline_run(m, NULL, NULL);

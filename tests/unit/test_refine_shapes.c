@@ -8,6 +8,7 @@
 #include "parse/parse.h"
 #include "passes/passes.h"
 #include "test.h"
+#include "testlib.h"
 
 /* Parses `text`, refines @main for args of shape dims (one rank-`rank` f32
  * or i32 tensor per entry of `ranks`), returns the status; *out_text gets
@@ -15,13 +16,11 @@
 static hlo_status refine(const char *text, hlo_dtype dt, uint32_t rank, const int64_t *dims,
                          char **out_text) {
   *out_text = NULL;
-  hlo_source src = {"t.mlir", text, strlen(text), 1};
-  hlo_module_ir *m = NULL;
-  hlo_status st = parse_module(&src, 0, src.len, &m);
+  hlo_status st;
+  hlo_module_ir *m = tl_parse_text("t.mlir", text, TL_VERIFY, &st);
   if (st) return st;
-  st = module_verify(m);
   hlo_type *t = type_tensor(&m->arena, dt, rank, dims);
-  if (!st) st = pass_refine_shapes(m, NULL, &t, 1);
+  st = pass_refine_shapes(m, NULL, &t, 1);
   if (!st) st = module_verify(m);
   if (!st) *out_text = module_print(m);
   module_free(m);

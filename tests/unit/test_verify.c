@@ -411,9 +411,8 @@ static const char *const valid_programs[] = {
 
 TEST(valid_rare_ops) {
   for (size_t i = 0; i < sizeof valid_programs / sizeof valid_programs[0]; i++) {
-    hlo_source src = {"valid.mlir", valid_programs[i], strlen(valid_programs[i]), 1};
-    hlo_module_ir *m = NULL;
-    hlo_status st = parse_module(&src, 0, src.len, &m);
+    hlo_status st;
+    hlo_module_ir *m = tl_parse_text("valid.mlir", valid_programs[i], 0, &st);
     if (st) {
       printf("valid program %zu: skipped, does not parse (the parser's): ", i);
       hlo_status_print(st, stdout);

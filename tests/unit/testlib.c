@@ -148,11 +148,54 @@ hlo_module_ir *tl_parse_piece(const hlo_source *src, size_t begin, size_t end, h
   return *err ? NULL : m;
 }
 
+/* The steps of `flags` on a parsed module, in their documented order. */
+static hlo_status after_parse(hlo_module_ir *m, unsigned flags) {
+  if (flags & TL_VERIFY) HLO_TRY(module_verify(m));
+  if (flags & TL_LEGALIZE_CHLO) HLO_TRY(pass_chlo_legalize(m));
+  return NULL;
+}
+
+hlo_module_ir *tl_parse_text(const char *name, const char *text, unsigned flags,
+                             hlo_status *err) {
+  hlo_source src = tl_source(name, text);
+  hlo_module_ir *m = NULL;
+  hlo_status st = parse_module(&src, 0, src.len, &m);
+  if (!st) st = after_parse(m, flags);
+  if (st) {
+    if (m) module_free(m);
+    m = NULL;
+    if (!err) {
+      hlo_status_print(st, stderr);
+      hlo_status_free(st);
+      st = NULL;
+    }
+  }
+  if (err) *err = st;
+  return m;
+}
+
+hlo_status tl_run_text(const char *name, const char *text, unsigned flags,
+                       const interp_options *opts, tensor *const *args, uint32_t nargs,
+                       tl_run *r) {
+  hlo_source src = tl_source(name, text);
+  hlo_status st = tl_prepare(&src, 0, src.len, flags, opts, r);
+  if (!st) st = tl_call(r, args, nargs);
+  if (st) tl_run_free(r);
+  return st;
+}
+
+tensor *tl_tensor(arena *a, hlo_dtype dt, uint32_t rank, const int64_t *dims, const void *data) {
+  hlo_type *t = type_tensor(a, dt, rank, dims);
+  tensor *x = t ? tensor_new(t) : NULL;
+  if (x && data) memcpy(x->data, data, x->nbytes);
+  return x;
+}
+
 hlo_status tl_prepare(const hlo_source *src, size_t begin, size_t end, unsigned flags,
                       const interp_options *opts, tl_run *r) {
   memset(r, 0, sizeof *r);
   HLO_TRY(parse_module(src, begin, end, &r->m));
-  if (flags & TL_LEGALIZE_CHLO) HLO_TRY(pass_chlo_legalize(r->m));
+  HLO_TRY(after_parse(r->m, flags));
   r->f = module_entry(r->m, NULL);
   if (!r->f) return status_new(HLO_NOT_FOUND, "no entry function");
   return interp_create(r->m, opts, &r->it);

@@ -1,7 +1,9 @@
 /* testlib.h — corpus plumbing shared by the unit tests (tests/unit/test_*.c):
  * where the shared data lies, reading files, listing the corpus's .mlir
- * files, splitting a file into `// -----` pieces, and parsing + running a
- * piece's entry function on the interpreter. Linked into every unit test
+ * files, splitting a file into `// -----` pieces, parsing + running a
+ * piece's entry function on the interpreter, and the one helper every test
+ * uses to parse (tl_parse_text) or run (tl_run_text) a program given as a
+ * string. Linked into every unit test
  * binary (the Makefile builds tests/unit/testlib.c once).
  *
  * Ownership: every tl_* object that holds memory has a matching *_free;
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #include "interp/interp.h"
 #include "parse/parse.h"
+#include "support/arena.h"
 
 /* The shared data folder: $HLO_SHARED when set and non-empty, else
  * "../shared" (relative to the repo root, where CI places it). */
@@ -96,14 +99,48 @@ typedef struct tl_run {
   uint32_t n;
 } tl_run;
 
-/* tl_prepare flags. */
-enum { TL_LEGALIZE_CHLO = 1 /* run pass_chlo_legalize after parsing */ };
+/* Flags of tl_parse_text, tl_prepare and tl_run_text: what is done to a
+ * module after parsing, in this order. */
+enum {
+  TL_VERIFY = 2,       /* module_verify */
+  TL_LEGALIZE_CHLO = 1 /* pass_chlo_legalize */
+};
 
-/* Parses src->text[begin, end) into r->m, optionally legalizes chlo,
- * finds the entry function (module_entry(m, NULL)) and creates an
- * interpreter with `opts` (may be NULL). Errors: the parser's, the pass's,
- * HLO_NOT_FOUND "no entry function" (r->m set, r->f NULL), interp_create's.
- * Whatever was made is in `r` either way: release it with tl_run_free. */
+/* THE way a unit test turns program text into a module: parses the
+ * NUL-terminated `text` as one module whose locations and errors name the
+ * file `name` (e.g. "t.mlir"; the module keeps its own copy of the text, so
+ * neither needs to outlive it), then applies `flags` (TL_VERIFY,
+ * TL_LEGALIZE_CHLO). Returns the module (free it with module_free) or NULL
+ * on error, the status (parser's, verifier's or pass's, located) then going
+ * to *err; with err NULL an error is printed to stderr and freed instead.
+ * On success *err is set to NULL. */
+hlo_module_ir *tl_parse_text(const char *name, const char *text, unsigned flags,
+                             hlo_status *err);
+
+/* THE way a unit test runs program text: tl_parse_text's steps (`flags`),
+ * then the entry function (@main, or the only function: module_entry) is
+ * called on args[0..nargs) (borrowed: the caller keeps its references) on a
+ * new interpreter with `opts` (NULL: the defaults). On success the results
+ * are r->res[0..r->n): release everything with tl_run_free. On error the
+ * status is returned (the parser's, verifier's, pass's, HLO_NOT_FOUND "no
+ * entry function", the interpreter's) and `r` is already released (zeroed:
+ * tl_run_free on it does nothing). */
+hlo_status tl_run_text(const char *name, const char *text, unsigned flags,
+                       const interp_options *opts, tensor *const *args, uint32_t nargs,
+                       tl_run *r);
+
+/* A new tensor of element type `dt` and shape dims[0..rank) holding a copy
+ * of `data` (the tensor's nbytes bytes; NULL: zeros). Its type is made in
+ * arena `a`, which must outlive the tensor. NULL when out of memory.
+ * Release with tensor_release. */
+tensor *tl_tensor(arena *a, hlo_dtype dt, uint32_t rank, const int64_t *dims, const void *data);
+
+/* Parses src->text[begin, end) into r->m, applies `flags` (TL_VERIFY,
+ * TL_LEGALIZE_CHLO), finds the entry function (module_entry(m, NULL)) and
+ * creates an interpreter with `opts` (may be NULL). Errors: the parser's,
+ * the verifier's, the pass's, HLO_NOT_FOUND "no entry function" (r->m set,
+ * r->f NULL), interp_create's. Whatever was made is in `r` either way:
+ * release it with tl_run_free. */
 hlo_status tl_prepare(const hlo_source *src, size_t begin, size_t end, unsigned flags,
                       const interp_options *opts, tl_run *r);
 
