@@ -7,7 +7,8 @@
 #   make deps       install the Debian packages the build needs (when missing)
 #   make fuzz       build and run the parser fuzzer for FUZZ_SECONDS (default 60)
 #   make bench      front-end benchmark table (parse/verify/print vs MLIR's parser), then
-#                   hlo bench vs XLA:CPU on the f32 programs (bench/run_vs_xla.py)
+#                   the CPU backend vs XLA:CPU on the f32 programs, each GEMM against the
+#                   library alone (bench/run_vs_xla.py; updates bench/RESULTS.md)
 
 CC ?= cc
 BUILD ?= build
@@ -17,7 +18,16 @@ OPT ?= -O2 -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wno-unused-parameter -Wvla -Wformat=2
 CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -Isrc -MMD -MP $(SAN)
-LDLIBS += -llapack -lblas -lm -lpthread
+# BLAS and LAPACK, chosen by measurement (bench/BLAS.md): oneDNN for f32 and
+# bf16 GEMMs, OpenBLAS (its OpenMP build: one OpenMP runtime with oneDNN's)
+# for f64, tiny f32 GEMMs and LAPACK; both run single-threaded under hlo's
+# own pool (src/backend/cpu/gemm.h). Linked by path with a run path, so that
+# Debian's libblas.so.3 / liblapack.so.3 alternatives do not decide what runs.
+# `make ldlibs` prints the link flags (tests/fuzz/run.sh uses them).
+MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+OPENBLAS_DIR ?= /usr/lib/$(MULTIARCH)/openblas-openmp
+BLAS_LIBS ?= -Wl,-rpath,$(OPENBLAS_DIR) $(OPENBLAS_DIR)/libopenblas.so.0 -ldnnl
+LDLIBS += $(BLAS_LIBS) -lm -lpthread
 
 SRCS := $(sort $(shell find src -name '*.c'))
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
@@ -80,8 +90,11 @@ ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
   SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
 TSAN_VARS = BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread"
-# The tests that run threads (the C API from several threads, run_parallel).
-TSAN_TESTS = build/tsan/tests/test_api build/tsan/tests/test_interp_collective
+# The tests that run threads (the C API from several threads, run_parallel, the
+# thread pool, kernels and GEMMs over it, the kernel cache from several processes).
+TSAN_TESTS = build/tsan/tests/test_api build/tsan/tests/test_interp_collective \
+  build/tsan/tests/test_thread_pool build/tsan/tests/test_cpu_backend \
+  build/tsan/tests/test_kernel_cache build/tsan/tests/test_gemm
 
 # Everything that needs no GPU: the -O2 build's unit tests and suites, then the
 # unit tests and the conformance, model and CLI suites again under ASan+UBSan,
@@ -101,16 +114,19 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-bench: $(BUILD)/bench/bench_frontend $(BUILD)/hlo
+bench: $(BUILD)/bench/bench_frontend $(BUILD)/hlo $(BUILD)/bench/blas/gemm_rate
 	@sh bench/frontend.sh $(BUILD)
-	@python3 bench/run_vs_xla.py --build $(BUILD)
+	@python3 bench/run_vs_xla.py --build $(BUILD) --results bench/RESULTS.md
 
 clean:
 	rm -rf build
 
-.PHONY: all deps run unit test test-asan bench clean
+ldlibs:
+	@echo '$(LDLIBS)'
+
+.PHONY: all deps run unit test test-asan bench clean ldlibs
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) $(UNIT_DEPS:%.c=$(BUILD)/%.d) \
-  $(wildcard $(BUILD)/tests/tools/*.d) $(wildcard $(BUILD)/bench/*.d)
+  $(wildcard $(BUILD)/tests/tools/*.d) $(wildcard $(BUILD)/bench/*.d) $(wildcard $(BUILD)/bench/*/*.d)
 
 # ---- fuzz: the parser/printer/interpreter fuzzer (tests/fuzz/run.sh builds
 # build/fuzz/fuzz_parse with clang + libFuzzer and runs it; non-zero on a crash)

@@ -103,10 +103,10 @@ def lib_rates(tool, shapes):
     out, err, why = run([tool, "--shapes"] + spec, 600)
     rates = {}
     for line in (out or "").splitlines():
-        nums = re.findall(r"[0-9.]+", line)
+        rate = re.search(r"([0-9.]+) GFLOP/s", line)
         g = re.match(r"\s*(\d+)[x,](\d+)[x,](\d+)", line)
-        if g and nums:
-            rates[(int(g.group(1)), int(g.group(2)), int(g.group(3)))] = float(nums[-1])
+        if g and rate:
+            rates[(int(g.group(1)), int(g.group(2)), int(g.group(3)))] = float(rate.group(1))
     return rates
 
 
@@ -123,7 +123,7 @@ def main():
     ap.add_argument("--results", help="update this markdown file's section with the tables")
     args = ap.parse_args()
     hlo = os.path.join(args.build, "hlo")
-    gemm_tool = os.path.join(args.build, "bench", "gemm_rate")
+    gemm_tool = os.path.join(args.build, "bench", "blas", "gemm_rate")
     xla_run = os.path.join(args.shared, "tools", "xla_run.py")
     if not os.access(hlo, os.X_OK):
         sys.exit(f"run_vs_xla: {hlo} is not built (make BUILD={args.build})")

@@ -354,6 +354,23 @@ func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8xf32> {
 }
 X
 expect run-check         0 '@main: 1 result'   "$HLO" run "$T/mlp.mlir" --check --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect run-check-catches 1 'check: step [0-9]+ of program 0 \(hlo.fusion kind=.*differs from the interpreter' env HLO_CHECK_CORRUPT=0 "$HLO" run "$T/mlp.mlir" --check --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect run-check-names   1 'compiled as kernel k0: .void k0\(. in .*checkdump' env HLO_CHECK_CORRUPT=0 "$HLO" run "$T/mlp.mlir" --check --dump-to "$T/checkdump" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+cat > "$T/huge_temp.mlir" <<'X'
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<f32>) -> tensor<1000000000000xf32>
+  %1 = stablehlo.exponential %0 : tensor<1000000000000xf32>
+  %2 = "stablehlo.sort"(%1) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %l = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %l : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<1000000000000xf32>) -> tensor<1000000000000xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %3 = stablehlo.reduce(%2 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<1000000000000xf32>, tensor<f32>) -> tensor<f32>
+  return %3 : tensor<f32>
+}
+X
+expect huge-temporaries  1 'temporaries of @main need 4000000000000 bytes' "$HLO" run "$T/huge_temp.mlir" --arg 'dense<1.0> : tensor<f32>'
 expect run-cpu-stats     0 'cpu: .* kernels, 1 BLAS'  "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect run-interp        0 'result 0: tensor<8xf32>'  "$HLO" run "$T/mlp.mlir" --backend interp --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect memory-text       0 'temp +[0-9]+ bytes'       "$HLO" memory "$T/mlp.mlir"

@@ -3,7 +3,10 @@
 # Runs as root (as on the project's machines) or through sudo.
 set -e
 need=""
-for p in gcc make liblapack-dev libblas-dev python3; do
+# BLAS/LAPACK (bench/BLAS.md says why these): OpenBLAS's OpenMP build, linked
+# by path (the runtime package is enough), and oneDNN (its -dev package: the
+# link name libdnnl.so and the header bench/blas/gemm_rate.c uses).
+for p in gcc make libopenblas0-openmp libdnnl-dev libxxhash-dev python3; do
   dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0

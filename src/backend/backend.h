@@ -14,6 +14,7 @@
 #define HLO_BACKEND_BACKEND_H
 #include <stddef.h>
 #include <stdint.h>
+#include "backend/conv_describe.h"
 #include "codegen/kernel.h"
 
 typedef struct backend_module backend_module;
@@ -28,9 +29,11 @@ typedef struct backend_compile_options {
  * `batch` consecutive matrices, C[b] (m x n) = op(A[b]) * op(B[b]), where
  * op(A) (m x k) is A stored m x k, or A stored k x m transposed when
  * trans_a; op(B) (k x n) likewise (n x k stored when trans_b). Element type
- * F32 or F64 for A, B and C alike; C is overwritten (beta = 0). */
+ * F32, F64 or BF16 for A, B and C alike, or BF16 A and B with an F32 C
+ * (c_dtype); C is overwritten (beta = 0). */
 typedef struct backend_gemm {
-  hlo_dtype dtype;
+  hlo_dtype dtype;        /* of A and B */
+  hlo_dtype c_dtype;      /* of C: dtype, or F32 for BF16 operands */
   int64_t batch, m, n, k;
   bool trans_a, trans_b;
 } backend_gemm;
@@ -62,7 +65,16 @@ typedef struct backend {
    * errors HLO_UNIMPLEMENTED for another element type, HLO_INVALID_ARGUMENT
    * for sizes past the library's int. */
   HLO_MUST_USE hlo_status (*gemm)(const backend_gemm *g, const void *a, const void *b, void *c);
-  void *conv;
+  /* conv: a described convolution (backend/conv_describe.h); contract and
+   * scratch as cpu_conv's (backend/cpu/conv.h). */
+  HLO_MUST_USE hlo_status (*conv)(const backend_conv *c, const void *lhs, const void *rhs,
+                                  void *output, void *scratch);
+  /* Whether `conv` computes `c` (element types and forms it takes). */
+  bool (*conv_takes)(const backend_conv *c);
+  /* Bytes of scratch `conv` needs for `c` (the runtime's buffer assignment
+   * provides them for the call only); may prepare library kernels for `c`
+   * (call at compile time). */
+  size_t (*conv_scratch_bytes)(const backend_conv *c);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "backend/backend.h"
+#include "backend/conv_describe.h"
 #include "ir/element.h"
 #include "codegen/lower_fusion.h"
 #include "support/arena.h"
@@ -76,10 +77,11 @@ static bool dot_field(arena *a, const hlo_attr *dn, const char *name, int64_t **
   return !f || attr_as_ints(a, f, out, n);
 }
 
-/* Whether `op` is a dot_general / dot that a gemm computes: f32 or f64
- * operands and result of one type, no algorithm, batch dims leading and in
- * order on both sides, one contracting dim, at most one free dim per side.
- * Fills *g. */
+/* Whether `op` is a dot_general / dot that a gemm computes: f32, f64 or
+ * bf16 operands and result of one type (or bf16 operands, f32 result), no
+ * algorithm, batch dims leading and in order on both sides, one
+ * contracting dim at either end of each side's matrix dims (the free dims
+ * of a side then flatten into one). Fills *g. */
 static bool gemm_form(const hlo_op *op, backend_gemm *g) {
   if ((op->opcode != OP_DOT_GENERAL && op->opcode != OP_DOT) || op->num_operands != 2 ||
       op->num_results != 1)
@@ -87,9 +89,12 @@ static bool gemm_form(const hlo_op *op, backend_gemm *g) {
   const hlo_type *lt = op->operands[0]->type, *rt = op->operands[1]->type,
                  *ot = op->results[0].type;
   if (!static_tensor(lt) || !static_tensor(rt) || !static_tensor(ot)) return false;
-  if (lt->dtype != ot->dtype || rt->dtype != ot->dtype ||
-      (ot->dtype != HLO_F32 && ot->dtype != HLO_F64))
-    return false;
+  /* f32, f64 or bf16 throughout, or bf16 operands with an f32 result
+   * (preferred_element_type) */
+  bool same = lt->dtype == ot->dtype && rt->dtype == ot->dtype &&
+              (ot->dtype == HLO_F32 || ot->dtype == HLO_F64 || ot->dtype == HLO_BF16);
+  bool widen = lt->dtype == HLO_BF16 && rt->dtype == HLO_BF16 && ot->dtype == HLO_F32;
+  if (!same && !widen) return false;
   if (op_attr(op, "algorithm")) return false;
   int64_t *lb = NULL, *rb = NULL, *lc = NULL, *rc = NULL;
   uint32_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
@@ -116,7 +121,8 @@ static bool gemm_form(const hlo_op *op, backend_gemm *g) {
   if (ok) {
     /* the free dims of a side are contiguous in memory (before or after
      * the contracting dim), so they flatten into one matrix dim */
-    g->dtype = ot->dtype;
+    g->dtype = lt->dtype;
+    g->c_dtype = ot->dtype;
     g->batch = 1;
     for (uint32_t i = 0; i < nb; i++) g->batch *= lt->dims[i];
     int64_t l = lc[0], r = rc[0];
@@ -443,6 +449,7 @@ static hlo_status control_step(builder *b, const hlo_op *op) {
     free(s.sub);
     return st;
   }
+  if (op->opcode == OP_WHILE && s.nsub == 2) b->x->progs[s.sub[1]].while_body = true;
   b->x->stats.control++;
   return NULL;
 }
@@ -480,7 +487,8 @@ static bool alias_form(const hlo_op *op) {
   const hlo_type *it = op->operands[0]->type, *ot = op->results[0].type;
   if (!static_tensor(it) || !static_tensor(ot)) return false;
   if (op->opcode == OP_RESHAPE) return it->dtype == ot->dtype;
-  return it->rank == ot->rank && !memcmp(it->dims, ot->dims, it->rank * sizeof *it->dims) &&
+  return it->rank == ot->rank &&
+         (it->rank == 0 || !memcmp(it->dims, ot->dims, it->rank * sizeof *it->dims)) &&
          hlo_dtype_size(it->dtype) == hlo_dtype_size(ot->dtype) &&
          dtype_bits(it->dtype) == dtype_bits(ot->dtype);
 }
@@ -500,9 +508,50 @@ static bool alias_fusion(const hlo_op *op) {
   return false;
 }
 
+/* A convolution step when the backend takes `op` (conv_describe, then the
+ * backend's conv_takes); *done says whether it did. */
+static hlo_status conv_step(builder *b, const hlo_op *op, bool *done) {
+  *done = false;
+  const backend *be = b->x->be;
+  if (op->opcode != OP_CONVOLUTION || !be->conv || !be->conv_takes) return NULL;
+  backend_conv c;
+  if (!conv_describe(op, &c) || !be->conv_takes(&c)) return NULL;
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_CONV;
+  s.op = op;
+  s.conv = malloc(sizeof *s.conv);
+  s.in = malloc(2 * sizeof *s.in);
+  s.out = malloc(sizeof *s.out);
+  hlo_status st = s.conv && s.in && s.out ? NULL : cpu_oom();
+  if (!st) {
+    *s.conv = c;
+    s.scratch_bytes = be->conv_scratch_bytes ? (int64_t)be->conv_scratch_bytes(&c) : 0;
+    s.in[0] = op->operands[0];
+    s.in[1] = op->operands[1];
+    s.out[0] = &op->results[0];
+    s.nin = 2;
+    s.nout = 1;
+    for (uint32_t i = 0; i < 2 && !st; i++)
+      if (s.in[i]->def && s.in[i]->def->opcode == OP_CONSTANT) st = make_constant(b->x, s.in[i]);
+  }
+  if (!st) st = push_step(b, &s);
+  if (st) {
+    free(s.conv);
+    free(s.in);
+    free(s.out);
+    return st;
+  }
+  b->x->stats.convs++;
+  *done = true;
+  return NULL;
+}
+
 static hlo_status compile_op(builder *b, const hlo_op *op) {
   bool done = false;
   backend_gemm g;
+  HLO_TRY(conv_step(b, op, &done));
+  if (done) return NULL;
   step_kind ck = cpu_copy_form(op);
   if (alias_form(op) || alias_fusion(op)) {
     HLO_TRY(operand_step(b, op, STEP_ALIAS));
@@ -630,13 +679,14 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   x->it = it;
   x->f = f;
   x->nvals = f->num_values;
+  x->dump_dir = dump_dir ? strdup(dump_dir) : NULL;
   x->consts = calloc(x->nvals ? x->nvals : 1, sizeof *x->consts);
   x->vals = calloc(x->nvals ? x->nvals : 1, sizeof *x->vals);
   builder b;
   memset(&b, 0, sizeof b);
   b.x = x;
   uint32_t p0 = 0;
-  hlo_status st = x->consts && x->vals ? NULL : cpu_oom();
+  hlo_status st = x->consts && x->vals && (x->dump_dir || !dump_dir) ? NULL : cpu_oom();
   if (!st) st = compile_block(&b, &f->body.block, &p0);
   if (!st) st = cpu_plan_buffers(x, dump_dir);
   /* a kernel writing over its input reads and writes one memory: no restrict */
@@ -678,6 +728,7 @@ void cpu_exec_destroy(cpu_exec *x) {
       free(p->steps[s].in);
       free(p->steps[s].out);
       free(p->steps[s].sub);
+      free(p->steps[s].conv);
       free(p->steps[s].free_ids);
     }
     free(p->steps);
@@ -685,6 +736,7 @@ void cpu_exec_destroy(cpu_exec *x) {
     if (pi == 0) free(p->arena); /* the others are slices of it */
   }
   free(x->progs);
+  free(x->dump_dir);
   cpu_clear_vals(x);
   for (uint32_t i = 0; x->consts && i < x->nvals; i++) tensor_release(x->consts[i]);
   free(x->consts);

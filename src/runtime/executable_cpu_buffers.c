@@ -31,9 +31,12 @@ static hlo_status list_owned(cpu_exec *x, program *p) {
 
 /* Per step of p, the values it owns whose last reader the step is; never
  * its results (the terminator's operands: they outlive the run) nor
- * constants. A value that an alias step (reshape) lends its data to lives
- * as long as the alias is read. */
-static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result) {
+ * constants, nor what `keep` marks (a while body's carried values that a
+ * result is written over: held to the end of the run). A value that an
+ * alias step (reshape) lends its data to lives as long as the alias is
+ * read. */
+static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result,
+                             const bool *keep) {
   program *p = &x->progs[pi];
   int64_t *last = x->nvals ? malloc(x->nvals * sizeof *last) : NULL;
   if (x->nvals && !last) return cpu_oom();
@@ -60,7 +63,7 @@ static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result) {
     uint32_t cnt = 0;
     for (uint32_t i = 0; i < p->nowned; i++) {
       uint32_t id = p->owned[i];
-      cnt += last[id] == (int64_t)s && !is_result[id] && !x->consts[id];
+      cnt += last[id] == (int64_t)s && !is_result[id] && !x->consts[id] && !keep[id];
     }
     if (!cnt) continue;
     q->free_ids = malloc(cnt * sizeof *q->free_ids);
@@ -70,7 +73,8 @@ static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result) {
     }
     for (uint32_t i = 0; i < p->nowned; i++) {
       uint32_t id = p->owned[i];
-      if (last[id] == (int64_t)s && !is_result[id] && !x->consts[id]) q->free_ids[q->nfree++] = id;
+      if (last[id] == (int64_t)s && !is_result[id] && !x->consts[id] && !keep[id])
+        q->free_ids[q->nfree++] = id;
     }
   }
   free(last);
@@ -114,9 +118,10 @@ static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint3
 
 /* The most interpreter-made bytes program p holds at once: its heap
  * temporaries live at each step, plus, at a control step, what its
- * regions' programs hold (their own peak and the results they make: twice
- * for a while, whose old and new carried values meet at the end of the
- * body; a carried value passed through unchanged costs nothing). */
+ * regions' programs hold: their own peak, and for a while the carried
+ * values of the previous iteration, which meet the new ones at the end of
+ * the body (the new ones, the step's results, are counted as such; a value
+ * passed through unchanged costs nothing). */
 static int64_t heap_peak(const cpu_exec *x, const program *p, const ba_buffer *heap,
                          uint32_t nh) {
   int64_t peak = 0;
@@ -133,10 +138,11 @@ static int64_t heap_peak(const cpu_exec *x, const program *p, const ba_buffer *h
         const hlo_value *r = term->operands[i];
         /* a carried value passed through (a block argument) or an outer
          * value is not new memory */
-        if (r->id < x->nvals && x->prog_of[r->id] == q->sub[k] && x->home[r->id] != HOME_ARG)
+        if (r->id < x->nvals && x->prog_of[r->id] == q->sub[k] && x->home[r->id] != HOME_ARG &&
+            x->home[r->id] != HOME_CARRIED)
           res += cpu_value_bytes(r);
       }
-      int64_t need = c->heap_peak_bytes + (q->kind == STEP_WHILE ? 2 : 1) * res;
+      int64_t need = c->heap_peak_bytes + (q->kind == STEP_WHILE ? res : 0);
       if (need > sub) sub = need;
     }
     if (live + sub > peak) peak = live + sub;
@@ -144,8 +150,55 @@ static int64_t heap_peak(const cpu_exec *x, const program *p, const ba_buffer *h
   return peak;
 }
 
+/* In a while body, the results that may be written over the carried value
+ * they replace (HOME_CARRIED): result i is made by a native step of the
+ * body, and block argument i is read by no later step (nor by that step,
+ * unless the step updates it in place: dynamic_update_slice, scatter, an
+ * elementwise kernel), is lent to no alias, and is not carried twice.
+ * Marks the arguments to keep (not freed before the write). XLA's while
+ * buffers: one buffer per carried value across iterations. */
+static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep) {
+  program *p = &x->progs[pi];
+  const hlo_block *blk = p->block;
+  const hlo_op *term = blk->last;
+  if (!p->while_body || !term || term->num_operands != blk->num_args) return;
+  for (uint32_t i = 0; i < blk->num_args; i++) {
+    uint32_t a = blk->args[i].id;
+    const hlo_value *r = term->operands[i];
+    if (a >= x->nvals || r->id >= x->nvals || x->prog_of[r->id] != pi ||
+        x->home[r->id] != HOME_HEAP || keep[a])
+      continue;
+    const step *q = &p->steps[x->def_step[r->id]];
+    if (!step_is_native(q->kind) || q->nout != 1 ||
+        cpu_value_bytes(r) != cpu_value_bytes(&blk->args[i]))
+      continue;
+    bool twice = false;
+    for (uint32_t j = 0; j < blk->num_args; j++) twice |= j != i && term->operands[j] == r;
+    int64_t last = -1;
+    uint32_t reads_at_def = 0;
+    bool lent = false;
+    for (uint32_t s = 0; s < p->nsteps; s++)
+      for (uint32_t k = 0; k < p->steps[s].nin; k++)
+        if (p->steps[s].in[k]->id == a) {
+          last = s;
+          lent |= p->steps[s].kind == STEP_ALIAS;
+          reads_at_def += s == x->def_step[r->id];
+        }
+    bool in_place_ok =
+        reads_at_def == 1 &&
+        (((q->kind == STEP_DUS || q->kind == STEP_SCATTER) && q->in[0]->id == a) ||
+         (q->kind == STEP_KERNEL && q->inplace >= 0 && q->in[q->inplace]->id == a));
+    int64_t def = x->def_step[r->id];
+    if (twice || lent || last > def || (last == def && !in_place_ok)) continue;
+    x->home[r->id] = HOME_CARRIED;
+    x->offset[r->id] = a;
+    keep[a] = true;
+  }
+}
+
 /* Homes and arena offsets of program pi's values (see value_home). */
-static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32_t *root) {
+static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32_t *root,
+                               bool *keep) {
   program *p = &x->progs[pi];
   const hlo_op *term = p->block->last;
   for (uint32_t i = 0; term && i < term->num_operands; i++)
@@ -173,12 +226,31 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
       uint32_t id = p->steps[s].in[i]->id;
       if (id < x->nvals && x->prog_of[id] == pi && x->home[id] != HOME_ARG) x->last_step[id] = s;
     }
+  /* a kernel result that a while takes as a carried value and that dies
+   * there gets its own allocation, so that the loop can take it over and
+   * its body write over it (run_while's `steals`) */
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    const step *q = &p->steps[s];
+    if (q->kind != STEP_WHILE || q->nsub != 2) continue;
+    const hlo_op *bt = x->progs[q->sub[1]].block->last;
+    for (uint32_t i = 0; i < q->op->num_operands && bt && i < bt->num_operands; i++) {
+      uint32_t in = q->in[i]->id, r = bt->operands[i]->id;
+      bool once = true;
+      for (uint32_t k = 0; k < q->nin; k++) once &= k == i || q->in[k]->id != in;
+      if (once && x->prog_of[in] == pi && x->home[in] == HOME_ARENA && x->last_step[in] == s &&
+          r < x->nvals && x->home[r] == HOME_CARRIED)
+        x->home[in] = HOME_HEAP;
+    }
+  }
   HLO_TRY(list_owned(x, p));
-  HLO_TRY(plan_frees(x, pi, is_result));
+  plan_carried(x, pi, keep);
+  HLO_TRY(plan_frees(x, pi, is_result, keep));
   merge_buffers(x, pi, is_result, root);
-  /* the buffers: arena values (roots), plus one scratch buffer per
-   * control step holding the arenas of its regions' programs (planned
-   * already: children come after their parent and are planned first) */
+  /* the buffers: arena values (roots), plus one scratch buffer per step
+   * that needs one, live at that step only: a control step's holds the
+   * arenas of its regions' programs (planned already: children come after
+   * their parent and are planned first), a convolution's the library's
+   * scratch */
   uint32_t n = p->nowned + p->nsteps + 1;
   ba_buffer *bufs = malloc(n * sizeof *bufs), *heap = malloc(n * sizeof *heap);
   uint32_t *ids = malloc(n * sizeof *ids);
@@ -186,13 +258,53 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     free(bufs), free(heap), free(ids);
     return cpu_oom();
   }
+  /* a while's carried result that its body writes over a heap operand
+   * dying at the while (run_while takes that tensor over) is the operand's
+   * memory: the operand's live range grows instead */
+  int64_t *grow = malloc((x->nvals ? x->nvals : 1) * sizeof *grow);
+  if (!grow) {
+    free(bufs), free(heap), free(ids);
+    return cpu_oom();
+  }
+  for (uint32_t i = 0; i < p->nowned; i++) grow[p->owned[i]] = -1;
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    const step *q = &p->steps[s];
+    if (q->kind != STEP_WHILE || q->nsub != 2) continue;
+    const hlo_block *bb = x->progs[q->sub[1]].block;
+    const hlo_op *bt = bb->last;
+    for (uint32_t i = 0; i < q->op->num_operands && bt && i < bt->num_operands && i < q->nout; i++) {
+      uint32_t in = q->in[i]->id, out = q->out[i]->id, r = bt->operands[i]->id;
+      bool own_tensor = x->consts[in] ||
+                        (x->prog_of[in] == pi &&
+                         (x->home[in] == HOME_ARG ||
+                          (x->home[in] == HOME_HEAP && p->steps[x->def_step[in]].kind != STEP_ALIAS)));
+      if (i < bb->num_args && r == bb->args[i].id && !is_result[out] && own_tensor) {
+        /* passed through unchanged: the result is the operand's tensor (an
+         * arena slot or a borrowed one would be copied: counted) */
+        grow[out] = -2;
+        if (x->prog_of[in] == pi && x->home[in] == HOME_HEAP &&
+            (int64_t)x->last_step[out] > grow[in])
+          grow[in] = x->last_step[out];
+        continue;
+      }
+      bool once = true;
+      for (uint32_t k = 0; k < q->nin; k++) once &= k == i || q->in[k]->id != in;
+      if (!once || x->prog_of[in] != pi || x->home[in] != HOME_HEAP || x->consts[in] ||
+          x->last_step[in] != s || r >= x->nvals || x->home[r] != HOME_CARRIED || is_result[out])
+        continue;
+      grow[out] = -2; /* not counted */
+      if ((int64_t)x->last_step[out] > grow[in]) grow[in] = x->last_step[out];
+    }
+  }
   uint32_t nb = 0, nh = 0;
   for (uint32_t i = 0; i < p->nowned; i++) {
     uint32_t id = p->owned[i];
-    if (x->home[id] == HOME_ARG || x->consts[id] || (x->home[id] == HOME_ARENA && root[id] != id))
+    if (x->home[id] == HOME_ARG || x->home[id] == HOME_CARRIED || x->consts[id] ||
+        (x->home[id] == HOME_ARENA && root[id] != id) || grow[id] == -2)
       continue;
     const step *q = &p->steps[x->def_step[id]];
     ba_buffer b = {0, x->def_step[id], x->last_step[id], 0};
+    if (grow[id] > (int64_t)b.end) b.end = (uint32_t)grow[id];
     for (uint32_t k = 0; k < q->nout; k++)
       if (q->out[k]->id == id) b.bytes = cpu_value_bytes(q->out[k]);
     if (x->home[id] == HOME_ARENA) ids[nb] = id, bufs[nb++] = b;
@@ -204,12 +316,14 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     int64_t need = 0;
     for (uint32_t k = 0; k < q->nsub; k++)
       if (x->progs[q->sub[k]].temp_bytes > need) need = x->progs[q->sub[k]].temp_bytes;
+    if (q->kind == STEP_CONV) need = q->scratch_bytes;
     if (need > 0) ids[nb] = s, bufs[nb++] = (ba_buffer){need, s, s, 0};
   }
   hlo_status st = ba_pack(bufs, nb, 64, &p->temp_bytes);
   for (uint32_t i = 0; !st && i < first_scratch; i++) x->offset[ids[i]] = bufs[i].offset;
   for (uint32_t i = first_scratch; !st && i < nb; i++) {
-    const step *q = &p->steps[ids[i]];
+    step *q = &p->steps[ids[i]];
+    q->scratch_offset = bufs[i].offset;
     for (uint32_t k = 0; k < q->nsub; k++) {
       x->progs[q->sub[k]].arena_parent = pi;
       x->progs[q->sub[k]].arena_offset = bufs[i].offset;
@@ -221,7 +335,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
   }
   p->arena_buffers = first_scratch;
   p->heap_peak_bytes = heap_peak(x, p, heap, nh);
-  free(bufs), free(heap), free(ids);
+  free(bufs), free(heap), free(ids), free(grow);
   return st;
 }
 
@@ -237,6 +351,13 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
   fprintf(fp, "\nprogram %u (%s): %u arena buffers in %lld bytes; interpreter temporaries at most "
           "%lld live\n", pi, what, p->arena_buffers, (long long)p->temp_bytes,
           (long long)p->heap_peak_bytes);
+  const hlo_op *term = p->block->last;
+  if (p->while_body && term) {
+    uint32_t carried = 0;
+    for (uint32_t i = 0; i < term->num_operands; i++)
+      carried += term->operands[i]->id < x->nvals && x->home[term->operands[i]->id] == HOME_CARRIED;
+    fprintf(fp, "  carried values written in place: %u of %u\n", carried, term->num_operands);
+  }
   if (!p->arena_buffers) return;
   fprintf(fp, "  %-12s %12s %12s  %-11s %-6s %s\n", "offset", "bytes", "end", "live steps",
           "line", "value : type");
@@ -299,11 +420,12 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   x->offset = calloc(nv, sizeof *x->offset);
   x->def_step = calloc(nv, sizeof *x->def_step);
   x->last_step = calloc(nv, sizeof *x->last_step);
-  bool *is_result = calloc(nv, sizeof *is_result);
+  bool *is_result = calloc(nv, sizeof *is_result), *keep = calloc(nv, sizeof *keep);
   uint32_t *root = calloc(nv, sizeof *root);
   if (!x->home || !x->prog_of || !x->offset || !x->def_step || !x->last_step || !is_result ||
-      !root) {
+      !root || !keep) {
     free(is_result);
+    free(keep);
     free(root);
     return cpu_oom();
   }
@@ -319,7 +441,7 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   hlo_status st = NULL;
   /* children first: a control step's scratch holds its regions' arenas */
   for (uint32_t pi = x->nprogs; pi-- > 0 && !st;) {
-    st = plan_program(x, pi, is_result, root);
+    st = plan_program(x, pi, is_result, root, keep);
     if (!st) ms->arena_buffers += x->progs[pi].arena_buffers;
   }
   if (!st && x->nprogs) {
@@ -327,6 +449,7 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
     ms->heap_peak_bytes = x->progs[0].heap_peak_bytes;
   }
   free(is_result);
+  free(keep);
   free(root);
   ms->peak_bytes = ms->arg_bytes + ms->out_bytes + ms->temp_bytes + ms->heap_peak_bytes;
   if (!st && dump_dir) st = dump_buffers(x, dump_dir);

@@ -1,8 +1,8 @@
 /* executable_cpu_copy.c — the data-movement thunks the CPU backend runs
  * natively, without the interpreter's per-element index arithmetic and
  * region calls: dynamic_slice, dynamic_update_slice (in place when the
- * buffer assignment lets its output share the operand's slot), pad without
- * interior padding, and the row forms of gather and scatter that JAX emits
+ * buffer assignment lets its output share the operand's slot), pad, and
+ * the row forms of gather and scatter that JAX emits
  * for `x[idx]` and `x.at[idx].add(u)` / `.set(u)`. Each takes its buffers
  * (operands, then the result) as pointers; semantics per the spec
  * (clamped start indices; scatter skips out-of-bounds windows; updates in
@@ -45,23 +45,15 @@ static bool dslice_form(const hlo_op *op) {
   return true;
 }
 
-/* pad with every interior padding 0. */
+/* pad on static tensors of one element type. */
 static bool pad_form(const hlo_op *op) {
   if (op->num_operands != 2 || op->num_results != 1) return false;
   const hlo_type *ot = op->operands[0]->type, *rt = op->results[0].type;
   if (!static_nonempty(rt) || !ot || ot->kind != TYPE_TENSOR || !type_is_static(ot) ||
       ot->dtype != rt->dtype || ot->rank != rt->rank || ot->quant)
     return false;
-  const hlo_attr *in = op_attr(op, "interior_padding");
-  arena a;
-  arena_init(&a);
-  int64_t *v;
-  uint32_t n;
-  bool ok = in && attr_as_ints(&a, in, &v, &n) && n == ot->rank;
-  for (uint32_t i = 0; ok && i < n; i++) ok = v[i] == 0;
-  ok = ok && op_attr(op, "edge_padding_low") && op_attr(op, "edge_padding_high");
-  arena_deinit(&a);
-  return ok;
+  return op_attr(op, "interior_padding") && op_attr(op, "edge_padding_low") &&
+         op_attr(op, "edge_padding_high");
 }
 
 /* The integer list field `name` of struct attribute `st` (absent: empty). */
@@ -220,30 +212,64 @@ static void run_dslice(const step *s, void *const *bufs) {
   copy_block(out, ot->dims, start, bufs[1], ut->dims, zero, ut->dims, rank, es);
 }
 
+/* pad: the result filled with the padding value, then each operand
+ * element that lands inside it (edge padding may be negative) copied to
+ * low + i * (interior + 1), a row at a time when the innermost dim has no
+ * interior padding. */
 static hlo_status run_pad(const step *s, void *const *bufs) {
   const hlo_type *ot = s->in[0]->type, *rt = s->out[0]->type;
   size_t es = hlo_dtype_size(rt->dtype);
   uint8_t *out = bufs[2];
+  const uint8_t *src = bufs[0];
   int64_t n = type_num_elements(rt);
   for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * es, bufs[1], es);
+  uint32_t rank = ot->rank;
   if (type_num_elements(ot) <= 0) return NULL;
   arena a;
   arena_init(&a);
-  int64_t *lo, *hi;
-  uint32_t nl, nh;
+  int64_t *lo, *in;
+  uint32_t nl, ni;
   bool ok = attr_as_ints(&a, op_attr(s->op, "edge_padding_low"), &lo, &nl) &&
-            attr_as_ints(&a, op_attr(s->op, "edge_padding_high"), &hi, &nh) && nl == ot->rank;
-  int64_t ss[COPY_MAX_RANK], ds[COPY_MAX_RANK], size[COPY_MAX_RANK];
-  for (uint32_t d = 0; ok && d < ot->rank; d++) {
-    ss[d] = lo[d] < 0 ? -lo[d] : 0;
-    ds[d] = lo[d] > 0 ? lo[d] : 0;
-    int64_t a1 = ot->dims[d] - ss[d], b1 = rt->dims[d] - ds[d];
-    size[d] = a1 < b1 ? a1 : b1;
+            attr_as_ints(&a, op_attr(s->op, "interior_padding"), &in, &ni) && nl == rank &&
+            ni == rank;
+  /* per dim: the operand indices [first, first + count) that land in the
+   * result, and where: low + i * stride */
+  int64_t first[COPY_MAX_RANK] = {0}, count[COPY_MAX_RANK] = {0};
+  int64_t stride[COPY_MAX_RANK] = {0}, low[COPY_MAX_RANK] = {0};
+  bool empty = false;
+  for (uint32_t d = 0; ok && d < rank; d++) {
+    stride[d] = in[d] + 1;
+    low[d] = lo[d];
+    int64_t f = lo[d] >= 0 ? 0 : (-lo[d] + stride[d] - 1) / stride[d];
+    int64_t l = rt->dims[d] - 1 - lo[d];
+    l = l < 0 ? -1 : l / stride[d];
+    if (l > ot->dims[d] - 1) l = ot->dims[d] - 1;
+    first[d] = f;
+    count[d] = l - f + 1;
+    empty |= count[d] <= 0;
   }
   arena_deinit(&a);
-  if (!ok) return status_at(HLO_INTERNAL, &s->op->loc, "pad: unreadable edge padding");
-  copy_block(out, rt->dims, ds, bufs[0], ot->dims, ss, size, ot->rank, es);
-  return NULL;
+  if (!ok) return status_at(HLO_INTERNAL, &s->op->loc, "pad: unreadable padding attributes");
+  if (empty) return NULL; /* nothing of the operand lands in the result */
+  int64_t idx[COPY_MAX_RANK] = {0};
+  uint32_t r1 = rank - 1;
+  for (;;) {
+    int64_t so = 0, doff = 0;
+    for (uint32_t d = 0; d < rank; d++) {
+      int64_t i = first[d] + (d == r1 ? 0 : idx[d]);
+      so = so * ot->dims[d] + i;
+      doff = doff * rt->dims[d] + low[d] + i * stride[d];
+    }
+    if (stride[r1] == 1) {
+      memcpy(out + (size_t)doff * es, src + (size_t)so * es, (size_t)count[r1] * es);
+    } else {
+      for (int64_t j = 0; j < count[r1]; j++)
+        memcpy(out + (size_t)(doff + j * stride[r1]) * es, src + (size_t)(so + j) * es, es);
+    }
+    int d = (int)rank - 2;
+    while (d >= 0 && ++idx[d] == count[d]) idx[d--] = 0;
+    if (d < 0) return NULL;
+  }
 }
 
 /* Rows of a gather/scatter operand: count, and elements per row. */

@@ -21,6 +21,7 @@
 typedef enum step_kind {
   STEP_KERNEL,  /* a generated kernel (a fusion or a single fusible op) */
   STEP_GEMM,    /* a matrix product through the backend's gemm */
+  STEP_CONV,    /* a convolution through the backend's conv (scratch in the arena) */
   STEP_INTERP,  /* the interpreter's kernel for the op (interp_run_op) */
   STEP_WHILE,   /* stablehlo.while: programs sub[0] (cond) and sub[1] (body) */
   STEP_CASE,    /* stablehlo.case / if: program sub[i] for branch i (if: i = !pred) */
@@ -30,7 +31,7 @@ typedef enum step_kind {
   STEP_DSLICE,  /* stablehlo.dynamic_slice: a block copy at clamped start indices */
   STEP_DUS,     /* stablehlo.dynamic_update_slice: operand copied (unless the output
                    shares its buffer: in place), then the update copied in */
-  STEP_PAD,     /* stablehlo.pad without interior padding */
+  STEP_PAD,     /* stablehlo.pad */
   STEP_GATHER,  /* stablehlo.gather of whole rows of dim 0 (x[idx]) */
   STEP_SCATTER, /* stablehlo.scatter of whole rows of dim 0, add or set (in place
                    like STEP_DUS) */
@@ -39,7 +40,7 @@ typedef enum step_kind {
 /* Whether a step kind runs on buffers by pointer (its results may live in
  * an arena). */
 static inline bool step_is_native(step_kind k) {
-  return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_DSLICE || k == STEP_DUS ||
+  return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_CONV || k == STEP_DSLICE || k == STEP_DUS ||
          k == STEP_PAD || k == STEP_GATHER || k == STEP_SCATTER;
 }
 
@@ -52,6 +53,9 @@ typedef struct step {
                                   interp/while/case: operands, then captured values */
   const hlo_value **out;       /* values written (kernel outputs in order; op results) */
   backend_gemm g;              /* STEP_GEMM */
+  backend_conv *conv;          /* STEP_CONV: the described convolution (owned) */
+  int64_t scratch_bytes;       /* STEP_CONV: scratch the call needs, ... */
+  int64_t scratch_offset;      /* ... at this offset of the program's arena */
   int32_t inplace;             /* STEP_KERNEL: an input its one output may overwrite (every
                                   load of it reads the element being written), or -1 */
   bool aliased;                /* buffer assignment put the output over that input
@@ -75,6 +79,7 @@ typedef struct program {
                                   a slice of its parent's (the control step's scratch) */
   uint32_t arena_parent;       /* a region's program: the program whose arena holds its */
   int64_t arena_offset;        /* own, and where */
+  bool while_body;             /* the body region of a while (its results are carried) */
   uint32_t *owned;             /* the values it defines (block args, step results), */
   uint32_t nowned;             /* released at the end of each of its runs */
 } program;
@@ -87,6 +92,9 @@ typedef enum value_home {
   HOME_ARENA,  /* a slot of its program's arena: kernel and library-call temporaries */
   HOME_HEAP,   /* its own allocation: interpreter and control-flow results, and
                   the results of a program (handed on past its run) */
+  HOME_CARRIED, /* a while body's result written over the buffer of the carried value
+                   it replaces (offset[id] holds that block argument's id), when that
+                   tensor is the loop's alone at run time (else its own allocation) */
 } value_home;
 
 struct cpu_exec {
@@ -102,6 +110,7 @@ struct cpu_exec {
   runtime_cpu_stats stats;
   bool profile;                /* time each step (cpu_exec_profile) */
   bool check;                  /* run the interpreter beside each compiled step */
+  char *dump_dir;              /* --dump-to (owned copy; NULL: none), named by --check */
   /* buffer assignment (executable_cpu_buffers.c), by value id */
   uint8_t *home;               /* value_home */
   uint32_t *prog_of;           /* the program whose step writes it */

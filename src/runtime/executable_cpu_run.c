@@ -97,9 +97,15 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
   }
   for (uint32_t i = 0; i < s->nout && !st; i++) {
     const hlo_value *v = s->out[i];
+    tensor *carried = x->home[v->id] == HOME_CARRIED ? x->vals[x->offset[v->id]] : NULL;
     if (x->home[v->id] == HOME_ARENA) {
       bufs[s->nin + i] = value_data(x, v);
       if (!bufs[s->nin + i]) st = no_buffer(s->op, v);
+    } else if (carried && !carried->borrowed &&
+               __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) == 2) {
+      /* the loop's and this run's references only: write over it */
+      out[i] = tensor_retain(carried);
+      bufs[s->nin + i] = carried->data;
     } else {
       st = tensor_create(v->type, &s->op->loc, &out[i]);
       if (!st) bufs[s->nin + i] = out[i]->data;
@@ -107,6 +113,12 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
   }
   if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
   if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
+  if (!st && s->kind == STEP_CONV) {
+    const program *p = &x->progs[x->prog_of[s->out[0]->id]];
+    void *scratch = s->scratch_bytes > 0 && p->arena ? p->arena + s->scratch_offset : NULL;
+    if (s->scratch_bytes > 0 && !scratch) st = no_buffer(s->op, s->out[0]);
+    else st = x->be->conv(s->conv, bufs[0], bufs[1], bufs[2], scratch);
+  }
   if (!st && s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
   if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
   return st;
@@ -114,6 +126,19 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
 
 static void release_all(tensor **t, uint32_t n) {
   for (uint32_t i = 0; t && i < n; i++) tensor_release(t[i]);
+}
+
+/* Whether while step s may take over operand i's tensor t instead of
+ * sharing it: the step is its last reader (it is freed after the step), it
+ * is this run's own tensor (not a constant, not borrowed), and the step
+ * reads it in no other slot (another carried value, or a captured one). */
+static bool steals(const cpu_exec *x, const step *s, uint32_t i, const tensor *t) {
+  uint32_t id = s->in[i]->id;
+  if (id >= x->nvals || x->vals[id] != t || t->borrowed || x->consts[id]) return false;
+  bool dies = false;
+  for (uint32_t k = 0; k < s->nfree; k++) dies |= s->free_ids[k] == id;
+  for (uint32_t k = 0; k < s->nin && dies; k++) dies = k == i || s->in[k]->id != id;
+  return dies;
 }
 
 /* stablehlo.while: cond and body programs over the loop-carried values
@@ -124,6 +149,13 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
   if (!cur) return cpu_oom();
   hlo_status st = NULL;
   for (uint32_t i = 0; i < n && !st; i++) {
+    if (steals(x, s, i, in[i])) {
+      /* the operand dies here: the loop takes this program's reference,
+       * so the body may write over it from the first iteration on */
+      cur[i] = in[i];
+      x->vals[s->in[i]->id] = NULL;
+      continue;
+    }
     cur[i] = tensor_retain(in[i]);
     st = unborrow(&cur[i], &s->op->loc);
   }
@@ -354,13 +386,38 @@ static hlo_status check_step(cpu_exec *x, const step *s, uint32_t pi, uint32_t i
                    "--check: step %u of program %u (%s%s%s%s) differs from the interpreter: "
                    "result %u %s", index, pi, s->kind == STEP_GEMM ? "BLAS gemm, " : "",
                    nm ? nm : "?", has_kind ? " kind=" : "", has_kind ? kind->u.str.s : "", r, why);
-    if (s->kind == STEP_KERNEL)
-      status_note(st, "compiled as kernel k%u (its C: the kernels file of --dump-to)", s->kernel);
+    if (s->kind == STEP_KERNEL && x->dump_dir)
+      status_note(st, "compiled as kernel k%u: `void k%u(` in %s/*.c; the fused module: the last "
+                  "%s/*.fusion.after.mlir", s->kernel, s->kernel, x->dump_dir, x->dump_dir);
+    else if (s->kind == STEP_KERNEL)
+      status_note(st, "compiled as kernel k%u (run with --dump-to DIR to see its C and the fused "
+                  "module)", s->kernel);
     if (ops[0]) status_note(st, "the fused ops: %s", ops);
   }
   release_all(want, s->op->num_results);
   free(want);
   return st;
+}
+
+/* The test hook of --check (tests/suite_cli.sh proves --check catches a
+ * wrong kernel): with HLO_CHECK_CORRUPT=K in the environment, the first
+ * element of kernel K's first output is negated (or incremented, when it
+ * is 0 or not a float) after the kernel runs. Read only in --check runs. */
+static void corrupt_for_test(const cpu_exec *x, const step *s) {
+  const char *e = getenv("HLO_CHECK_CORRUPT");
+  if (!e || s->kind != STEP_KERNEL || strtol(e, NULL, 10) != (long)s->kernel || !s->nout) return;
+  void *d = value_data(x, s->out[0]);
+  hlo_dtype dt = s->out[0]->type->dtype;
+  if (!d || s->out[0]->type->kind != TYPE_TENSOR || type_num_elements(s->out[0]->type) <= 0) return;
+  if (dt == HLO_F32) {
+    float v = *(float *)d;
+    *(float *)d = v != 0 ? -v : 1.0f;
+  } else if (dt == HLO_F64) {
+    double v = *(double *)d;
+    *(double *)d = v != 0 ? -v : 1.0;
+  } else {
+    ((uint8_t *)d)[0] ^= 1;
+  }
 }
 
 /* -------------------------------------------------------------- programs */
@@ -369,8 +426,14 @@ static hlo_status check_step(cpu_exec *x, const step *s, uint32_t pi, uint32_t i
  * slice of it (the scratch buffer of its control step). */
 static hlo_status make_arenas(cpu_exec *x) {
   program *p0 = &x->progs[0];
-  if (p0->arena || p0->temp_bytes <= 0) return NULL;
-  size_t bytes = ((size_t)p0->temp_bytes + 63) & ~(size_t)63;
+  if (p0->arena) return NULL;
+  if ((uint64_t)p0->temp_bytes > interp_max_tensor_bytes())
+    return status_at(HLO_RESOURCE_EXHAUSTED, &x->f->loc,
+                     "the temporaries of @%s need %lld bytes (%.1f GB): over the limit of %.1f GB "
+                     "(half this machine's memory)", x->f->name, (long long)p0->temp_bytes,
+                     (double)p0->temp_bytes / 1e9, (double)interp_max_tensor_bytes() / 1e9);
+  /* never empty: zero-sized values (tensor<3x0xf32>) still need a pointer */
+  size_t bytes = p0->temp_bytes > 0 ? ((size_t)p0->temp_bytes + 63) & ~(size_t)63 : 64;
   p0->arena = aligned_alloc(64, bytes);
   if (!p0->arena)
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for %lld bytes of temporaries",
@@ -378,7 +441,7 @@ static hlo_status make_arenas(cpu_exec *x) {
   for (uint32_t pi = 1; pi < x->nprogs; pi++) {
     program *p = &x->progs[pi];
     const program *parent = &x->progs[p->arena_parent];
-    p->arena = p->temp_bytes > 0 && parent->arena ? parent->arena + p->arena_offset : NULL;
+    p->arena = parent->arena ? parent->arena + p->arena_offset : NULL;
   }
   return NULL;
 }
@@ -417,6 +480,7 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
     if (x->check && step_is_native(q->kind)) st = check_reference(x, q, &want);
     if (!st) st = run_step(x, q);
     if (want && !st) {
+      corrupt_for_test(x, q);
       st = check_step(x, q, pi, s, want);
     } else if (want) {
       release_all(want, q->op->num_results);
@@ -508,6 +572,7 @@ static const char *step_kind_name(const step *p) {
   switch (p->kind) {
   case STEP_KERNEL: return "kernel";
   case STEP_GEMM: return "gemm";
+  case STEP_CONV: return "conv";
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
   case STEP_ALIAS: return "alias";

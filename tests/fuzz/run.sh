@@ -56,7 +56,7 @@ fi
 touch "$FB/stamp"
 objs=$(find src -name '*.c' | sort | tr '/' '_' | sed "s|^|$FB/obj/|; s|\.c\$|.o|")
 "$CCF" $SAN -fsanitize=fuzzer "$FB/obj/tests_fuzz_fuzz_parse.o" $objs -o "$FB/fuzz_parse" \
-  -llapack -lblas -lm -lpthread || { echo "fuzz: link failed" >&2; exit 1; }
+  $(make -s --no-print-directory ldlibs) || { echo "fuzz: link failed" >&2; exit 1; }
 # absurd sizes must come back as NULL (hlo reports them), not abort in ASan
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -21,25 +21,41 @@ typedef void (*cpu_kernel_fn)(void *const *bufs, int64_t tile_begin, int64_t til
 /* A loaded shared object. */
 typedef struct cpu_jit cpu_jit;
 
-/* Compiles C `source` with `cc` (NULL: $HLO_CC, else "cc") and the flags
- * `-O2 -fvect-cost-model=dynamic -march=native -fPIC -shared
- * -fno-math-errno -ffp-contract=off` (jit.c says why) in a
- * fresh temporary folder (removed again; the .so stays mapped), loads it and
- * looks up names[0..n) into fns[0..n). *out is yours (cpu_jit_destroy).
- * When `dump_dir` is set the source is also written there as NAME.c, NAME
- * the first kernel's name. fp-contract is off so a*b+c rounds twice, as the
- * spec and the interpreter do.
+/* One translation unit of a module: its C source and the kernels it
+ * defines (names[0..n)); fns[0..n) receives their functions. Lent. */
+typedef struct cpu_jit_unit {
+  const char *source;
+  const char *const *names;
+  uint32_t n;
+  cpu_kernel_fn *fns;
+} cpu_jit_unit;
+
+/* Compiles units[0..nunits) with `cc` (NULL: $HLO_CC, else "cc") and the
+ * flags `-O2 -fvect-cost-model=dynamic -march=native -fPIC -shared -pipe
+ * -fno-math-errno -ffp-contract=off` (jit.c says why) and $HLO_CC_FLAGS
+ * (appended, split at spaces), each unit to its own
+ * shared object, the compilers run concurrently (at most HLO_NUM_THREADS at
+ * once); units found in the kernel cache (kernel_cache.h) are loaded from it
+ * without compiling, and compiled ones are added to it. Loads them all and
+ * looks up each unit's kernels. *out is yours (cpu_jit_destroy). When
+ * `dump_dir` is set each unit's source is also written there as NAME.c,
+ * NAME its first kernel's name. fp-contract is off so a*b+c rounds twice,
+ * as the spec and the interpreter do.
  * Errors: HLO_UNAVAILABLE when the compiler cannot be started ("no C
  * compiler: cc not found; set HLO_CC"); HLO_INTERNAL when it fails (its
- * first messages are quoted) or the library does not load or lacks a
+ * first messages are quoted) or a library does not load or lacks a
  * symbol; HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits,
+                                              const char *cc, const char *dump_dir,
+                                              cpu_jit **out);
+/* cpu_jit_compile_units of one unit: `source` defining names[0..n). */
 HLO_MUST_USE hlo_status cpu_jit_compile(const char *source, const char *cc,
                                         const char *dump_dir, const char *const *names,
                                         uint32_t n, cpu_kernel_fn *fns, cpu_jit **out);
 /* Unloads (NULL is fine). */
 void cpu_jit_destroy(cpu_jit *j);
 
-/* backend.gemm of the CPU backend (gemm.c): cblas_sgemm / cblas_dgemm. */
+/* backend.gemm of the CPU backend (gemm.c; gemm.h says which library). */
 HLO_MUST_USE hlo_status cpu_gemm(const backend_gemm *g, const void *a, const void *b, void *c);
 
 #endif /* HLO_BACKEND_CPU_CPU_H */

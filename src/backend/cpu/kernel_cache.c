@@ -1,0 +1,223 @@
+/* kernel_cache.c — the on-disk cache of compiled kernel objects (see
+ * kernel_cache.h for the key, the layout and the robustness rules). */
+#include "backend/cpu/kernel_cache.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if !defined(HLO_NO_XXHASH) && defined(__has_include)
+#if __has_include(<xxhash.h>)
+#define HAVE_XXHASH 1
+#endif
+#endif
+#ifdef HAVE_XXHASH
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#else
+/* Without libxxhash-dev: FNV-1a 64 (Fowler, Noll, Vo; the public-domain
+ * reference parameters), twice with different bases for a 128-bit key.
+ * Slower and weaker than XXH3, but the build needs no package; keys then
+ * differ from an XXH3 build's (misses, never wrong hits across builds). */
+#define HAVE_XXHASH 0
+typedef struct fnv128 {
+  uint64_t a, b;
+} fnv128;
+static void fnv_update(fnv128 *h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) {
+    h->a = (h->a ^ s[i]) * 1099511628211ull;
+    h->b = (h->b ^ s[i]) * 1099511628211ull;
+  }
+}
+static uint64_t fnv64(const void *p, size_t n) {
+  fnv128 h = {1469598103934665603ull, 0};
+  fnv_update(&h, p, n);
+  return h.a;
+}
+#endif
+
+#define TRAILER_MAGIC "HLOKC001"
+enum { TRAILER_BYTES = 32, MAX_ENTRY_BYTES = 1 << 30 };
+
+/* mkdir -p with mode 0700 for the folders it makes. */
+static bool make_dirs(const char *path) {
+  char p[KERNEL_CACHE_PATH_MAX];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof p) return false;
+  memcpy(p, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (p[i] != '/' && p[i] != 0) continue;
+    char c = p[i];
+    p[i] = 0;
+    if (mkdir(p, 0700) && errno != EEXIST) return false;
+    p[i] = c;
+  }
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0;
+}
+
+bool kernel_cache_dir(char out_dir[KERNEL_CACHE_PATH_MAX]) {
+  const char *e = getenv("HLO_CACHE_DIR");
+  int w;
+  if (e) {
+    if (!*e || !strcmp(e, "off")) return false;
+    w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s", e);
+  } else if ((e = getenv("XDG_CACHE_HOME")) && *e) {
+    w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s/hlo/kernels", e);
+  } else if ((e = getenv("HOME")) && *e) {
+    w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s/.cache/hlo/kernels", e);
+  } else {
+    return false;
+  }
+  return w > 0 && w < KERNEL_CACHE_PATH_MAX && make_dirs(out_dir);
+}
+
+void kernel_cache_key(const char *const *parts, size_t n, char out[KERNEL_CACHE_KEY_HEX]) {
+#if HAVE_XXHASH
+  XXH3_state_t st;
+  XXH3_128bits_reset(&st);
+  for (size_t i = 0; i < n; i++) {
+    const char *s = parts[i] ? parts[i] : "";
+    uint64_t len = strlen(s);
+    XXH3_128bits_update(&st, &len, sizeof len);
+    XXH3_128bits_update(&st, s, len);
+  }
+  XXH128_hash_t h = XXH3_128bits_digest(&st);
+  uint64_t hi = h.high64, lo = h.low64;
+#else
+  fnv128 h = {1469598103934665603ull, 0x6c62272e07bb0142ull};
+  for (size_t i = 0; i < n; i++) {
+    const char *s = parts[i] ? parts[i] : "";
+    uint64_t len = strlen(s);
+    fnv_update(&h, &len, sizeof len);
+    fnv_update(&h, s, len);
+  }
+  uint64_t hi = h.a, lo = h.b;
+#endif
+  snprintf(out, KERNEL_CACHE_KEY_HEX, "%016llx%016llx", (unsigned long long)hi,
+           (unsigned long long)lo);
+}
+
+/* The checksum of an entry's object. */
+static uint64_t checksum(const void *p, size_t n) {
+#if HAVE_XXHASH
+  return XXH3_64bits(p, n);
+#else
+  return fnv64(p, n);
+#endif
+}
+
+static bool entry_path(const char *dir, const char *key, char out[KERNEL_CACHE_PATH_MAX]) {
+  int w = snprintf(out, KERNEL_CACHE_PATH_MAX, "%s/%s.so", dir, key);
+  return w > 0 && w < KERNEL_CACHE_PATH_MAX;
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* Reads the whole of fd (size bytes) into a malloc'd buffer, or NULL. */
+static unsigned char *read_all(int fd, size_t size) {
+  unsigned char *buf = malloc(size ? size : 1);
+  size_t got = 0;
+  while (buf && got < size) {
+    ssize_t r = read(fd, buf + got, size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      free(buf);
+      return NULL;
+    }
+    got += (size_t)r;
+  }
+  return buf;
+}
+
+/* 1: valid, 0: invalid (corrupt, truncated), -1: absent or unreadable. */
+static int check_entry(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  int ok = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > TRAILER_BYTES &&
+      st.st_size <= MAX_ENTRY_BYTES) {
+    unsigned char *buf = read_all(fd, (size_t)st.st_size);
+    if (buf) {
+      size_t len = (size_t)st.st_size - TRAILER_BYTES;
+      const unsigned char *t = buf + len;
+      ok = !memcmp(t, TRAILER_MAGIC, 8) && get_u64(t + 8) == len &&
+           get_u64(t + 16) == checksum(buf, len) && get_u64(t + 24) == 0;
+      free(buf);
+    } else {
+      ok = -1;
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+bool kernel_cache_lookup(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX]) {
+  if (!dir || !entry_path(dir, key, out_path)) return false;
+  int c = check_entry(out_path);
+  if (c == 0) unlink(out_path);
+  return c == 1;
+}
+
+bool kernel_cache_temp_path(const char *dir, const char *key,
+                            char out_path[KERNEL_CACHE_PATH_MAX]) {
+  static _Atomic unsigned counter;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  for (int attempt = 0; attempt < 4; attempt++) {
+    unsigned c = atomic_fetch_add(&counter, 1);
+    int w = snprintf(out_path, KERNEL_CACHE_PATH_MAX, "%s/.tmp-%s-%ld-%u-%lx.so", dir, key,
+                     (long)getpid(), c, (unsigned long)ts.tv_nsec);
+    if (w <= 0 || w >= KERNEL_CACHE_PATH_MAX) return false;
+    /* made here, so an unwritable folder is found before the compiler runs */
+    int fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      close(fd);
+      return true;
+    }
+    if (errno != EEXIST) return false;
+  }
+  return false;
+}
+
+bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
+                         char out_path[KERNEL_CACHE_PATH_MAX]) {
+  bool ok = false;
+  int fd = open(tmp_path, O_RDWR | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      st.st_size <= MAX_ENTRY_BYTES - TRAILER_BYTES) {
+    size_t len = (size_t)st.st_size;
+    unsigned char *buf = read_all(fd, len);
+    if (buf) {
+      unsigned char t[TRAILER_BYTES];
+      memcpy(t, TRAILER_MAGIC, 8);
+      put_u64(t + 8, len);
+      put_u64(t + 16, checksum(buf, len));
+      put_u64(t + 24, 0);
+      free(buf);
+      ok = pwrite(fd, t, sizeof t, (off_t)len) == (ssize_t)sizeof t;
+    }
+  }
+  if (fd >= 0) ok = close(fd) == 0 && ok;
+  return ok && entry_path(dir, key, out_path) && rename(tmp_path, out_path) == 0;
+}
+
+void kernel_cache_remove(const char *dir, const char *key) {
+  char p[KERNEL_CACHE_PATH_MAX];
+  if (dir && entry_path(dir, key, p)) unlink(p);
+}

@@ -1,0 +1,72 @@
+/* kernel_cache.h — a content-addressed on-disk cache of compiled kernel
+ * objects (shared objects the JIT made), so a program compiled before
+ * loads in a millisecond instead of running the C compiler (issue 7: the
+ * test suite compiles thousands of small programs). It is meant to grow
+ * into the whole-executable cache of issue 8; the interface is six calls
+ * (dir, key, lookup, temp_path, commit, remove).
+ *
+ * Key: XXH3-128 (xxhash, Debian's libxxhash-dev, used header-only; a build
+ * without <xxhash.h> falls back to FNV-1a, see kernel_cache.c) of the
+ * parts the caller gives — the JIT gives the compiler's identity (its
+ * resolved path and the first line of `cc --version`, read once per
+ * compiler), the host CPU's identity (-march=native code is CPU-specific:
+ * /proc/cpuinfo's vendor, family, model and flags), the flags and the
+ * generated source — printed as 32 hex digits.
+ *
+ * Location: $HLO_CACHE_DIR, else $XDG_CACHE_HOME/hlo/kernels, else
+ * $HOME/.cache/hlo/kernels (created on first use, mode 0700). HLO_CACHE_DIR=
+ * off (or an empty value) disables the cache. An entry is DIR/KEY.so: the
+ * object as the compiler wrote it, followed by a 32-byte trailer (magic
+ * "HLOKC001", the object's length, its XXH3-64, 8 zero bytes; the dynamic
+ * loader ignores bytes past the ELF's sections), so a truncated or corrupted
+ * entry is detected before it is loaded.
+ *
+ * Robustness: entries are written under a temporary name in DIR and
+ * rename(2)d into place (atomic: a reader sees the whole old entry, the whole
+ * new one or none; two processes storing one key both succeed, one wins);
+ * an entry that fails its check is treated as a miss (the caller recompiles
+ * and stores it again, replacing it); an unwritable or uncreatable
+ * directory disables storing silently (callers compile in a temporary
+ * folder as if there were no cache). Nothing here returns an error: every
+ * failure is a miss.
+ *
+ * Thread safety: all calls may run concurrently, in one process or many. */
+#ifndef HLO_BACKEND_CPU_KERNEL_CACHE_H
+#define HLO_BACKEND_CPU_KERNEL_CACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#define KERNEL_CACHE_KEY_HEX 33  /* 32 hex digits and a NUL */
+#define KERNEL_CACHE_PATH_MAX 4096
+
+/* Resolves the cache folder from the environment now (see above), creating
+ * it when missing, into out_dir; false when the cache is off or the folder
+ * cannot be created or written (the caller then compiles uncached). */
+bool kernel_cache_dir(char out_dir[KERNEL_CACHE_PATH_MAX]);
+
+/* Writes the key of parts[0..n) (NUL-terminated strings, each hashed with its
+ * length, so ("ab","c") and ("a","bc") differ) to out (32 hex digits). */
+void kernel_cache_key(const char *const *parts, size_t n, char out[KERNEL_CACHE_KEY_HEX]);
+
+/* Whether folder `dir` holds a valid entry for `key` (its trailer and
+ * checksum agree); if so its path is written to out_path. An entry that
+ * fails the check is removed (a miss). */
+bool kernel_cache_lookup(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX]);
+
+/* A temporary path in `dir` for the compiler's output for `key`, unique in
+ * the process and among processes. False when the name does not fit. */
+bool kernel_cache_temp_path(const char *dir, const char *key,
+                            char out_path[KERNEL_CACHE_PATH_MAX]);
+
+/* Seals the object at `tmp_path` (from kernel_cache_temp_path: appends the
+ * trailer) and renames it to the entry of `key` in `dir`, whose path is
+ * written to out_path. False when it could not: tmp_path is then left for the
+ * caller, still a loadable object (load it from there, then unlink it). */
+bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
+                         char out_path[KERNEL_CACHE_PATH_MAX]);
+
+/* Removes the entry of `key` from `dir` (one that passed its check but turned
+ * out unusable: dlopen failed or a symbol is missing). */
+void kernel_cache_remove(const char *dir, const char *key);
+
+#endif /* HLO_BACKEND_CPU_KERNEL_CACHE_H */
