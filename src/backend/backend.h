@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "backend/conv_describe.h"
+#include "backend/window_describe.h"
 #include "codegen/kernel.h"
 
 typedef struct backend_module backend_module;
@@ -75,6 +76,17 @@ typedef struct backend {
    * provides them for the call only); may prepare library kernels for `c`
    * (call at compile time). */
   size_t (*conv_scratch_bytes)(const backend_conv *c);
+  /* reduce_window and select_and_scatter described by window_describe
+   * (backend/window_describe.h): whether the backend takes `w`, and the
+   * calls (contract as cpu_reduce_window's / cpu_select_and_scatter's in
+   * backend/cpu/window.h: inputs {operand, init}, outputs {result}; the
+   * result must not share memory with an input). */
+  bool (*window_takes)(const backend_window *w);
+  HLO_MUST_USE hlo_status (*reduce_window)(const backend_window *w, void *const *inputs,
+                                           void *const *outputs);
+  HLO_MUST_USE hlo_status (*select_and_scatter)(const backend_window *w, const void *operand,
+                                                const void *source, const void *init,
+                                                void *output);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

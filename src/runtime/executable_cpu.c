@@ -15,6 +15,7 @@
 #include <time.h>
 #include "backend/backend.h"
 #include "backend/conv_describe.h"
+#include "backend/window_describe.h"
 #include "ir/element.h"
 #include "codegen/lower_fusion.h"
 #include "support/arena.h"
@@ -547,10 +548,49 @@ static hlo_status conv_step(builder *b, const hlo_op *op, bool *done) {
   return NULL;
 }
 
+/* A reduce_window / select_and_scatter step when the backend takes `op`
+ * (window_describe, then the backend's window_takes); *done says whether
+ * it did. */
+static hlo_status window_step(builder *b, const hlo_op *op, bool *done) {
+  *done = false;
+  const backend *be = b->x->be;
+  if ((op->opcode != OP_REDUCE_WINDOW && op->opcode != OP_SELECT_AND_SCATTER) ||
+      !be->window_takes || !be->reduce_window || !be->select_and_scatter)
+    return NULL;
+  backend_window w;
+  if (!window_describe(op, &w) || !be->window_takes(&w)) return NULL;
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_WINDOW;
+  s.op = op;
+  s.win = malloc(sizeof *s.win);
+  s.in = malloc(op->num_operands * sizeof *s.in);
+  s.out = malloc(sizeof *s.out);
+  hlo_status st = s.win && s.in && s.out && op->num_results == 1 ? NULL : cpu_oom();
+  if (!st) *s.win = w;
+  for (uint32_t i = 0; i < op->num_operands && !st; i++) {
+    const hlo_value *v = op->operands[i];
+    if (v->def && v->def->opcode == OP_CONSTANT) st = make_constant(b->x, v);
+    s.in[s.nin++] = v;
+  }
+  if (!st) s.out[s.nout++] = &op->results[0];
+  if (!st) st = push_step(b, &s);
+  if (st) {
+    free(s.win);
+    free(s.in);
+    free(s.out);
+    return st;
+  }
+  b->x->stats.windows++;
+  *done = true;
+  return NULL;
+}
+
 static hlo_status compile_op(builder *b, const hlo_op *op) {
   bool done = false;
   backend_gemm g;
   HLO_TRY(conv_step(b, op, &done));
+  if (!done) HLO_TRY(window_step(b, op, &done));
   if (done) return NULL;
   step_kind ck = cpu_copy_form(op);
   if (alias_form(op) || alias_fusion(op)) {
@@ -729,6 +769,7 @@ void cpu_exec_destroy(cpu_exec *x) {
       free(p->steps[s].out);
       free(p->steps[s].sub);
       free(p->steps[s].conv);
+      free(p->steps[s].win);
       free(p->steps[s].free_ids);
     }
     free(p->steps);

@@ -22,6 +22,7 @@ typedef enum step_kind {
   STEP_KERNEL,  /* a generated kernel (a fusion or a single fusible op) */
   STEP_GEMM,    /* a matrix product through the backend's gemm */
   STEP_CONV,    /* a convolution through the backend's conv (scratch in the arena) */
+  STEP_WINDOW,  /* reduce_window / select_and_scatter through the backend (win) */
   STEP_INTERP,  /* the interpreter's kernel for the op (interp_run_op) */
   STEP_WHILE,   /* stablehlo.while: programs sub[0] (cond) and sub[1] (body) */
   STEP_CASE,    /* stablehlo.case / if: program sub[i] for branch i (if: i = !pred) */
@@ -40,7 +41,8 @@ typedef enum step_kind {
 /* Whether a step kind runs on buffers by pointer (its results may live in
  * an arena). */
 static inline bool step_is_native(step_kind k) {
-  return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_CONV || k == STEP_DSLICE || k == STEP_DUS ||
+  return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_CONV || k == STEP_WINDOW ||
+         k == STEP_DSLICE || k == STEP_DUS ||
          k == STEP_PAD || k == STEP_GATHER || k == STEP_SCATTER;
 }
 
@@ -54,6 +56,7 @@ typedef struct step {
   const hlo_value **out;       /* values written (kernel outputs in order; op results) */
   backend_gemm g;              /* STEP_GEMM */
   backend_conv *conv;          /* STEP_CONV: the described convolution (owned) */
+  backend_window *win;         /* STEP_WINDOW: the described window op (owned) */
   int64_t scratch_bytes;       /* STEP_CONV: scratch the call needs, ... */
   int64_t scratch_offset;      /* ... at this offset of the program's arena */
   int32_t inplace;             /* STEP_KERNEL: an input its one output may overwrite (every

@@ -119,6 +119,12 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
     if (s->scratch_bytes > 0 && !scratch) st = no_buffer(s->op, s->out[0]);
     else st = x->be->conv(s->conv, bufs[0], bufs[1], bufs[2], scratch);
   }
+  if (!st && s->kind == STEP_WINDOW) {
+    if (s->op->opcode == OP_REDUCE_WINDOW)
+      st = x->be->reduce_window(s->win, bufs, bufs + s->nin);
+    else
+      st = x->be->select_and_scatter(s->win, bufs[0], bufs[1], bufs[2], bufs[3]);
+  }
   if (!st && s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
   if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
   return st;
@@ -573,6 +579,7 @@ static const char *step_kind_name(const step *p) {
   case STEP_KERNEL: return "kernel";
   case STEP_GEMM: return "gemm";
   case STEP_CONV: return "conv";
+  case STEP_WINDOW: return "window";
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
   case STEP_ALIAS: return "alias";

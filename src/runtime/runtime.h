@@ -41,6 +41,7 @@ typedef struct runtime_cpu_stats {
   uint32_t kernels;        /* kernel thunks (one generated kernel each) */
   uint32_t blas;           /* BLAS thunks (gemm) */
   uint32_t convs;          /* convolution library calls */
+  uint32_t windows;        /* reduce_window / select_and_scatter native calls */
   uint32_t interp;         /* interpreter thunks */
   uint32_t control;        /* while/case/if steps (their regions compiled as programs) */
   uint32_t copies;         /* data movement run natively (dynamic_slice, pad, gather, ...) */

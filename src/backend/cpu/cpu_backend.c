@@ -22,6 +22,7 @@
 #include <string.h>
 #include "backend/cpu/conv.h"
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/window.h"
 #include "support/thread_pool.h"
 
 /* The work below which a kernel runs inline: index-space points (output
@@ -263,6 +264,9 @@ static const backend cpu_backend = {
     .conv = cpu_conv,
     .conv_takes = cpu_conv_takes,
     .conv_scratch_bytes = cpu_conv_scratch_bytes,
+    .window_takes = cpu_window_takes,
+    .reduce_window = cpu_reduce_window,
+    .select_and_scatter = cpu_select_and_scatter,
 };
 
 const backend *backend_cpu(void) { return &cpu_backend; }
