@@ -212,6 +212,19 @@ static void run_dslice(const step *s, void *const *bufs) {
   copy_block(out, ot->dims, start, bufs[1], ut->dims, zero, ut->dims, rank, es);
 }
 
+/* Fills n elements of es bytes at dst with the element at v: one element,
+ * then doubling copies of what is filled already. */
+static void fill(uint8_t *dst, const void *v, size_t n, size_t es) {
+  if (!n) return;
+  memcpy(dst, v, es);
+  size_t done = 1;
+  while (done < n) {
+    size_t k = done < n - done ? done : n - done;
+    memcpy(dst + done * es, dst, k * es);
+    done += k;
+  }
+}
+
 /* pad: the result filled with the padding value, then each operand
  * element that lands inside it (edge padding may be negative) copied to
  * low + i * (interior + 1), a row at a time when the innermost dim has no
@@ -221,8 +234,7 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
   size_t es = hlo_dtype_size(rt->dtype);
   uint8_t *out = bufs[2];
   const uint8_t *src = bufs[0];
-  int64_t n = type_num_elements(rt);
-  for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * es, bufs[1], es);
+  fill(out, bufs[1], (size_t)type_num_elements(rt), es);
   uint32_t rank = ot->rank;
   if (type_num_elements(ot) <= 0) return NULL;
   arena a;
