@@ -1,23 +1,41 @@
 #!/bin/sh
-# CPU backend suite: `hlo run --backend cpu` on
-#   - every model of ../shared/models (NAME.mlir and NAME.cpu.mlir) with its
-#     inputs, compared with XLA's expected/ outputs at the models' tolerances
-#     (as tests/suite_models.sh: f32 1e-4 relative, bf16 2e-2, integers
-#     exact; random_normal 4 ULP), and timed against the interpreter; each
-#     model twice: as written (a thunk per op) and after `--passes cpu`
-#     (the fusion pass's hlo.fusion ops: a kernel each);
-#   - every 20th file of the conformance testdata (testdata/dynamic/ is
-#     parse-only and skipped; testdata/quantized/ with --split-input-file
-#     --verify-diagnostics): their check ops must pass (RUN-DISABLED files and
-#     tests/conformance_xfail.txt entries are left out, as the conformance
-#     suite counts them apart).
-# Prints one row per program: ops -> kernels / BLAS calls / interpreter
-# thunks, compile ms, cpu run ms vs the interpreter's (models: median of 5
-# `hlo bench` runs, which runs no passes; +fusion and conformance rows: the
-# one (cold) run of `hlo run`). Without a C
-# compiler ($HLO_CC, else cc) it prints SKIP and passes.
+# CPU backend suite: everything the other suites check, run on
+# `hlo run --backend cpu` (kernels compiled from generated C, BLAS calls,
+# interpreter thunks for the rest):
+#   1. every model of ../shared/models (NAME.mlir and NAME.cpu.mlir) with its
+#      inputs, compared with XLA's expected/ outputs at the models' tolerances
+#      (as tests/suite_models.sh: f32 1e-4 relative, bf16 2e-2, integers
+#      exact; random_normal 4 ULP), twice: `--passes none` (a kernel or
+#      thunk per op) and `--passes cpu` (the CPU pipeline: hlo.fusion ops,
+#      a kernel each), each row with its median run time (`hlo bench`, 5
+#      runs) and the interpreter's;
+#   2. the WHOLE conformance corpus (tests/conformance.sh: every file, each
+#      treated as that suite treats it), twice: `--passes cpu` (what users
+#      run; the pipeline folds most of the corpus's constant inputs away) and
+#      `--passes inline,chlo-legalize,simplify,cse,dce,fusion` (the CPU
+#      pipeline without constant folding, so the fused kernels compute what
+#      the check ops compare);
+#   3. every JAX fixture (tests/suite_jax.sh: tests/jax/*/) with
+#      `--passes cpu`.
+# Parts 2 and 3 call those suites with `hlo` replaced by a wrapper
+# (OUT/hlo_cpu) that adds the flags to `hlo run`, keeps the per-program
+# statistics line (`cpu: N ops -> K kernels, B BLAS calls, ...`) and
+# appends it to OUT/stats.PART. Each part prints its counts, how many ops
+# became kernels, BLAS calls and interpreter thunks, and the ops that ran on
+# the interpreter (the reasons they were not compiled: ops the kernels do
+# not lower — scatter, sort, convolution, complex or f8 types, ...), most
+# frequent first.
+#
+# HLO_SUITE_UBSAN=1 compiles every kernel with -fsanitize=undefined,
+# float-cast-overflow -fno-sanitize-recover=all (a wrapper around $HLO_CC or
+# cc): generated C with undefined behaviour on the corpus's values fails.
+# HLO_CPU_PARTS="models conformance jax" picks parts (default: all three).
+# The kernel cache (HLO_CACHE_DIR) makes a second run much faster; the first
+# run's time is the C compiler's (bench/KERNELS.md has both).
+# Without a C compiler ($HLO_CC, else cc) it prints SKIP and passes.
 # Ends with "N passed, N failed".
 # usage: tests/suite_cpu.sh [BUILD_DIR]   (HLO_SHARED overrides ../shared)
+cd "$(dirname "$0")/.." || exit 1
 B=${1:-build}
 SHARED=${HLO_SHARED:-../shared}
 M=$SHARED/models
@@ -25,25 +43,81 @@ CONF=$SHARED/conformance
 HLO=$B/hlo
 CMP=$B/tests/tools/npycmp
 OUT=$B/suite_cpu
-XFAIL=tests/conformance_xfail.txt
+PARTS=${HLO_CPU_PARTS:-models conformance jax}
 pass=0; fail=0
 rm -rf "$OUT"; mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 cc_name=${HLO_CC:-cc}
 if ! command -v "$cc_name" >/dev/null 2>&1; then
   echo "SKIP suite_cpu: no C compiler ('$cc_name' not found; set HLO_CC): the cpu backend cannot compile kernels"
   echo "0 passed, 0 failed"
   exit 0
 fi
-[ -d "$M" ] || { echo "suite_cpu: no $M"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$HLO" ] && [ -x "$CMP" ] || { echo "suite_cpu: $HLO or $CMP not built"; echo "0 passed, 1 failed"; exit 1; }
+REAL_HLO=$(cd "$(dirname "$HLO")" && pwd)/hlo
+if [ "${HLO_SUITE_UBSAN:-0}" = 1 ]; then
+  cat >"$OUT/cc_ubsan" <<EOF
+#!/bin/sh
+exec $cc_name "\$@" -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all
+EOF
+  chmod +x "$OUT/cc_ubsan"
+  HLO_CC=$OUT/cc_ubsan; export HLO_CC
+  echo "kernels compiled with UBSan ($OUT/cc_ubsan)"
+fi
+start_all=$(date +%s)
 
+# The wrapper: `hlo_cpu run ARGS` runs `hlo run $HLO_CPU_FLAGS ARGS` without
+# --quiet (the statistics line is printed then), stdout and stderr kept
+# apart, and appends the statistics lines to $HLO_CPU_STATS.
+cat >"$OUT/hlo_cpu" <<EOF
+#!/bin/sh
+H=$REAL_HLO
+if [ "\$1" != run ]; then exec "\$H" "\$@"; fi
+shift
+for a in "\$@"; do shift; [ "\$a" = --quiet ] || set -- "\$@" "\$a"; done
+t=\$(mktemp -d "\${TMPDIR:-/tmp}/hlo_cpu.XXXXXX") || exit 1
+"\$H" run \$HLO_CPU_FLAGS "\$@" >"\$t/o" 2>"\$t/e"
+rc=\$?
+cat "\$t/o"; cat "\$t/e" >&2
+[ -n "\$HLO_CPU_STATS" ] && grep -h 'cpu: [0-9]* ops ->' "\$t/e" >>"\$HLO_CPU_STATS"
+rm -rf "\$t"
+exit \$rc
+EOF
+chmod +x "$OUT/hlo_cpu"
+# a build folder for suite_jax.sh: hlo is the wrapper, npycmp the real one
+mkdir -p "$OUT/jaxb/tests/tools"
+ln -sf "$OUT/hlo_cpu" "$OUT/jaxb/hlo"
+ln -sf "$(cd "$(dirname "$CMP")" && pwd)/npycmp" "$OUT/jaxb/tests/tools/npycmp"
+
+# "ops kernels blas interp" summed over the statistics lines of file $1
+stats_sum() {
+  awk '/cpu: [0-9]+ ops ->/ { for (i = 1; i <= NF; i++) {
+         if ($(i+1) == "ops") o += $i; if ($(i+1) == "kernels,") k += $i;
+         if ($(i+1) == "BLAS") b += $i; if ($(i+1) == "interpreter") t += $i } }
+       END { printf "%d %d %d %d", o, k, b, t }' "$1"
+}
+# the ops of the interpreter thunks in file $1, counted, most frequent first
+interp_summary() {
+  sed -n 's/.*; interpreter: //p' "$1" | tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep . |
+    awk '{ n = 1; if ($NF ~ /^x[0-9]+$/) { n = substr($NF, 2); $NF = "" } sub(/ +$/, "");
+           c[$0] += n } END { for (k in c) printf "%d %s\n", c[k], k }' | sort -rn |
+    awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 } NR == 40 { printf ", ..."; exit }'
+}
+report_stats() {  # LABEL FILE
+  set -- "$1" "$2" $(stats_sum "$2")
+  printf '  %s: %d programs; %d ops -> %d kernels, %d BLAS calls, %d interpreter thunks\n' "$1" \
+    "$(grep -c . "$2")" "$3" "$4" "$5" "$6"
+  printf '  interpreter thunks (ops the kernels do not take): %s\n' "$(interp_summary "$2")"
+}
+
+# ------------------------------------------------------------------ models
 inputs_of() {  # the --input flags of model dir $1, in argument order
   n=$(ls "$1/inputs" | wc -l)
   i=0; args=""
   while [ $i -lt $n ]; do args="$args --input $1/inputs/arg$i.npy"; i=$((i + 1)); done
   echo "$args"
 }
-
-# "ops kernels blas interp compile_ms" summed over the cpu: lines of log $1
+# "ops kernels blas interp compile_ms" of the statistics line of log $1
 stats_of() {
   awk '/cpu: [0-9]+ ops ->/ { for (i = 1; i <= NF; i++) {
          if ($(i+1) == "ops") o += $i; if ($(i+1) == "kernels,") k += $i;
@@ -51,100 +125,104 @@ stats_of() {
          if ($(i+1) ~ /^ms/) c += $i } }
        END { printf "%d %d %d %d %.0f", o, k, b, t, c }' "$1"
 }
-# the run time of log $1 in ms ("cpu: run 1.234 ms", summed over pieces)
-run_ms() {
-  sed -n 's/.*cpu: run \([0-9.]*\) ms$/\1/p' "$1" | awk '{ s += $1 } END { printf "%.2f", s }'
-}
-
-# median run ms of `hlo bench` on backend $1 of program $2 with inputs $3...
+# median run ms of `hlo bench` (5 runs) with args $@
 bench_ms() {
-  be=$1; shift
-  "$HLO" bench --backend "$be" --iters 5 --warmup 1 --json "$@" 2>/dev/null |
+  "$HLO" bench --iters 5 --warmup 1 --json "$@" 2>/dev/null |
     sed -n 's/.*"median_us": \([0-9.]*\).*/\1/p' | awk '{ printf "%.2f", $1 / 1000 }'
 }
-
-# the interpreter thunks' ops of log $1 (first piece)
-interp_ops_of() {
-  sed -n 's/.*; interpreter: //p' "$1" | head -1 | cut -c1-60
-}
-
+interp_ops_of() { sed -n 's/.*; interpreter: //p' "$1" | head -1 | cut -c1-60; }
 row() {  # status program stats-line cpu_ms interp_ms interp-ops
   ops=$6
   set -- "$1" "$2" $3 "$4" "$5"
-  printf '%-4s %-44s %4s -> %4s / %3s / %3s %8s %9s %9s  %s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "$ops"
+  printf '%-4s %-30s %4s -> %4s / %3s / %3s %7s %9s %9s  %s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "$ops"
 }
 
-printf '%-4s %-44s %4s    %4s   %3s   %3s %8s %9s %9s  %s\n' "" program ops kern blas intp "cc ms" "cpu ms" "interp ms" "interpreter thunks"
-skip_cc=0
-for dir in "$M"/*/; do
-  name=$(basename "$dir")
-  for prog in "$dir$name.mlir" "$dir$name.cpu.mlir"; do
-    [ -f "$prog" ] || continue
-    ins=$(inputs_of "$dir")
-    tol=1e-4; extra=""
-    grep -q bfloat16 "$dir/meta.json" && tol=2e-2
-    [ "$name" = random_normal ] && extra="--ulp 4"
-    # as written (one thunk per op), then after --passes cpu (hlo.fusion ops)
-    for mode in plain fused; do
-      label=$(basename "$prog" .mlir)
-      pflags=""
-      [ $mode = fused ] && { label="$label +fusion"; pflags="--passes cpu"; }
-      tag=$(echo "$label" | tr ' +' '__')
-      od="$OUT/$tag"
-      if ! "$HLO" run --backend cpu $pflags "$prog" $ins --output-dir "$od" >"$OUT/$tag.log" 2>&1; then
-        if grep -q "no C compiler" "$OUT/$tag.log"; then
-          echo "SKIP $label: $(grep -m1 'no C compiler' "$OUT/$tag.log" | cut -c1-160)"
-          skip_cc=1; continue
+if echo "$PARTS" | grep -q models; then
+  t0=$(date +%s); mp=$pass; mf=$fail
+  echo "== models: --backend cpu, --passes none and --passes cpu (+fusion)"
+  [ -d "$M" ] || { echo "FAIL models: no $M"; fail=$((fail + 1)); }
+  printf '%-4s %-30s %4s    %4s   %3s   %3s %7s %9s %9s  %s\n' "" program ops kern blas intp "cc ms" "cpu ms" "interp ms" "interpreter thunks"
+  for dir in "$M"/*/; do
+    [ -d "$dir" ] || continue
+    name=$(basename "$dir")
+    for prog in "$dir$name.mlir" "$dir$name.cpu.mlir"; do
+      [ -f "$prog" ] || continue
+      ins=$(inputs_of "$dir")
+      tol=1e-4; extra=""
+      grep -q bfloat16 "$dir/meta.json" && tol=2e-2
+      [ "$name" = random_normal ] && extra="--ulp 4"
+      for mode in none cpu; do
+        label=$(basename "$prog" .mlir)
+        [ $mode = cpu ] && label="$label +fusion"
+        tag=$(echo "$label" | tr ' +' '__')
+        od="$OUT/$tag"
+        if ! "$HLO" run --backend cpu --passes $mode "$prog" $ins --output-dir "$od" >"$OUT/$tag.log" 2>&1; then
+          echo "FAIL $label: $(grep -m1 error "$OUT/$tag.log" | cut -c1-220)"
+          fail=$((fail + 1)); continue
         fi
-        echo "FAIL $label: $(grep -m1 error "$OUT/$tag.log" | cut -c1-220)"
-        fail=$((fail + 1)); continue
-      fi
-      ok=1; detail=""
-      for exp in "$dir"expected/out*.npy; do
-        k=$(basename "$exp")
-        r=$("$CMP" "$od/$k" "$exp" --rtol $tol $extra 2>&1) || { ok=0; detail="$detail $k: $r;"; }
+        grep -h 'cpu: [0-9]* ops ->' "$OUT/$tag.log" >>"$OUT/stats.models"
+        ok=1; detail=""
+        for exp in "$dir"expected/out*.npy; do
+          k=$(basename "$exp")
+          r=$("$CMP" "$od/$k" "$exp" --rtol $tol $extra 2>&1) || { ok=0; detail="$detail $k: $r;"; }
+        done
+        st=ok
+        if [ $ok = 1 ]; then pass=$((pass + 1)); else st=FAIL; fail=$((fail + 1)); fi
+        cms=$(bench_ms --backend cpu --passes $mode "$prog" $ins)
+        ims="-"
+        [ $mode = none ] && ims=$(bench_ms --backend interp "$prog" $ins)
+        row $st "$label" "$(stats_of "$OUT/$tag.log")" "$cms" "$ims" "$(interp_ops_of "$OUT/$tag.log")"
+        [ $ok = 1 ] || echo "     $label:$detail"
       done
-      st=ok
-      if [ $ok = 1 ]; then pass=$((pass + 1)); else st=FAIL; fail=$((fail + 1)); fi
-      cms="-"; ims="-"
-      if [ $mode = plain ]; then
-        cms=$(bench_ms cpu "$prog" $ins); ims=$(bench_ms interp "$prog" $ins)
-      else
-        cms=$(run_ms "$OUT/$tag.log")
-      fi
-      row $st "$label" "$(stats_of "$OUT/$tag.log")" "$cms" "$ims" "$(interp_ops_of "$OUT/$tag.log")"
-      [ $ok = 1 ] || echo "     $label:$detail"
     done
   done
-done
-
-# conformance sample
-if [ -d "$CONF/testdata" ]; then
-  find "$CONF/testdata" -name '*.mlir' ! -path '*/dynamic/*' | sort | awk 'NR % 20 == 1' >"$OUT/sample.txt"
-  while read -r f; do
-    rel=${f#$CONF/}
-    grep -q "^$rel[ 	]" "$XFAIL" 2>/dev/null && continue
-    # disabled upstream (wrong expected values): the conformance suite reports them apart
-    grep -q 'RUN-DISABLED' "$f" && ! grep -q '^// RUN:.*interpret' "$f" && continue
-    label=$(echo "$rel" | sed 's|^testdata/||; s|\.mlir$||' | cut -c1-44)
-    log="$OUT/conf_$(basename "$f" .mlir).log"
-    case "$rel" in
-      testdata/quantized/*) flags="--split-input-file --verify-diagnostics" ;;
-      *) flags="" ;;
-    esac
-    if "$HLO" run --backend cpu $flags "$f" >"$log" 2>&1; then
-      pass=$((pass + 1))
-      row ok "$label" "$(stats_of "$log")" "$(run_ms "$log")" "-" "$(interp_ops_of "$log")"
-    elif grep -q "no C compiler" "$log"; then
-      echo "SKIP $label: no C compiler"; skip_cc=1
-    else
-      fail=$((fail + 1))
-      echo "FAIL $label: $(grep -m1 -E 'error|fail' "$log" | cut -c1-200)"
-    fi
-  done <"$OUT/sample.txt"
-else
-  echo "SKIP conformance sample: no $CONF/testdata"
+  [ -f "$OUT/stats.models" ] && report_stats "models" "$OUT/stats.models"
+  echo "models: $((pass - mp)) passed, $((fail - mf)) failed ($(( $(date +%s) - t0 )) s)"
 fi
-[ $skip_cc = 1 ] && echo "SKIP: some programs were not run: no C compiler"
+
+# ------------------------------------------------------------- conformance
+conformance_run() {  # TAG FLAGS
+  tag=$1; flags=$2; t0=$(date +%s)
+  echo "== conformance: --backend cpu $flags"
+  mkdir -p "$OUT/conf_$tag"
+  : >"$OUT/stats.conf_$tag"
+  HLO_BIN="$OUT/hlo_cpu" HLO_CPU_FLAGS="--backend cpu $flags" HLO_CPU_STATS="$OUT/stats.conf_$tag" \
+    bash tests/conformance.sh "$CONF" "$OUT/conf_$tag" >"$OUT/conf_$tag.txt" 2>&1
+  sed -n '/^folder/,/^total/p; /^failures:/,$p' "$OUT/conf_$tag.txt" | grep -v '^conformance:'
+  line=$(grep '^conformance: ' "$OUT/conf_$tag.txt" | tail -1)
+  p=$(echo "$line" | sed -n 's/^conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
+  f=$(echo "$line" | sed -n 's/^conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+  [ -n "$p" ] || { p=0; f=1; echo "FAIL conformance ($tag): no summary line"; tail -n 5 "$OUT/conf_$tag.txt"; }
+  pass=$((pass + p)); fail=$((fail + f))
+  report_stats "conformance $tag" "$OUT/stats.conf_$tag"
+  echo "conformance ($tag): $p passed, $f failed ($(( $(date +%s) - t0 )) s)"
+}
+if echo "$PARTS" | grep -q conformance; then
+  if [ -d "$CONF" ]; then
+    conformance_run cpu "--passes cpu"
+    conformance_run nofold "--passes inline,chlo-legalize,simplify,cse,dce,fusion"
+  else
+    echo "SKIP conformance: no $CONF"
+  fi
+fi
+
+# --------------------------------------------------------------------- jax
+if echo "$PARTS" | grep -q jax; then
+  t0=$(date +%s)
+  echo "== jax fixtures: --backend cpu --passes cpu"
+  : >"$OUT/stats.jax"
+  HLO_CPU_FLAGS="--backend cpu --passes cpu" HLO_CPU_STATS="$OUT/stats.jax" \
+    sh tests/suite_jax.sh "$OUT/jaxb" >"$OUT/jax.txt" 2>&1
+  grep -v '^ok' "$OUT/jax.txt" | grep -v '^jax: '
+  line=$(grep '^jax: ' "$OUT/jax.txt" | tail -1)
+  p=$(echo "$line" | sed -n 's/^jax: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
+  f=$(echo "$line" | sed -n 's/^jax: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+  [ -n "$p" ] || { p=0; f=1; echo "FAIL jax: no summary line"; tail -n 5 "$OUT/jax.txt"; }
+  pass=$((pass + p)); fail=$((fail + f))
+  report_stats "jax" "$OUT/stats.jax"
+  echo "jax: $p passed, $f failed ($(( $(date +%s) - t0 )) s)"
+fi
+
+echo "suite_cpu took $(( $(date +%s) - start_all )) s"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -19,9 +19,15 @@
  *
  * A reduction kernel opens the parallel loops, sets `acc` to the init
  * value, runs the reduction loops with the body and the combiner inside,
- * and stores `acc` after them. `acc` and the combiner are of the kernel's
- * acc_dtype (wider than the output for bf16/f16 and f32 sums), rounded to
- * the output's type once, at the store. */
+ * and stores `acc` after them. With reduction lanes (kernel.h) the
+ * accumulator is `accl[L]` (lane 0 from init, the others from the
+ * combiner's identity), the innermost reduction loop runs in blocks of L
+ * with an inner `for (xl = 0; xl < L; xl++)` loop folding element xb + xl
+ * into accl[xl] (the loop gcc vectorises), the tail into accl[0], and a
+ * tree over the lanes makes `acc`. `acc` and the combiner are of the
+ * kernel's acc_dtype (wider than the output for bf16/f16 and f32 sums),
+ * rounded to the output's type once, at the store. Each kernel is preceded
+ * by a one-line comment: its index space, tile count, buffers, lanes. */
 #include "codegen/cstyle.h"
 #include <math.h>
 #include <stdio.h>
@@ -254,11 +260,80 @@ static void put_indent(char *buf, size_t cap, uint32_t level) {
   buf[n] = 0;
 }
 
+/* Declares the accumulator of a reduction: `acc` = init, or with lanes
+ * `accl[L]`, lane 0 = init and the others the combiner's identity. */
+static hlo_status open_accumulator(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                   uint32_t lanes, const char *ind) {
+  hlo_dtype adt = k->acc_dtype;
+  const char *at = cstyle_compute_type(adt);
+  if (!at)
+    return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: accumulator type %s", k->name,
+                     hlo_dtype_name(adt));
+  if (!lanes) {
+    sb_printf(o, "%s%s acc = ", ind, at);
+    print_const(d, o, adt, k->init.i, k->init.f);
+    sb_puts(o, ";\n");
+    return NULL;
+  }
+  sb_printf(o, "%s%s accl[%u];\n%saccl[0] = ", ind, at, lanes, ind);
+  print_const(d, o, adt, k->init.i, k->init.f);
+  sb_printf(o, ";\n%sfor (int64_t xl = 1; xl < %u; xl++) accl[xl] = ", ind, lanes);
+  print_const(d, o, adt, k->identity.i, k->identity.f);
+  sb_puts(o, ";\n");
+  return NULL;
+}
+
+/* The body, then the combiner folding the reduced value into `acc` (a C
+ * lvalue): `acc = combiner(acc, value)`. */
+static hlo_status print_fold(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                             const char *acc, const char *ind) {
+  for (uint32_t i = 0; i < k->num_body; i++)
+    HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  char v[24];
+  snprintf(v, sizeof v, "v%u", k->outputs[0].value);
+  for (uint32_t i = 0; i < k->num_comb; i++)
+    HLO_TRY(print_inst(d, k, o, k->comb, i, "c", acc, v, ind));
+  sb_printf(o, "%s%s = c%u;\n", ind, acc, k->comb_result);
+  return NULL;
+}
+
+/* After the reduction loops: the lanes combined as a tree into `acc`, then
+ * the store (the one rounding of a wider accumulator: f64 -> f32 here,
+ * f32 -> bf16/f16 in the store). */
+static hlo_status close_accumulator(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                    uint32_t lanes, const char *ind) {
+  if (lanes) {
+    sb_printf(o, "%sfor (int64_t w = %u; w >= 1; w /= 2) {\n", ind, lanes / 2);
+    sb_printf(o, "%s  for (int64_t xl = 0; xl < w; xl++) {\n", ind);
+    char ind2[64];
+    snprintf(ind2, sizeof ind2, "%s    ", ind);
+    for (uint32_t i = 0; i < k->num_comb; i++)
+      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", "accl[xl]", "accl[xl + w]", ind2));
+    sb_printf(o, "%saccl[xl] = c%u;\n%s  }\n%s}\n", ind2, k->comb_result, ind, ind);
+    sb_printf(o, "%sconst %s acc = accl[0];\n", ind, cstyle_compute_type(k->acc_dtype));
+  }
+  hlo_dtype ct = kernel_compute_dtype(k->outputs[0].buf.dtype);
+  char v[32];
+  if (ct != k->acc_dtype) snprintf(v, sizeof v, "(%s)acc", cstyle_compute_type(ct));
+  else snprintf(v, sizeof v, "acc");
+  store(o, k, 0, v, ind);
+  return NULL;
+}
+
 hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *o) {
   HLO_TRY(kernel_check_schedule(k));
   const kernel_schedule *s = &k->sched;
   uint32_t np = k->rank - k->num_reduce_dims, level = 1;
   char ind[64];
+  /* a one-line summary for readers of --dump-to (and tools that time one
+   * kernel: the tile count is the launch range) */
+  sb_printf(o, "/* %s: index space [", k->name);
+  for (uint32_t dd = 0; dd < k->rank; dd++)
+    sb_printf(o, "%s%lld%s", dd ? ", " : "", (long long)k->dims[dd], dd >= np ? " red" : "");
+  sb_printf(o, "], %lld tiles, %u inputs, %u outputs", (long long)kernel_num_tiles(k), k->num_inputs,
+            k->num_outputs);
+  if (k->num_reduce_dims && s->reduce_lanes > 1) sb_printf(o, ", %u reduction lanes", s->reduce_lanes);
+  sb_puts(o, " */\n");
   sb_printf(o, "%s %s(void *const *bufs, int64_t tile_begin, int64_t tile_end) {\n",
             d->kernel_prefix, k->name);
   for (uint32_t i = 0; i < k->num_inputs; i++) {
@@ -304,17 +379,13 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     put_indent(ind, sizeof ind, ++level);
     opened++;
   }
-  /* element loops */
-  for (uint32_t dd = 0; dd < k->rank; dd++) {
-    if (dd == np && k->num_reduce_dims) {
-      hlo_dtype adt = k->acc_dtype;
-      if (!cstyle_compute_type(adt))
-        return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: accumulator type %s", k->name,
-                         hlo_dtype_name(adt));
-      sb_printf(o, "%s%s acc = ", ind, cstyle_compute_type(adt));
-      print_const(d, o, adt, k->init.i, k->init.f);
-      sb_puts(o, ";\n");
-    }
+  /* element loops; with reduction lanes the innermost (reduction) dim is
+   * printed by the lanes section below */
+  uint32_t lanes = k->num_reduce_dims && s->reduce_lanes > 1 ? s->reduce_lanes : 0;
+  uint32_t last_open = lanes ? k->rank - 1 : k->rank;
+  for (uint32_t dd = 0; dd <= last_open && dd < k->rank + 1; dd++) {
+    if (dd == np && k->num_reduce_dims) HLO_TRY(open_accumulator(d, k, o, lanes, ind));
+    if (dd == last_open) break;
     int64_t n = k->dims[dd], tile = s->tile[dd];
     bool split = tile < n && dd < np; /* reduction dims are never split */
     if (!split) {
@@ -332,34 +403,42 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     put_indent(ind, sizeof ind, ++level);
     opened++;
   }
-  for (uint32_t i = 0; i < k->num_body; i++)
-    HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
   if (!k->num_reduce_dims) {
+    for (uint32_t i = 0; i < k->num_body; i++)
+      HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
     for (uint32_t i = 0; i < k->num_outputs; i++) {
       char v[24];
       snprintf(v, sizeof v, "v%u", k->outputs[i].value);
       store(o, k, i, v, ind);
     }
+  } else if (!lanes) {
+    HLO_TRY(print_fold(d, k, o, "acc", ind));
   } else {
-    char v[24];
-    snprintf(v, sizeof v, "v%u", k->outputs[0].value);
-    for (uint32_t i = 0; i < k->num_comb; i++)
-      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", "acc", v, ind));
-    sb_printf(o, "%sacc = c%u;\n", ind, k->comb_result);
+    /* lane xl folds the elements xb + xl; the tail (past the last multiple
+     * of L) goes to lane 0 */
+    uint32_t r = k->rank - 1;
+    long long n = (long long)k->dims[r], nm = n - n % (long long)lanes;
+    char ind2[64], ind3[64];
+    put_indent(ind2, sizeof ind2, level + 1);
+    put_indent(ind3, sizeof ind3, level + 2);
+    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
+    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
+    sb_printf(o, "%sconst int64_t x%u = xb + xl;\n", ind3, r);
+    HLO_TRY(print_fold(d, k, o, "accl[xl]", ind3));
+    sb_printf(o, "%s}\n%s}\n", ind2, ind);
+    if (nm < n) {
+      sb_printf(o, "%sfor (int64_t x%u = %lld; x%u < %lld; x%u++) {\n", ind, r, nm, r, n, r);
+      HLO_TRY(print_fold(d, k, o, "accl[0]", ind2));
+      sb_printf(o, "%s}\n", ind);
+    }
+    if (np == r) HLO_TRY(close_accumulator(d, k, o, lanes, ind));
   }
   /* close the loops; a reduction stores after its reduction loops */
-  for (uint32_t dd = k->rank; dd-- > 0;) {
+  for (uint32_t dd = last_open; dd-- > 0;) {
     put_indent(ind, sizeof ind, --level);
     sb_printf(o, "%s}\n", ind);
     opened--;
-    if (dd == np && k->num_reduce_dims) {
-      /* the one rounding of a wider accumulator (f64 -> f32; f32 -> bf16/f16 is the store's) */
-      hlo_dtype ct = kernel_compute_dtype(k->outputs[0].buf.dtype);
-      char v[32];
-      if (ct != k->acc_dtype) snprintf(v, sizeof v, "(%s)acc", cstyle_compute_type(ct));
-      else snprintf(v, sizeof v, "acc");
-      store(o, k, 0, v, ind);
-    }
+    if (dd == np && k->num_reduce_dims) HLO_TRY(close_accumulator(d, k, o, lanes, ind));
   }
   while (opened--) {
     put_indent(ind, sizeof ind, --level);

@@ -28,6 +28,8 @@ typedef struct cstyle_dialect {
   const char *name;          /* "c", "cuda" */
   const char *preamble;      /* includes and static inline helpers, printed once per source:
                                 hlo_bf16_to_f32, hlo_f32_to_bf16, hlo_f16_to_f32, hlo_f32_to_f16,
+                                hlo_round_bf16, hlo_round_f16 (float rounded to the type, as a
+                                float), hlo_round_f16_from_f64 (a double rounded ONCE to f16),
                                 hlo_maxf/hlo_max, hlo_minf/hlo_min, hlo_signf/hlo_sign */
   const char *kernel_prefix; /* "void", `extern "C" __global__ void` */
   const char *restrict_kw;   /* "restrict", "__restrict__" */

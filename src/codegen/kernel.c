@@ -1,5 +1,6 @@
 /* kernel.c — building, scheduling and printing kernels (see kernel.h). */
 #include "codegen/kernel.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ir/element.h"
@@ -147,6 +148,54 @@ void kernel_schedule_default(kernel *k, int64_t inner_tile) {
   } else if (np > 0) {
     k->sched.tile[np - 1] = 1;
   }
+  k->sched.reduce_lanes = 0;
+  int64_t id_i;
+  double id_f;
+  if (k->num_reduce_dims && kernel_reduce_identity(k, &id_i, &id_f)) {
+    int size = dtype_bits(k->acc_dtype) / 8;
+    uint32_t lanes = (uint32_t)(128 / (size > 0 ? size : 1));
+    if (lanes > 64) lanes = 64;
+    if (lanes < 8) lanes = 8;
+    if (k->dims[k->rank - 1] >= 2 * (int64_t)lanes) {
+      k->sched.reduce_lanes = lanes;
+      if (dtype_is_float(k->acc_dtype)) k->identity.f = id_f;
+      else k->identity.i = id_i;
+    }
+  }
+}
+
+bool kernel_reduce_identity(const kernel *k, int64_t *i, double *f) {
+  *i = 0;
+  *f = 0;
+  if (!k->num_reduce_dims || k->num_comb != 3 || k->comb_result != 2) return false;
+  const kinst *p0 = &k->comb[0], *p1 = &k->comb[1], *r = &k->comb[2];
+  if (p0->kind != KI_PARAM || p1->kind != KI_PARAM || p0->input == p1->input ||
+      r->kind != KI_OP || r->num_args != 2 || r->args[0] == r->args[1] || r->args[0] > 1 ||
+      r->args[1] > 1 || r->dtype != k->acc_dtype)
+    return false;
+  hlo_dtype dt = k->acc_dtype;
+  hlo_dtype_class cls = dtype_class(dt);
+  bool fl = cls == HLO_CLASS_FLOAT, bo = cls == HLO_CLASS_BOOL, un = cls == HLO_CLASS_UINT;
+  if (!fl && !bo && cls != HLO_CLASS_SINT && !un) return false;
+  int bits = dtype_bits(dt);
+  switch (r->op) {
+  case OP_ADD: *f = -0.0; return true;
+  case OP_OR: case OP_XOR: return !fl;
+  case OP_MULTIPLY: *i = 1, *f = 1.0; return true;
+  case OP_AND: *i = bo ? 1 : -1; return !fl;
+  case OP_MAXIMUM:
+    if (fl) *f = -HUGE_VAL;
+    else if (cls == HLO_CLASS_SINT) *i = (int64_t)((uint64_t)0 - ((uint64_t)1 << (bits - 1)));
+    return true;
+  case OP_MINIMUM:
+    if (fl) *f = HUGE_VAL;
+    else if (bo) *i = 1;
+    else if (un) *i = bits >= 64 ? -1 : (int64_t)(((uint64_t)1 << bits) - 1);
+    else *i = (int64_t)(((uint64_t)1 << (bits - 1)) - 1);
+    return true;
+  default:
+    return false;
+  }
 }
 
 hlo_status kernel_check_schedule(const kernel *k) {
@@ -163,6 +212,15 @@ hlo_status kernel_check_schedule(const kernel *k) {
     if (d >= np && s->tile[d] != n)
       return status_new(HLO_INTERNAL, "kernel %s: reduction dim %u is split", k->name, d);
   }
+  uint32_t l = s->reduce_lanes;
+  if (l > 1 && (!k->num_reduce_dims || (l & (l - 1)) || l > 1024))
+    return status_new(HLO_INTERNAL, "kernel %s: %u reduction lanes (a power of two up to 1024, "
+                      "reductions only)", k->name, l);
+  int64_t id_i;
+  double id_f;
+  if (l > 1 && !kernel_reduce_identity(k, &id_i, &id_f))
+    return status_new(HLO_INTERNAL, "kernel %s: reduction lanes need a combiner with an identity",
+                      k->name);
   return NULL;
 }
 
@@ -257,7 +315,9 @@ void kernel_print(const kernel *k, strbuf *o) {
   sb_puts(o, "] tiles [");
   for (uint32_t d = 0; d < k->rank; d++)
     sb_printf(o, "%s%lld", d ? ", " : "", (long long)k->sched.tile[d]);
-  sb_printf(o, "] thread_dims %u\n", k->sched.num_thread_dims);
+  sb_printf(o, "] thread_dims %u", k->sched.num_thread_dims);
+  if (k->sched.reduce_lanes > 1) sb_printf(o, " reduce_lanes %u", k->sched.reduce_lanes);
+  sb_putc(o, '\n');
   for (uint32_t i = 0; i < k->num_inputs; i++) {
     sb_printf(o, "  in%u: ", i);
     print_buffer(o, &k->inputs[i]);

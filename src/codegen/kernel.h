@@ -83,12 +83,10 @@
  *   the data). Calling convention for every emitter: one array of buffer
  *   pointers, inputs first, then outputs.
  *
- * Known gaps of v0: a row reduction accumulates in one scalar, in order
- * (exact order, but gcc will not vectorise a float sum without
- * reassociation: partial sums in vector lanes, a tree order the spec allows,
- * are next; an f64 add-reduction has no wider type, so its error grows with
- * the row length unlike the interpreter's pairwise sum: a blocked or
- * compensated sum is the fix); compare TOTALORDER, complex, f8/f4, i2/i4
+ * Known gaps of v0: a reduction whose combiner has no identity (or a row
+ * shorter than 2 L) folds in one scalar, in order (does not vectorise);
+ * an f64 add-reduction has no wider type (L lanes divide its error growth
+ * by L; a compensated sum would remove it); compare TOTALORDER, complex, f8/f4, i2/i4
  * and quantized types are not lowered. Converts follow the interpreter's
  * (ml_dtypes') rules: f64 -> f16 rounds once, f64 -> bf16 and integer ->
  * bf16/f16 go through f32 (two roundings, on purpose).
@@ -166,6 +164,19 @@ typedef struct kernel_output {
 typedef struct kernel_schedule {
   int64_t tile[KERNEL_MAX_RANK];
   uint32_t num_thread_dims;
+  /* Reductions: 0 or 1, one accumulator folds the row in order. L > 1 (a
+   * power of two): the innermost reduction dim is folded into L PARTIAL
+   * accumulators (lanes), lane l taking the elements whose index is l mod L
+   * (those past the last multiple of L go to lane 0); lane 0 starts from
+   * the init value, the others from the combiner's identity (`identity`),
+   * and the lanes are combined as a tree at the end (lane l with lane l + w,
+   * for w = L/2, L/4, ..., 1).
+   * The spec leaves a reduce's tree and where its init values go to the
+   * implementation; lanes need a commutative combiner (kernel_reduce_identity
+   * says which). A CPU emitter gets an inner loop over the lanes that
+   * vectorises (a plain float sum or NaN-aware max does not: the order is
+   * fixed); a CUDA emitter would map lanes to the threads of a warp. */
+  uint32_t reduce_lanes;
 } kernel_schedule;
 
 typedef struct kernel {
@@ -184,6 +195,8 @@ typedef struct kernel {
   uint32_t comb_result;       /* the combiner instruction that is the new accumulator */
   union { int64_t i; double f; } init; /* reductions: initial value */
   hlo_dtype acc_dtype;        /* reductions: the accumulator's type (see above) */
+  union { int64_t i; double f; } identity; /* reductions with lanes: the combiner's identity
+                                              in acc_dtype (kernel_reduce_identity) */
   hlo_loc loc;                /* the fusion's first op, for errors */
 } kernel;
 
@@ -222,8 +235,19 @@ int64_t kernel_num_tiles(const kernel *k);
 /* The default CPU schedule: every parallel dim but the innermost is a thread
  * dim with tile 1; the innermost parallel dim of an elementwise kernel is a
  * thread dim too, split in tiles of `inner_tile` elements (0: 4096), so
- * that a 1-d kernel still spreads over threads. Reduction dims whole. */
+ * that a 1-d kernel still spreads over threads. Reduction dims whole; a
+ * reduction whose combiner has an identity (kernel_reduce_identity) and
+ * whose innermost reduction dim holds at least 2 L elements gets L =
+ * 128 bytes / the accumulator's size lanes (8..64: four 256-bit vectors),
+ * and k->identity. */
 void kernel_schedule_default(kernel *k, int64_t inner_tile);
+/* Whether k's combiner is one commutative op of both parameters (add,
+ * multiply, maximum, minimum, and, or, xor) whose identity in acc_dtype is
+ * known; if so writes it to *i (integers, bool) or *f (floats): add, or,
+ * xor 0 (-0.0 for floats: -0 + x is x for every x); multiply 1; and all
+ * ones (true); maximum -inf, the type's min (false); minimum +inf, its max
+ * (true). */
+bool kernel_reduce_identity(const kernel *k, int64_t *i, double *f);
 /* Checks the schedule against the rules above (tiles in [1, dim], reduction
  * dims unsplit and not thread dims). Errors: HLO_INTERNAL naming the rule. */
 HLO_MUST_USE hlo_status kernel_check_schedule(const kernel *k);

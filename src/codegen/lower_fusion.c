@@ -241,6 +241,10 @@ static bool reshape_affine(lower_ctx *c, const hlo_op *op, const kernel_map *m, 
   kernel_affine lin = kernel_map_linear(m, rt->dims);
   memset(om, 0, sizeof *om);
   om->rank = ot->rank;
+  /* no elements: no point of the index space reads it (and a zero stride
+   * must not divide below); any map will do */
+  for (uint32_t j = 0; j < ot->rank; j++)
+    if (ot->dims[j] == 0) return true;
   int64_t stride[KERNEL_MAX_RANK], s = 1;
   for (uint32_t j = ot->rank; j-- > 0;) {
     stride[j] = s;

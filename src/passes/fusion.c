@@ -355,6 +355,9 @@ static hlo_status materialize(block_ctx *c, int32_t g) {
   if (!st) {
     fop = op_create(c->m, OP_FUSION, inputs, num_in, &root->results[0].type, 1, 1, root->loc);
     if (!fop) st = oom();
+    /* the fusion's result keeps the root's SSA name (interpreter.print
+     * and probes name values by it) */
+    else fop->results[0].name = root->results[0].name;
   }
   hlo_block *body = fop ? &fop->regions[0].block : NULL;
   if (!st) st = block_set_args(c->m, body, in_types, num_in);

@@ -4,9 +4,10 @@
  * and loaded (backend/cpu/jit.c), run on the program's inputs and compared
  * with the interpreter: integers, bools and every elementwise float result
  * (f32, f64, bf16, f16) bit for bit (the same libm functions, one rounding
- * per op); reductions within a few ULP (the kernel sums a row in order in
- * a wider accumulator, f32 for bf16/f16 and f64 for f32, the interpreter as
- * a pairwise tree).
+ * per op; f32 exp and tanh are glibc's algorithms inlined, bit for bit
+ * expf/tanhf); reductions within a few ULP (the kernel sums a row in
+ * partial sums, lanes, in a wider accumulator, f32 for bf16/f16 and f64 for
+ * f32, the interpreter as a pairwise tree).
  *
  * The fusions are picked here as a fusion pass will: every reduce is the
  * root of a kernel, and so is every returned value; a kernel holds its
@@ -512,6 +513,23 @@ TEST(f32_sums_accumulate_in_f64) {
               "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x5000xf32>, tensor<f32>) -> tensor<8xf32>\n"
               "  return %0 : tensor<8xf32>\n"),
            2, 0, false);
+}
+
+/* Reductions over several trailing dims with lanes (kernel.h): the lanes
+ * run over the innermost dim (100 = 3 blocks of 32 lanes + a tail of 4,
+ * or 6 blocks of 16 + 4) inside the loop of the outer reduction dim, and
+ * are combined once after both. */
+TEST(reduction_lanes_over_two_dims) {
+  run_case("lanes_two_dims",
+           FN("%x: tensor<3x5x100xf32>, %i: tensor<3x5x100xi32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) ",
+              "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+              "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+              "  %zi = stablehlo.constant dense<7> : tensor<i32>\n"
+              "  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<3x5x100xf32>, tensor<f32>) -> tensor<3xf32>\n"
+              "  %1 = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1, 2] : (tensor<3x5x100xf32>, tensor<f32>) -> tensor<3xf32>\n"
+              "  %2 = stablehlo.reduce(%i init: %zi) applies stablehlo.add across dimensions = [1, 2] : (tensor<3x5x100xi32>, tensor<i32>) -> tensor<3xi32>\n"
+              "  return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xi32>\n"),
+           8, 1e-5, false);
 }
 
 TEST(large_1d_tiled) {

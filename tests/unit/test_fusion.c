@@ -374,4 +374,24 @@ TEST(fusion_survives_out_of_memory) {
   tl_file_free(&tf);
 }
 
+/* A fusion's result keeps the SSA name of the root it replaces:
+ * interpreter.print and probes name values by it (conformance
+ * interpret/printing.mlir printed "%1 = ..." for "%0 = ..." after fusion). */
+TEST(fusion_result_keeps_the_root_name) {
+  hlo_module_ir *m = parse("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                           "  %e = stablehlo.exponential %a : tensor<4xf32>\n"
+                           "  %sum = stablehlo.add %e, %a : tensor<4xf32>\n"
+                           "  return %sum : tensor<4xf32>\n}\n");
+  CHECK(m);
+  if (!m) return;
+  pass_pipeline_options po = {.pipeline = "fusion", .verify_each = true};
+  hlo_status st = pass_pipeline_run(m, &po, NULL);
+  CHECK(!st);
+  hlo_status_free(st);
+  const hlo_op *f = m->funcs->body.block.first;
+  CHECK(f && !strcmp(op_name(f->opcode), "hlo.fusion"));
+  if (f) CHECK_STR(f->results[0].name, "sum");
+  module_free(m);
+}
+
 TEST_MAIN()

@@ -3,6 +3,7 @@
  * printed kernel (kernel_print) without compiling anything; the C-style
  * printer with a second, CUDA-like dialect, to show the printer only
  * follows its dialect table. End-to-end runs are in test_cpu_jit.c. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "codegen/cstyle.h"
@@ -134,6 +135,103 @@ TEST(reshape_maps) {
   free(txt);
   kernel_destroy(k);
   hlo_status_free(st);
+}
+
+/* A reshape of a tensor with no elements (a zero dim makes a zero row-major
+ * stride): lowered without dividing by it (it crashed with SIGFPE), to a
+ * kernel of no tiles. */
+TEST(reshape_of_zero_elements) {
+  kernel *k;
+  char *txt;
+  hlo_status st = lower_text(
+      FN("%x: tensor<4x0x3x1xf32>) -> tensor<0x2xf32> ",
+         "  %0 = stablehlo.reshape %x : (tensor<4x0x3x1xf32>) -> tensor<0xf32>\n"
+         "  %1 = stablehlo.exponential %0 : tensor<0xf32>\n"
+         "  %2 = stablehlo.broadcast_in_dim %1, dims = [0] : (tensor<0xf32>) -> tensor<0x2xf32>\n"
+         "  return %2 : tensor<0x2xf32>\n"),
+      &k, &txt);
+  CHECK(!st);
+  if (!st) {
+    CHECK_EQ_INT(kernel_num_tiles(k), 0);
+    CHECK(!kernel_check_schedule(k));
+    CHECK(!k->body[0].map.flat); /* a flat map would refuse the broadcast */
+  }
+  free(txt);
+  kernel_destroy(k);
+  hlo_status_free(st);
+}
+
+/* A plain dialect for the reduction test. */
+static const cstyle_dialect *plain_dialect(void) {
+  static cstyle_dialect d;
+  d.name = "plain";
+  d.kernel_prefix = "void";
+  d.restrict_kw = "restrict";
+  d.tile_open = "for (int64_t t = tile_begin; t < tile_end; t++) {";
+  d.tile_close = "}";
+  d.inf = "INF";
+  d.nan = "NAN";
+  static const hlo_opcode ops[] = {OP_ADD, OP_SUBTRACT, OP_MULTIPLY, OP_MAXIMUM, OP_MINIMUM};
+  static const char *const text[] = {"($0 + $1)", "($0 - $1)", "($0 * $1)", "max($0, $1)", "min($0, $1)"};
+  for (int i = 0; i < 5; i++) d.float_ops[ops[i]] = d.int_ops[ops[i]] = text[i];
+  return &d;
+}
+
+/* Reduction lanes (kernel.h, reduce_lanes): a combiner with an identity
+ * on rows of at least 2 L elements gets L = 128 bytes / the accumulator's
+ * size partial accumulators (f32 sums accumulate in f64: 16 lanes from
+ * -0.0; f32 max: 32 lanes from -inf); short rows and combiners without an
+ * identity keep one accumulator; the C holds the lanes' loop. */
+TEST(reduction_lanes) {
+  static const struct {
+    const char *comb, *type, *init;
+    int cols;
+    uint32_t lanes;
+  } cases[] = {
+      {"add", "f32", "0.0", 256, 16},     {"maximum", "f32", "0xFF800000", 256, 32},
+      {"add", "f32", "0.0", 31, 0},       {"subtract", "f32", "0.0", 256, 0},
+      {"multiply", "i8", "1", 256, 64},   {"minimum", "ui64", "7", 64, 16},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    char text[800];
+    snprintf(text, sizeof text,
+             "func.func @main(%%x: tensor<4x%dx%s>) -> tensor<4x%s> {\n"
+             "  %%z = stablehlo.constant dense<%s> : tensor<%s>\n"
+             "  %%0 = stablehlo.reduce(%%x init: %%z) applies stablehlo.%s across dimensions = [1] : "
+             "(tensor<4x%dx%s>, tensor<%s>) -> tensor<4x%s>\n"
+             "  return %%0 : tensor<4x%s>\n}\n",
+             cases[c].cols, cases[c].type, cases[c].type, cases[c].init, cases[c].type,
+             cases[c].comb, cases[c].cols, cases[c].type, cases[c].type, cases[c].type,
+             cases[c].type);
+    kernel *k;
+    char *txt;
+    hlo_status st = lower_text(text, &k, &txt);
+    CHECK(!st);
+    if (!st) {
+      CHECK_EQ_INT(k->sched.reduce_lanes, cases[c].lanes);
+      CHECK(!kernel_check_schedule(k));
+      if (c == 0) CHECK(k->identity.f == 0 && signbit(k->identity.f));
+      if (c == 1) CHECK(isinf(k->identity.f) && k->identity.f < 0);
+      if (c == 5) CHECK_EQ_INT(k->identity.i, -1); /* all ones */
+      strbuf sb;
+      sb_init(&sb);
+      hlo_status e = cstyle_emit_kernel(plain_dialect(), k, &sb);
+      CHECK(!e);
+      hlo_status_free(e);
+      CHECK((strstr(sb_cstr(&sb), "accl[xl]") != NULL) == (cases[c].lanes > 0));
+      sb_free(&sb);
+      /* lanes need an identity: the schedule check refuses them otherwise */
+      if (c == 3) {
+        k->sched.reduce_lanes = 8;
+        hlo_status bad = kernel_check_schedule(k);
+        CHECK(bad != NULL);
+        hlo_status_free(bad);
+      }
+    }
+    free(txt);
+    kernel_destroy(k);
+    hlo_status_free(st);
+  }
 }
 
 TEST(reduce_kernel) {
