@@ -10,13 +10,14 @@
 #      a kernel each), each row with its median run time (`hlo bench`, 5
 #      runs) and the interpreter's;
 #   2. the WHOLE conformance corpus (tests/conformance.sh: every file, each
-#      treated as that suite treats it), twice: `--passes cpu` (what users
-#      run; the pipeline folds most of the corpus's constant inputs away) and
+#      treated as that suite treats it) with
 #      `--passes inline,chlo-legalize,simplify,cse,dce,fusion` (the CPU
 #      pipeline without constant folding, so the fused kernels compute what
-#      the check ops compare);
-#   3. every JAX fixture (tests/suite_jax.sh: tests/jax/*/) with
-#      `--passes cpu`.
+#      the check ops compare; tests/suite_conformance.sh runs the corpus
+#      with the default `--passes cpu`, which folds most constant inputs);
+#   3. on request (HLO_CPU_PARTS=jax) every JAX fixture (tests/suite_jax.sh)
+#      with `--passes cpu` and the statistics (suite_jax.sh runs them on
+#      the default backend anyway).
 # Parts 2 and 3 call those suites with `hlo` replaced by a wrapper
 # (OUT/hlo_cpu) that adds the flags to `hlo run`, keeps the per-program
 # statistics line (`cpu: N ops -> K kernels, B BLAS calls, ...`) and
@@ -29,7 +30,7 @@
 # HLO_SUITE_UBSAN=1 compiles every kernel with -fsanitize=undefined,
 # float-cast-overflow -fno-sanitize-recover=all (a wrapper around $HLO_CC or
 # cc): generated C with undefined behaviour on the corpus's values fails.
-# HLO_CPU_PARTS="models conformance jax" picks parts (default: all three).
+# HLO_CPU_PARTS="models conformance jax" picks parts (default: models conformance).
 # The kernel cache (HLO_CACHE_DIR) makes a second run much faster; the first
 # run's time is the C compiler's (bench/KERNELS.md has both).
 # Without a C compiler ($HLO_CC, else cc) it prints SKIP and passes.
@@ -43,7 +44,7 @@ CONF=$SHARED/conformance
 HLO=$B/hlo
 CMP=$B/tests/tools/npycmp
 OUT=$B/suite_cpu
-PARTS=${HLO_CPU_PARTS:-models conformance jax}
+PARTS=${HLO_CPU_PARTS:-models conformance}
 pass=0; fail=0
 rm -rf "$OUT"; mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -199,7 +200,7 @@ conformance_run() {  # TAG FLAGS
 }
 if echo "$PARTS" | grep -q conformance; then
   if [ -d "$CONF" ]; then
-    conformance_run cpu "--passes cpu"
+    # (the corpus with the default `--passes cpu` is tests/suite_conformance.sh's run)
     conformance_run nofold "--passes inline,chlo-legalize,simplify,cse,dce,fusion"
   else
     echo "SKIP conformance: no $CONF"

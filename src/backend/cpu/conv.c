@@ -41,6 +41,7 @@
  * is spread over hlo's thread pool by M ranges, then its GEMM runs on the
  * GEMM library's threads (gemm.h). */
 #include "backend/cpu/conv.h"
+#include <stdlib.h>
 #include "backend/cpu/gemm.h"
 #include <limits.h>
 #include <stdint.h>
@@ -696,8 +697,8 @@ hlo_status cpu_conv_direct(const backend_conv *c, const void *lhs, const void *r
 
 size_t cpu_conv_scratch_bytes(const backend_conv *c) {
   if (cpu_conv_direct_takes(c)) return 0;
-  size_t a = cpu_conv_im2col_scratch_bytes(c), b = cpu_conv_onednn_scratch_bytes(c);
-  return a > b ? a : b;
+  if (cpu_conv_onednn_takes(c)) return cpu_conv_onednn_scratch_bytes(c);
+  return cpu_conv_im2col_scratch_bytes(c);
 }
 
 hlo_status cpu_conv(const backend_conv *c, const void *lhs, const void *rhs, void *output,
@@ -706,7 +707,18 @@ hlo_status cpu_conv(const backend_conv *c, const void *lhs, const void *rhs, voi
   if (cpu_conv_onednn_takes(c)) {
     hlo_status st = cpu_conv_onednn(c, lhs, rhs, output, scratch);
     if (!st) return NULL;
-    hlo_status_free(st); /* (never seen) a primitive that fails to run: im2col */
+    hlo_status_free(st);
+    /* (never seen) a primitive that fails to run: im2col, with scratch of
+     * its own when it needs more than the caller gave for oneDNN */
+    size_t need = cpu_conv_im2col_scratch_bytes(c), have = cpu_conv_onednn_scratch_bytes(c);
+    if (need > have) {
+      void *own = aligned_alloc(64, (need + 63) & ~(size_t)63);
+      if (!own) return status_at(HLO_RESOURCE_EXHAUSTED, &c->loc, "out of memory for %zu bytes of "
+                                 "convolution scratch", need);
+      st = cpu_conv_im2col(c, lhs, rhs, output, own);
+      free(own);
+      return st;
+    }
   }
   return cpu_conv_im2col(c, lhs, rhs, output, scratch);
 }

@@ -27,9 +27,10 @@
  * interpreter. */
 bool cpu_conv_takes(const backend_conv *c);
 
-/* Bytes of scratch memory cpu_conv needs for `c` (0 when none): the larger
- * of the two paths' needs. The same value for the same description, every
- * time. The first call for a description makes its oneDNN primitives
+/* Bytes of scratch memory cpu_conv needs for `c` (0 when none): the chosen
+ * path's (oneDNN's when it takes `c`, else im2col's; a oneDNN primitive
+ * that fails at run time falls back to im2col with scratch of its own).
+ * The same value for the same description, every time. The first call for a description makes its oneDNN primitives
  * (milliseconds; cached for the process), so call it at compile time. */
 size_t cpu_conv_scratch_bytes(const backend_conv *c);
 
