@@ -382,6 +382,40 @@ expect memory-bad-flag   2 'unknown flag'             "$HLO" memory --bogus "$T/
 expect no-cc-fallback    0 'running on the interpreter' env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect no-cc-explicit    1 'C compiler|compiler'      env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 
+# Faults a newcomer found: a private function as the entry survives the pipeline; a dump
+# folder that cannot be made is an error (not a silent fall back to the interpreter); a
+# 4000-op elementwise chain compiles (fusions are bounded); a FIFO in the kernel cache is
+# a miss, not a hang.
+cat > "$T/private_entry.mlir" <<'X'
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.exponential %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func private @helper(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.negate %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func @other(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.abs %a : tensor<2xf32>
+  %1 = func.call @helper(%0) : (tensor<2xf32>) -> tensor<2xf32>
+  return %1 : tensor<2xf32>
+}
+X
+expect entry-private      0 'result 0: tensor<2xf32> \[-1, 2\]' "$HLO" run "$T/private_entry.mlir" --entry helper --arg 'dense<[1.0, -2.0]> : tensor<2xf32>'
+expect dump-bad-folder    1 'cannot create the folder'  "$HLO" run "$T/ok.mlir" --dump-to /proc/self/no/such
+{
+  echo 'func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {'
+  i=0; prev=%x
+  while [ $i -lt 4000 ]; do echo "  %v$i = stablehlo.sine $prev : tensor<8xf32>"; prev=%v$i; i=$((i + 1)); done
+  echo "  return $prev : tensor<8xf32>"
+  echo '}'
+} > "$T/chain4000.mlir"
+expect long-chain         0 'fusions: +[0-9]+: loop'      "$HLO" compile "$T/chain4000.mlir"
+mkdir -p "$T/fifocache"
+HLO_CACHE_DIR="$T/fifocache" "$HLO" run "$T/mlp.mlir" --quiet --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>' >/dev/null 2>&1
+for k in "$T"/fifocache/*.so; do rm -f "$k"; mkfifo "$k"; done
+expect fifo-in-cache      0 '@main: 1 result'  env HLO_CACHE_DIR="$T/fifocache" timeout 60 "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+
 # --dump-to with --split-input-file: each module's dumps in DIR/module-K (they overwrote each other).
 printf 'func.func @main() -> tensor<i32> {\n  %%0 = stablehlo.constant dense<1> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n// -----\nfunc.func @main() -> tensor<i32> {\n  %%0 = stablehlo.constant dense<2> : tensor<i32>\n  return %%0 : tensor<i32>\n}\n' > "$T/two.mlir"
 expect dump-split-run    0 '2 modules: 2 ran'                "$HLO" run "$T/two.mlir" --split-input-file --dump-to "$T/dsplit"

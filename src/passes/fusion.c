@@ -281,6 +281,9 @@ static bool may_join(const block_ctx *c, uint32_t j, int32_t g, int64_t space) {
   return consumers_in(c, j, g);
 }
 
+/* The most ops one fusion holds; a longer chain becomes several fusions. */
+#define FUSION_MAX_OPS 128
+
 /* Forms the groups of the block (see the header). */
 static hlo_status form_groups(block_ctx *c) {
   for (uint32_t i = c->n; i-- > 0;) {
@@ -292,13 +295,16 @@ static hlo_status form_groups(block_ctx *c) {
     const hlo_op *root = c->ops[i];
     int64_t space = type_num_elements(r == FUSION_REDUCE ? root->operands[0]->type
                                                          : root->results[0].type);
-    uint32_t pending = 0;
+    uint32_t pending = 0, size = 1;
     add_candidates(c, i, g, &pending);
     for (uint32_t j = i; pending && j-- > 0;) {
       if (c->cand[j] != g) continue;
       pending--;
-      if (!may_join(c, j, g, space)) continue;
+      /* a bounded group: the lowering recurses along the group's chains
+       * (a 4000-op elementwise chain overflowed the stack) */
+      if (size >= FUSION_MAX_OPS || !may_join(c, j, g, space)) continue;
       c->group[j] = g;
+      size++;
       add_candidates(c, j, g, &pending);
     }
   }

@@ -216,6 +216,13 @@ static hlo_status find_entry(hlo_module *m, const char *entry, const hlo_func **
                     "with --entry", m->ir->num_funcs);
 }
 
+/* A private entry function is what the caller runs: made public in the
+ * executable's own copy of the module, so that the passes that drop
+ * functions nothing calls keep it. */
+static void keep_entry(hlo_func *f) {
+  if (f && f->visibility && strcmp(f->visibility, "public")) f->visibility = NULL;
+}
+
 /* Makes e->it/e->cpu for a static entry: with a pipeline, on a private copy
  * of the module re-parsed from its text (the caller's module is never
  * rewritten by a pipeline, so executables with other options can share
@@ -228,10 +235,17 @@ static hlo_status prepare_static(hlo_executable *e, hlo_module *m) {
       return status_new(HLO_UNIMPLEMENTED, "a pass pipeline needs the module's text, and this "
                         "module has none");
     HLO_TRY(parse_module(src, 0, src->len, &e->own_ir));
+    /* the entry is what the caller runs: a private one must survive the
+     * passes that drop functions nothing calls */
+    hlo_func *own = (hlo_func *)module_entry(e->own_ir, e->entry->name);
+    if (!own)
+      return status_new(HLO_INTERNAL, "@%s is missing from the re-parsed module", e->entry->name);
+    keep_entry(own);
     HLO_TRY(optimise_ir(e, e->own_ir));
     e->entry = module_entry(e->own_ir, e->entry->name);
     if (!e->entry)
-      return status_new(HLO_INTERNAL, "the entry function is gone after the pass pipeline");
+      return status_at(HLO_INTERNAL, &own->loc, "@%s is gone after the pass pipeline",
+                       own->name);
     return make_runners(e, e->own_ir, e->entry, &e->it, &e->cpu);
   }
   if (!m->legalized) {
@@ -637,6 +651,7 @@ static hlo_status spec_create(hlo_executable *e, const hlo_buffer_view *v, tenso
     if (st) status_note(st, "after refining the shapes of @%s for the shapes of these inputs",
                         f->name);
   }
+  if (!st) keep_entry((hlo_func *)module_entry(s->ir, f->name));
   if (!st) st = optimise_ir(e, s->ir);
   if (!st) {
     s->entry = module_entry(s->ir, f->name);

@@ -212,6 +212,27 @@ hlo_status cpu_captured(const hlo_op *op, const hlo_value ***vs, uint32_t *n, ui
   return captured_of(op, op, vs, n, cap);
 }
 
+hlo_status cpu_make_constant(cpu_exec *x, const hlo_value *v) {
+  if (v->id >= x->nvals) return status_at(HLO_INTERNAL, &v->loc, "value id out of range");
+  if (x->consts[v->id]) return NULL;
+  tensor *t = NULL;
+  HLO_TRY(interp_run_op(x->it, v->def, NULL, NULL, 0, &t));
+  x->consts[v->id] = t;
+  return NULL;
+}
+
+/* Makes the constants among vs[0..n) (the inputs of a step that reads
+ * them as tensors or through pointers). Constants are made only when a
+ * step reads them so: a splat constant that only kernels read is an
+ * immediate in their code and never materialised (a broadcast zero of
+ * hundreds of MB folded into a constant costs nothing). */
+static hlo_status make_constants(cpu_exec *x, const hlo_value *const *vs, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (vs[i]->def && vs[i]->def->opcode == OP_CONSTANT && vs[i]->def->num_results == 1)
+      HLO_TRY(cpu_make_constant(x, vs[i]));
+  return NULL;
+}
+
 static hlo_status interp_step(builder *b, const hlo_op *op) {
   step s;
   memset(&s, 0, sizeof s);
@@ -223,6 +244,7 @@ static hlo_status interp_step(builder *b, const hlo_op *op) {
   hlo_status st = s.in && s.out ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
   if (!st) st = cpu_captured(op, &s.in, &s.nin, &cap);
+  if (!st) st = make_constants(b->x, s.in, s.nin);
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
   if (!st) st = push_step(b, &s);
   if (st) {
@@ -252,7 +274,8 @@ static hlo_status gemm_step(builder *b, const hlo_op *op, const backend_gemm *g)
   s.out[0] = &op->results[0];
   s.nin = 2;
   s.nout = 1;
-  hlo_status st = push_step(b, &s);
+  hlo_status st = make_constants(b->x, s.in, s.nin);
+  if (!st) st = push_step(b, &s);
   if (st) {
     free(s.in);
     free(s.out);
@@ -262,15 +285,6 @@ static hlo_status gemm_step(builder *b, const hlo_op *op, const backend_gemm *g)
   return NULL;
 }
 
-/* Makes constant `v` (its op run by the interpreter) once, into consts. */
-static hlo_status make_constant(cpu_exec *x, const hlo_value *v) {
-  if (v->id >= x->nvals) return status_at(HLO_INTERNAL, &v->loc, "value id out of range");
-  if (x->consts[v->id]) return NULL;
-  tensor *t = NULL;
-  HLO_TRY(interp_run_op(x->it, v->def, NULL, NULL, 0, &t));
-  x->consts[v->id] = t;
-  return NULL;
-}
 
 /* `hlo.fusion` (the fusion pass's op; matched by name so this file builds
  * before the opcode exists): a region of fused ops whose terminator returns
@@ -374,7 +388,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
       st = status_at(HLO_INTERNAL, &where->loc, "kernel input %u stands for no value", i);
       break;
     }
-    if (ov->def && ov->def->opcode == OP_CONSTANT) st = make_constant(b->x, ov);
+    if (ov->def && ov->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, ov);
     s.in[s.nin++] = ov;
   }
   for (uint32_t i = 0; i < k->num_outputs && !st; i++) {
@@ -436,6 +450,7 @@ static hlo_status control_step(builder *b, const hlo_op *op) {
   hlo_status st = s.in && s.out && s.sub ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
   if (!st) st = cpu_captured(op, &s.in, &s.nin, &cap);
+  if (!st) st = make_constants(b->x, s.in, s.nin);
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
   uint32_t saved = b->prog;
   for (uint32_t r = 0; r < op->num_regions && !st; r++) {
@@ -466,7 +481,7 @@ static hlo_status operand_step(builder *b, const hlo_op *op, step_kind kind) {
   hlo_status st = s.in && s.out ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) {
     const hlo_value *v = op->operands[i];
-    if (v->def && v->def->opcode == OP_CONSTANT) st = make_constant(b->x, v);
+    if (v->def && v->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, v);
     s.in[s.nin++] = v;
   }
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
@@ -534,7 +549,7 @@ static hlo_status conv_step(builder *b, const hlo_op *op, bool *done) {
     s.nin = 2;
     s.nout = 1;
     for (uint32_t i = 0; i < 2 && !st; i++)
-      if (s.in[i]->def && s.in[i]->def->opcode == OP_CONSTANT) st = make_constant(b->x, s.in[i]);
+      if (s.in[i]->def && s.in[i]->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, s.in[i]);
   }
   if (!st) st = push_step(b, &s);
   if (st) {
@@ -570,7 +585,7 @@ static hlo_status window_step(builder *b, const hlo_op *op, bool *done) {
   if (!st) *s.win = w;
   for (uint32_t i = 0; i < op->num_operands && !st; i++) {
     const hlo_value *v = op->operands[i];
-    if (v->def && v->def->opcode == OP_CONSTANT) st = make_constant(b->x, v);
+    if (v->def && v->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, v);
     s.in[s.nin++] = v;
   }
   if (!st) s.out[s.nout++] = &op->results[0];
@@ -672,13 +687,17 @@ static hlo_status compile_block(builder *b, const hlo_block *blk, uint32_t *out_
       continue;
     x->stats.ops++;
     if (op->opcode == OP_CONSTANT && op->num_results == 1) {
-      x->stats.constants++;
-      HLO_TRY(make_constant(x, &op->results[0]));
+      x->stats.constants++; /* made when a step reads it (make_constants) */
       continue;
     }
     b->prog = pi;
     HLO_TRY(compile_op(b, op));
   }
+  /* the block's results are read as tensors */
+  const hlo_op *term = blk->last;
+  if (term && (op_flags(term->opcode) & OPF_TERMINATOR || term->opcode == OP_RETURN ||
+               term->opcode == OP_FUNC_RETURN))
+    HLO_TRY(make_constants(x, (const hlo_value *const *)term->operands, term->num_operands));
   return NULL;
 }
 

@@ -99,6 +99,17 @@ static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint3
                                                                                      : -1;
     if (k < 0 || (uint32_t)k >= q->nin) continue;
     uint32_t in = q->in[k]->id, out = q->out[0]->id;
+    if (q->kind == STEP_ALIAS && x->prog_of[in] == pi && x->home[root[in]] == HOME_ARENA &&
+        x->home[out] != HOME_ARENA) {
+      /* an alias that borrows an arena slot in a tensor of its own (a
+       * result, or the alias of such an alias): the slot lives as long as
+       * the alias is read, to the end when it is a result */
+      uint32_t r = root[in];
+      root[out] = r;
+      int64_t end = is_result[out] ? (int64_t)p->nsteps : x->last_step[out];
+      if (end > (int64_t)x->last_step[r]) x->last_step[r] = (uint32_t)end;
+      continue;
+    }
     if (x->prog_of[in] != pi || x->home[in] != HOME_ARENA || x->home[out] != HOME_ARENA)
       continue;
     uint32_t r = root[in];

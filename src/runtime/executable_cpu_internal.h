@@ -132,6 +132,10 @@ int64_t cpu_value_bytes(const hlo_value *v);
 HLO_MUST_USE hlo_status cpu_captured(const hlo_op *op, const hlo_value ***vs, uint32_t *n,
                                      uint32_t *cap);
 
+/* Makes constant `v` (its op run by the interpreter) once, into
+ * x->consts (a no-op when made already). Errors: the interpreter's. */
+HLO_MUST_USE hlo_status cpu_make_constant(cpu_exec *x, const hlo_value *v);
+
 /* executable_cpu_copy.c: the data-movement step kind that runs `op`
  * natively (STEP_DSLICE ... STEP_SCATTER), or STEP_INTERP when its form is
  * not one of those. */

@@ -34,6 +34,9 @@ static hlo_status no_buffer(const hlo_op *op, const hlo_value *v) {
 static hlo_status get(cpu_exec *x, const hlo_op *op, const hlo_value *v, tensor **out,
                       bool *wrapped) {
   *wrapped = false;
+  if (v->id < x->nvals && !x->vals[v->id] && !x->consts[v->id] && v->def &&
+      v->def->opcode == OP_CONSTANT)
+    HLO_TRY(cpu_make_constant(x, v)); /* a kernel's immediate, read by --check */
   tensor *t = v->id < x->nvals ? (x->vals[v->id] ? x->vals[v->id] : x->consts[v->id]) : NULL;
   if (!t && v->id < x->nvals && x->home[v->id] == HOME_ARENA) {
     void *data = value_data(x, v);

@@ -449,6 +449,38 @@ TEST(empty_tensors) {
   hlo_module_destroy(m);
 }
 
+TEST(reshape_aliases_keep_their_bytes) {
+  /* a reshape (an alias of an arena slot) returned as a result, or fed to a
+   * while, keeps the slot until it is read: a later temporary once took
+   * those bytes (a newcomer's fuzzer found it) */
+  static const char *text =
+      "func.func @main(%a: tensor<4x8xf32>, %w: tensor<8x6xf32>, %b: tensor<3x5xf32>, %n: tensor<i32>) "
+      "-> (tensor<2x12xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {\n"
+      "  %d = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>\n"
+      "  %r = stablehlo.reshape %d : (tensor<4x6xf32>) -> tensor<2x12xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %e = stablehlo.exponential %b : tensor<3x5xf32>\n"
+      "  %m = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3x5xf32>, tensor<f32>) -> tensor<5xf32>\n"
+      "  %o = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<5xf32>) -> tensor<3x5xf32>\n"
+      "  %t = stablehlo.transpose %b, dims = [1, 0] : (tensor<3x5xf32>) -> tensor<5x3xf32>\n"
+      "  %q = stablehlo.reshape %t : (tensor<5x3xf32>) -> tensor<3x5xf32>\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %w2:2 = stablehlo.while(%x = %q, %k = %c0) : tensor<3x5xf32>, tensor<i32>\n"
+      "    cond {\n"
+      "      %lt = stablehlo.compare LT, %k, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %lt : tensor<i1>\n"
+      "    } do {\n"
+      "      %y = stablehlo.multiply %x, %e : tensor<3x5xf32>\n"
+      "      %k2 = stablehlo.add %k, %c1 : tensor<i32>\n"
+      "      stablehlo.return %y, %k2 : tensor<3x5xf32>, tensor<i32>\n"
+      "    }\n"
+      "  %f = stablehlo.add %w2#0, %o : tensor<3x5xf32>\n"
+      "  return %r, %o, %f : tensor<2x12xf32>, tensor<3x5xf32>, tensor<3x5xf32>\n"
+      "}\n";
+  run_both("reshape_alias", text, 0x7, 8, NULL);
+}
+
 TEST(missing_compiler_is_unavailable) {
   static const char *text =
       "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"

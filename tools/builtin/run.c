@@ -116,7 +116,8 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   hlo_compile_options co = {.backend = ro->backend, .passes = ro->passes,
                             .dump_dir = ro->dump_dir, .check = ro->check};
   hlo_status cst = runtime_executable_create_on(m, ro->entry, &co, &io, &e);
-  if (cst && !ro->backend_given && hlo_status_code_of(cst) == HLO_UNAVAILABLE) {
+  if (cst && !ro->backend_given && hlo_status_code_of(cst) == HLO_UNAVAILABLE &&
+      !strncmp(hlo_status_message(cst), "no C compiler", 13)) {
     /* the default backend needs a C compiler: without one, interpret */
     fprintf(stderr, "%shlo run: %s; running on the interpreter (--backend interp)\n", label,
             hlo_status_message(cst));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,7 +67,9 @@ bool kernel_cache_dir(char out_dir[KERNEL_CACHE_PATH_MAX]) {
   const char *e = getenv("HLO_CACHE_DIR");
   int w;
   if (e) {
-    if (!*e || !strcmp(e, "off")) return false;
+    if (!*e || !strcasecmp(e, "off") || !strcmp(e, "0") || !strcasecmp(e, "false") ||
+        !strcasecmp(e, "no"))
+      return false;
     w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s", e);
   } else if ((e = getenv("XDG_CACHE_HOME")) && *e) {
     w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s/hlo/kernels", e);
@@ -145,7 +148,7 @@ static unsigned char *read_all(int fd, size_t size) {
 
 /* 1: valid, 0: invalid (corrupt, truncated), -1: absent or unreadable. */
 static int check_entry(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
   if (fd < 0) return -1;
   struct stat st;
   int ok = 0;

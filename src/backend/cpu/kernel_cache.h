@@ -15,7 +15,7 @@
  *
  * Location: $HLO_CACHE_DIR, else $XDG_CACHE_HOME/hlo/kernels, else
  * $HOME/.cache/hlo/kernels (created on first use, mode 0700). HLO_CACHE_DIR=
- * off (or an empty value) disables the cache. An entry is DIR/KEY.so: the
+ * off, 0, false or no (any case), or an empty value, disables the cache. An entry is DIR/KEY.so: the
  * object as the compiler wrote it, followed by a 32-byte trailer (magic
  * "HLOKC001", the object's length, its XXH3-64, 8 zero bytes; the dynamic
  * loader ignores bytes past the ELF's sections), so a truncated or corrupted
