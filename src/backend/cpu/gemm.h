@@ -56,7 +56,9 @@
 
 /* The batched product of backend_gemm (backend.h), with the result's type
  * given apart: C[b] (m x n, c_dtype) = op(A[b]) * op(B[b]), A and B of type
- * g->dtype, dense, row-major, one matrix after the other. Types: f32 -> f32,
+ * g->dtype, dense, row-major, one matrix after the other; denormal inputs
+ * and results are flushed to zero inside the call (FTZ/DAZ, as XLA:CPU
+ * computes; the calling thread's mode is restored). Types: f32 -> f32,
  * f64 -> f64, bf16 -> bf16 or f32. C is overwritten. Errors:
  * HLO_UNIMPLEMENTED for another pairing of types, HLO_INVALID_ARGUMENT for
  * negative sizes or sizes past the libraries' int, HLO_RESOURCE_EXHAUSTED
