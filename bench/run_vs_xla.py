@@ -83,9 +83,12 @@ def input_flags(inputs):
 GEMM_ROW = re.compile(r"^\s*\S+\s+gemm\s+([0-9.]+)\s+[0-9.]+\s+dot_general (\d+)x(\d+)x(\d+)( batched)?")
 
 
-def gemm_rows(hlo, path, inputs):
-    """[(m, n, k, ms per call)] of the program's GEMM steps, from `hlo bench --profile`."""
-    out, err, why = run([hlo, "bench", path, "--profile", "--iters", "20"] + input_flags(inputs), 300)
+def gemm_rows(hlo, path, inputs, median_ms):
+    """[(m, n, k, ms per run)] of the program's GEMM steps, from `hlo bench --profile` (about a
+    second of runs)."""
+    iters = str(max(1, min(20, int(1000 / max(median_ms, 1e-3)))))
+    out, err, why = run([hlo, "bench", path, "--profile", "--iters", iters, "--warmup", "0"] +
+                        input_flags(inputs), 600)
     rows = []
     for line in (err or "").splitlines():
         g = GEMM_ROW.match(line)
@@ -189,7 +192,7 @@ def main():
             say(f"{name:30} {fmt(hm, 9)} {fmt(xm, 9)} {fmt(ratio, 7, 2)} {fmt(gf, 8, 1)} {fmt(gb, 7, 1)} "
                 f"{fmt(cms, 8, 1)} {fmt(ours, 8, 1)} {fmt(xc, 8, 1)} {fmt(wc, 8, 1)}  {'; '.join(notes)}")
             if warm:
-                for m, n, k, ms, batched in gemm_rows(hlo, path, inputs):
+                for m, n, k, ms, batched in gemm_rows(hlo, path, inputs, hm):
                     gemms.append((name, m, n, k, ms, batched))
     say("```")
     if ratios:
@@ -200,11 +203,12 @@ def main():
     if gemms:
         rates = lib_rates(gemm_tool, {(m, n, k) for _, m, n, k, _, b in gemms if not b})
         say()
-        say("GEMMs inside the programs (hlo --profile, time per call) against the BLAS library "
-            "alone on the same shape (bench/blas/gemm_rate):")
+        say("GEMMs inside the programs (hlo --profile: time per run of the program; a GEMM inside a "
+            "loop body sums its calls) against the BLAS library alone on the same shape, "
+            "untransposed (bench/blas/gemm_rate):")
         say()
         say("```")
-        say(f"{'program':30} {'M x N x K':>18} {'ms/call':>9} {'GFLOP/s':>8} {'library':>8} {'ratio':>6}")
+        say(f"{'program':30} {'M x N x K':>18} {'ms/run':>9} {'GFLOP/s':>8} {'library':>8} {'ratio':>6}")
         for name, m, n, k, ms, batched in gemms:
             g = 2.0 * m * n * k / (ms * 1e6) if ms > 0 else None
             lib = rates.get((m, n, k))
