@@ -471,10 +471,18 @@ static hlo_status control_step(builder *b, const hlo_op *op) {
 }
 
 /* A step of `kind` reading the op's operands and writing its results. */
+static hlo_status operand_step_with(builder *b, const hlo_op *op, step *proto);
 static hlo_status operand_step(builder *b, const hlo_op *op, step_kind kind) {
   step s;
   memset(&s, 0, sizeof s);
   s.kind = kind;
+  return operand_step_with(b, op, &s);
+}
+
+/* operand_step for a prepared step (kind and the kind's fields set): its
+ * conv / win descriptions are the new step's (freed here on error). */
+static hlo_status operand_step_with(builder *b, const hlo_op *op, step *proto) {
+  step s = *proto;
   s.op = op;
   s.in = malloc((op->num_operands ? op->num_operands : 1) * sizeof *s.in);
   s.out = malloc((op->num_results ? op->num_results : 1) * sizeof *s.out);
@@ -489,6 +497,8 @@ static hlo_status operand_step(builder *b, const hlo_op *op, step_kind kind) {
   if (st) {
     free(s.in);
     free(s.out);
+    free(s.conv);
+    free(s.win);
   }
   return st;
 }
@@ -535,29 +545,11 @@ static hlo_status conv_step(builder *b, const hlo_op *op, bool *done) {
   step s;
   memset(&s, 0, sizeof s);
   s.kind = STEP_CONV;
-  s.op = op;
   s.conv = malloc(sizeof *s.conv);
-  s.in = malloc(2 * sizeof *s.in);
-  s.out = malloc(sizeof *s.out);
-  hlo_status st = s.conv && s.in && s.out ? NULL : cpu_oom();
-  if (!st) {
-    *s.conv = c;
-    s.scratch_bytes = be->conv_scratch_bytes ? (int64_t)be->conv_scratch_bytes(&c) : 0;
-    s.in[0] = op->operands[0];
-    s.in[1] = op->operands[1];
-    s.out[0] = &op->results[0];
-    s.nin = 2;
-    s.nout = 1;
-    for (uint32_t i = 0; i < 2 && !st; i++)
-      if (s.in[i]->def && s.in[i]->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, s.in[i]);
-  }
-  if (!st) st = push_step(b, &s);
-  if (st) {
-    free(s.conv);
-    free(s.in);
-    free(s.out);
-    return st;
-  }
+  if (!s.conv) return cpu_oom();
+  *s.conv = c;
+  s.scratch_bytes = be->conv_scratch_bytes ? (int64_t)be->conv_scratch_bytes(&c) : 0;
+  HLO_TRY(operand_step_with(b, op, &s));
   b->x->stats.convs++;
   *done = true;
   return NULL;
@@ -573,29 +565,14 @@ static hlo_status window_step(builder *b, const hlo_op *op, bool *done) {
       !be->window_takes || !be->reduce_window || !be->select_and_scatter)
     return NULL;
   backend_window w;
-  if (!window_describe(op, &w) || !be->window_takes(&w)) return NULL;
+  if (!window_describe(op, &w) || !be->window_takes(&w) || op->num_results != 1) return NULL;
   step s;
   memset(&s, 0, sizeof s);
   s.kind = STEP_WINDOW;
-  s.op = op;
   s.win = malloc(sizeof *s.win);
-  s.in = malloc(op->num_operands * sizeof *s.in);
-  s.out = malloc(sizeof *s.out);
-  hlo_status st = s.win && s.in && s.out && op->num_results == 1 ? NULL : cpu_oom();
-  if (!st) *s.win = w;
-  for (uint32_t i = 0; i < op->num_operands && !st; i++) {
-    const hlo_value *v = op->operands[i];
-    if (v->def && v->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, v);
-    s.in[s.nin++] = v;
-  }
-  if (!st) s.out[s.nout++] = &op->results[0];
-  if (!st) st = push_step(b, &s);
-  if (st) {
-    free(s.win);
-    free(s.in);
-    free(s.out);
-    return st;
-  }
+  if (!s.win) return cpu_oom();
+  *s.win = w;
+  HLO_TRY(operand_step_with(b, op, &s));
   b->x->stats.windows++;
   *done = true;
   return NULL;
