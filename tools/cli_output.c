@@ -177,3 +177,17 @@ void cli_print_result(const hlo_type *rt, const hlo_buffer *b) {
   fputs(sb_cstr(&sb), stdout);
   sb_free(&sb);
 }
+
+void cli_json_string(FILE *o, const char *s) {
+  if (!s) {
+    fputs("null", o);
+    return;
+  }
+  fputc('"', o);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(o, "\\%c", *p);
+    else if (*p < 0x20) fprintf(o, "\\u%04x", *p);
+    else fputc(*p, o);
+  }
+  fputc('"', o);
+}

@@ -71,17 +71,6 @@ static void fmt_us(char *buf, size_t n, double us) {
   else snprintf(buf, n, "%.3f s", us / 1e6);
 }
 
-/* `s` as a JSON string literal. */
-static void json_string(FILE *o, const char *s) {
-  fputc('"', o);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(o, "\\%c", *p);
-    else if (*p < 0x20) fprintf(o, "\\u%04x", *p);
-    else fputc(*p, o);
-  }
-  fputc('"', o);
-}
-
 typedef struct bench_flags {
   cli_input_list in;
   const char *file, *entry;
@@ -116,9 +105,9 @@ static void print_text(const bench_flags *fl, const char *entry, const hlo_compi
 static void print_json(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
                        const hlo_bench_result *r) {
   printf("{\"file\": ");
-  json_string(stdout, fl->file);
+  cli_json_string(stdout, fl->file);
   printf(", \"entry\": ");
-  json_string(stdout, entry);
+  cli_json_string(stdout, entry);
   printf(", \"backend\": \"%s\", \"iters\": %d, \"warmup\": %d, \"median_us\": %.3f, "
          "\"min_us\": %.3f, \"mean_us\": %.3f, \"max_us\": %.3f, \"first_run_us\": %.3f, "
          "\"compile_ms\": %.4f, \"stages_ms\": {",
@@ -126,7 +115,7 @@ static void print_json(const bench_flags *fl, const char *entry, const hlo_compi
          ct->total_ms);
   for (int i = 0; i < ct->num_stages; i++) {
     printf("%s", i ? ", " : "");
-    json_string(stdout, ct->stages[i].name);
+    cli_json_string(stdout, ct->stages[i].name);
     printf(": %.4f", ct->stages[i].ms);
   }
   printf("}, \"inputs\": \"%s\", \"seed\": %llu}\n", fl->in.n ? "given" : "random", fl->seed);

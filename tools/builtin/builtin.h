@@ -28,6 +28,9 @@ int cmd_dot(int argc, char **argv);
 
 /* ------------------------------------------------------- flags, reporting */
 
+/* Writes `s` to `o` as a JSON string literal (quotes, backslashes and
+ * control characters escaped), or `null` when `s` is NULL. */
+void cli_json_string(FILE *o, const char *s);
 /* Whether argument `a` is flag `f` (exact match). */
 bool cli_is_flag(const char *a, const char *f);
 /* Prints `st` (FILE:LINE:COL: error: ...) to stderr, frees it, returns 1. */

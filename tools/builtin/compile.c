@@ -256,18 +256,6 @@ static void print_text(const compile_summary *s, const char *dump_dir) {
   if (dump_dir) printf("  dumped to: %s\n", dump_dir);
 }
 
-/* `s` as a JSON string literal, or null. */
-static void json_string(const char *s) {
-  if (!s) { fputs("null", stdout); return; }
-  putchar('"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') printf("\\%c", *p);
-    else if (*p < 0x20) printf("\\u%04x", *p);
-    else putchar(*p);
-  }
-  putchar('"');
-}
-
 /* An unsigned count, or null when `has` is false. */
 static void json_count(const char *key, bool has, unsigned long long v) {
   printf(", \"%s\": ", key);
@@ -278,13 +266,13 @@ static void json_count(const char *key, bool has, unsigned long long v) {
 static void print_json(const compile_summary *s) {
   bool opt = !s->dynamic;
   printf("{\"file\": ");
-  json_string(s->file);
+  cli_json_string(stdout, s->file);
   printf(", \"entry\": ");
-  json_string(s->entry);
+  cli_json_string(stdout, s->entry);
   printf(", \"backend\": ");
-  json_string(s->backend);
+  cli_json_string(stdout, s->backend);
   printf(", \"pipeline\": ");
-  json_string(s->pipeline);
+  cli_json_string(stdout, s->pipeline);
   printf(", \"dynamic\": %s", s->dynamic ? "true" : "false");
   json_count("ops_in", true, s->ops_in);
   json_count("ops_after", opt, s->ops_after);
@@ -300,7 +288,7 @@ static void print_json(const compile_summary *s) {
   json_count("blas_gemm", s->has_cpu, s->cpu.blas);
   json_count("interp_thunks", s->has_cpu, s->cpu.interp);
   printf(", \"interp_ops\": ");
-  json_string(s->has_cpu ? s->cpu.interp_ops : NULL);
+  cli_json_string(stdout, s->has_cpu ? s->cpu.interp_ops : NULL);
   json_count("constants", opt, s->constants);
   /* BUFFERS: present only when the runtime reports its buffer assignment */
   if (s->has_buffers)
@@ -314,7 +302,7 @@ static void print_json(const compile_summary *s) {
          s->times.total_ms, s->ours_ms, s->cc_ms);
   for (int i = 0; i < s->times.num_stages; i++) {
     printf("%s", i ? ", " : "");
-    json_string(s->times.stages[i].name);
+    cli_json_string(stdout, s->times.stages[i].name);
     printf(": %.4f", s->times.stages[i].ms);
   }
   printf("}, \"passes\": [");
@@ -322,7 +310,7 @@ static void print_json(const compile_summary *s) {
   for (uint32_t i = 0; i < np; i++) {
     const pass_stat *p = &s->passes->stats[i];
     printf("%s{\"name\": ", i ? ", " : "");
-    json_string(p->name);
+    cli_json_string(stdout, p->name);
     printf(", \"ms\": %.4f, \"ops_before\": %llu, \"ops_after\": %llu}", p->ms,
            (unsigned long long)p->ops_before, (unsigned long long)p->ops_after);
   }

@@ -31,18 +31,6 @@ static const char *const usage_memory =
     "  --passes LIST the pass pipeline (default: the CPU backend's, `cpu`)\n"
     "  --json        one JSON object with the fields above (bytes)\n";
 
-/* `s` as a JSON string. */
-static void put_json_string(FILE *o, const char *s) {
-  fputc('"', o);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(o, "\\%c", c);
-    else if (c < 0x20) fprintf(o, "\\u%04x", c);
-    else fputc(c, o);
-  }
-  fputc('"', o);
-}
-
 int cmd_memory(int argc, char **argv) {
   const char *path = NULL;
   hlo_compile_options co = {.backend = HLO_BACKEND_CPU};
@@ -84,7 +72,7 @@ int cmd_memory(int argc, char **argv) {
     rc = 1;
   } else if (json) {
     printf("{\"file\": ");
-    put_json_string(stdout, path);
+    cli_json_string(stdout, path);
     printf(", \"argument_bytes\": %lld, \"output_bytes\": %lld, \"alias_bytes\": 0, "
            "\"temp_bytes\": %lld, \"constant_bytes\": %lld, \"interp_peak_bytes\": %lld, "
            "\"peak_bytes\": %lld, \"arena_buffers\": %u}\n",

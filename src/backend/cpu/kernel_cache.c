@@ -1,6 +1,7 @@
 /* kernel_cache.c — the on-disk cache of compiled kernel objects (see
  * kernel_cache.h for the key, the layout and the robustness rules). */
 #include "backend/cpu/kernel_cache.h"
+#include "support/path.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -46,21 +47,15 @@ static uint64_t fnv64(const void *p, size_t n) {
 #define TRAILER_MAGIC "HLOKC001"
 enum { TRAILER_BYTES = 32, MAX_ENTRY_BYTES = 1 << 30 };
 
-/* mkdir -p with mode 0700 for the folders it makes. */
+/* mkdir -p with mode 0700 for the folders it makes (path_make_dirs), and
+ * whether the folder is writable. */
 static bool make_dirs(const char *path) {
-  char p[KERNEL_CACHE_PATH_MAX];
-  size_t n = strlen(path);
-  if (n == 0 || n >= sizeof p) return false;
-  memcpy(p, path, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (p[i] != '/' && p[i] != 0) continue;
-    char c = p[i];
-    p[i] = 0;
-    if (mkdir(p, 0700) && errno != EEXIST) return false;
-    p[i] = c;
+  hlo_status st = path_make_dirs(path, 0700);
+  if (st) {
+    hlo_status_free(st);
+    return false;
   }
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0;
+  return access(path, W_OK | X_OK) == 0;
 }
 
 bool kernel_cache_dir(char out_dir[KERNEL_CACHE_PATH_MAX]) {
