@@ -373,6 +373,50 @@ X
 expect huge-temporaries  1 'temporaries of @main need 4000000000000 bytes' "$HLO" run "$T/huge_temp.mlir" --arg 'dense<1.0> : tensor<f32>'
 expect run-cpu-stats     0 'cpu: .* kernels, 1 BLAS'  "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect run-interp        0 'result 0: tensor<8xf32>'  "$HLO" run "$T/mlp.mlir" --backend interp --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+# Large splat constants that a step reads as a buffer (here a while loop's carried values) are
+# filled at run time (STEP_FILL), not made at compile time; the loop then updates them in place.
+cat > "$T/fill.mlir" <<'X'
+func.func @main(%x: tensor<128x256xf32>) -> (tensor<128x256xf32>, tensor<128x256xi32>) {
+  %z = stablehlo.constant dense<0.5> : tensor<128x256xf32>
+  %zi = stablehlo.constant dense<7> : tensor<128x256xi32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %acc = %z, %ai = %zi) : tensor<i32>, tensor<128x256xf32>, tensor<128x256xi32>
+    cond {
+      %p = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      %a = stablehlo.add %acc, %x : tensor<128x256xf32>
+      %b = stablehlo.add %ai, %zi : tensor<128x256xi32>
+      stablehlo.return %n, %a, %b : tensor<i32>, tensor<128x256xf32>, tensor<128x256xi32>
+    }
+  return %r#1, %r#2 : tensor<128x256xf32>, tensor<128x256xi32>
+}
+X
+expect fill-compile      0 '2 large splats filled at run time' "$HLO" compile "$T/fill.mlir"
+expect fill-run-check    0 'result 1: tensor<128x256xi32> \[28, 28,.* min 28 max 28' "$HLO" run "$T/fill.mlir" --check --arg 'dense<0.25> : tensor<128x256xf32>'
+expect fill-run-values   0 'result 0: tensor<128x256xf32> \[1.25, 1.25,.* min 1.25 max 1.25' "$HLO" run "$T/fill.mlir" --arg 'dense<0.25> : tensor<128x256xf32>'
+# Gather and scatter with leading batching dims (jnp.take_along_axis and its gradient) run
+# natively: indices past either end are clamped (gather) or skipped (scatter), as the interpreter.
+cat > "$T/take_along.mlir" <<'X'
+func.func @main(%x: tensor<2x3x5xf32>, %i: tensor<2x3x2x1xi32>, %u: tensor<2x3x2xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x5xf32>) {
+  %g = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [2], operand_batching_dims = [0, 1], start_indices_batching_dims = [0, 1], start_index_map = [2], index_vector_dim = 3>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1, 1>}> : (tensor<2x3x5xf32>, tensor<2x3x2x1xi32>) -> tensor<2x3x2xf32>
+  %s = "stablehlo.scatter"(%x, %i, %u) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [2], input_batching_dims = [0, 1], scatter_indices_batching_dims = [0, 1], scatter_dims_to_operand_dims = [2], index_vector_dim = 3>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<2x3x5xf32>, tensor<2x3x2x1xi32>, tensor<2x3x2xf32>) -> tensor<2x3x5xf32>
+  return %g, %s : tensor<2x3x2xf32>, tensor<2x3x5xf32>
+}
+X
+TA_X='dense<[[[0.0, 1.0, 2.0, 3.0, 4.0], [10.0, 11.0, 12.0, 13.0, 14.0], [20.0, 21.0, 22.0, 23.0, 24.0]], [[30.0, 31.0, 32.0, 33.0, 34.0], [40.0, 41.0, 42.0, 43.0, 44.0], [50.0, 51.0, 52.0, 53.0, 54.0]]]> : tensor<2x3x5xf32>'
+TA_I='dense<[[[[4], [0]], [[-2], [2]], [[9], [1]]], [[[3], [3]], [[0], [5]], [[1], [4]]]]> : tensor<2x3x2x1xi32>'
+TA_U='dense<[[[0.5, 0.25], [100.0, 0.125], [8.0, 9.0]], [[1000.0, 2.0], [3.0, 7.0], [0.0, -1.0]]]> : tensor<2x3x2xf32>'
+expect take-along-native 0 '0 interpreter'  "$HLO" compile "$T/take_along.mlir"
+expect take-along-gather 0 '\[2.400000e\+01, 2.100000e\+01\]' "$HLO" run "$T/take_along.mlir" --check --print-results --arg "$TA_X" --arg "$TA_I" --arg "$TA_U"
+expect take-along-scatter 0 '\[3.000000e\+01, 3.100000e\+01, 3.200000e\+01, 1.035000e\+03, 3.400000e\+01\]' "$HLO" run "$T/take_along.mlir" --print-results --arg "$TA_X" --arg "$TA_I" --arg "$TA_U"
 expect memory-text       0 'temp +[0-9]+ bytes'       "$HLO" memory "$T/mlp.mlir"
 expect memory-json       0 '"argument_bytes": 768, "output_bytes": 32,' "$HLO" memory "$T/mlp.mlir" --json
 expect memory-dump       0 'peak'                    "$HLO" memory "$T/mlp.mlir" --dump-to "$T/memdump"

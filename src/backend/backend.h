@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "backend/conv_describe.h"
+#include "backend/sort_describe.h"
 #include "backend/window_describe.h"
 #include "codegen/kernel.h"
 
@@ -27,17 +28,59 @@ typedef struct backend_compile_options {
 } backend_compile_options;
 
 /* A batched row-major matrix product (the library gemm slot): for each of
- * `batch` consecutive matrices, C[b] (m x n) = op(A[b]) * op(B[b]), where
- * op(A) (m x k) is A stored m x k, or A stored k x m transposed when
- * trans_a; op(B) (k x n) likewise (n x k stored when trans_b). Element type
- * F32, F64 or BF16 for A, B and C alike, or BF16 A and B with an F32 C
- * (c_dtype); C is overwritten (beta = 0). */
+ * `batch` matrices, C[b] (m x n) = op(A[b]) * op(B[b]), where op(A) (m x k)
+ * is A stored m x k, or A stored k x m transposed when trans_a; op(B)
+ * (k x n) likewise (n x k stored when trans_b). Element type F32, F64 or
+ * BF16 for A, B and C alike, or BF16 A and B with an F32 C (c_dtype); C is
+ * overwritten (beta = 0).
+ *
+ * Layout: by default (every stride field 0) the matrices are dense and
+ * consecutive: A[b] starts b * m * k elements after A, its rows (as
+ * stored) are k elements apart (m when trans_a); B and C likewise. A
+ * non-zero field overrides one of these, in elements: lda, ldb, ldc the
+ * distance between consecutive stored rows (at least the stored row's
+ * length: k or m for A, n or k for B, n for C), batch_stride_a/b/c the
+ * distance between consecutive matrices of the batch. So a batch dim that
+ * is not outermost (heads inside rows: [seq, heads, d]) is lda = heads * d,
+ * batch_stride_a = d, with no transpose copy. The C matrices must not
+ * overlap one another (nor A or B). */
 typedef struct backend_gemm {
   hlo_dtype dtype;        /* of A and B */
   hlo_dtype c_dtype;      /* of C: dtype, or F32 for BF16 operands */
   int64_t batch, m, n, k;
   bool trans_a, trans_b;
+  int64_t lda, ldb, ldc;  /* row strides, in elements (0: dense) */
+  int64_t batch_stride_a, batch_stride_b, batch_stride_c; /* in elements (0: dense) */
 } backend_gemm;
+
+/* An epilogue for output fusion (backend.gemm_epilogue): fn(ctx, batch,
+ * row_begin, row_end) is called once for each block of rows
+ * [row_begin, row_end) of each matrix C[batch] of the product, right after
+ * those rows are computed, so that it can read and rewrite them (or read
+ * them to write something else) while they are still in the cache.
+ * The contract:
+ *   - every row of every matrix of C is in exactly one call's block; blocks
+ *     are disjoint, non-empty, and within one matrix (row_end <= m);
+ *   - when fn is called, rows [row_begin, row_end) of C[batch] hold their
+ *     final product values (all n columns, the whole k summed), and no
+ *     other thread reads or writes those rows while fn runs (fn may
+ *     overwrite them: the gemm does not touch them again);
+ *   - fn runs on the thread that computed the block: a worker of hlo's
+ *     thread pool or the calling thread; calls for different blocks run
+ *     concurrently on different threads, in no promised order (each
+ *     thread's blocks in increasing row order of one matrix at a time, but
+ *     do not rely on order between threads); fn must be thread-safe for
+ *     disjoint blocks and must not call back into the thread pool expecting
+ *     parallelism (a nested parallel call runs inline);
+ *   - when gemm_epilogue returns, every call has returned (the whole C is
+ *     computed and every block's fn has finished); when it returns an
+ *     error, fn may have run on some blocks and not others.
+ * Blocks are chosen by the backend (the CPU backend: about m / threads
+ * rows, fewer when a batch spreads over the threads; 1 row when m is 1). */
+typedef struct backend_gemm_epilogue {
+  void (*fn)(void *ctx, int64_t batch, int64_t row_begin, int64_t row_end);
+  void *ctx;              /* passed to fn as is */
+} backend_gemm_epilogue;
 
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
@@ -54,6 +97,11 @@ typedef struct backend {
    * backend's memory, in storage layout). Synchronous on the CPU. Errors:
    * HLO_INVALID_ARGUMENT for a bad index. */
   HLO_MUST_USE hlo_status (*launch)(backend_module *m, uint32_t index, void *const *bufs);
+  /* Runs tiles [tile_begin, tile_end) of kernel `index` (kernel_num_tiles
+   * numbering) on bufs, on the calling thread: a GEMM's epilogue runs the
+   * tiles of the rows its thread computed (NULL where a backend cannot). */
+  void (*launch_tiles)(backend_module *m, uint32_t index, void *const *bufs, int64_t tile_begin,
+                       int64_t tile_end);
   void (*module_destroy)(backend_module *m);
   /* Device memory: NULL on out of memory; free(NULL) is fine. */
   void *(*alloc)(size_t bytes);
@@ -66,6 +114,10 @@ typedef struct backend {
    * errors HLO_UNIMPLEMENTED for another element type, HLO_INVALID_ARGUMENT
    * for sizes past the library's int. */
   HLO_MUST_USE hlo_status (*gemm)(const backend_gemm *g, const void *a, const void *b, void *c);
+  /* gemm with an epilogue `ep` (see backend_gemm_epilogue; NULL ep: as
+   * gemm). Same errors as gemm. */
+  HLO_MUST_USE hlo_status (*gemm_epilogue)(const backend_gemm *g, const void *a, const void *b,
+                                           void *c, const backend_gemm_epilogue *ep);
   /* conv: a described convolution (backend/conv_describe.h); contract and
    * scratch as cpu_conv's (backend/cpu/conv.h). */
   HLO_MUST_USE hlo_status (*conv)(const backend_conv *c, const void *lhs, const void *rhs,
@@ -87,6 +139,11 @@ typedef struct backend {
   HLO_MUST_USE hlo_status (*select_and_scatter)(const backend_window *w, const void *operand,
                                                 const void *source, const void *init,
                                                 void *output);
+  /* sort described by sort_describe (backend/sort_describe.h): whether the
+   * backend takes `s`, and the call (contract as cpu_sort's in
+   * backend/cpu/sort.h: inputs[k] -> outputs[k], no shared memory). */
+  bool (*sort_takes)(const backend_sort *s);
+  HLO_MUST_USE hlo_status (*sort)(const backend_sort *s, void *const *inputs, void *const *outputs);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

@@ -12,6 +12,7 @@
  * Attributes are not trusted: every operand index computed from them is
  * bounds-checked, and a bad one is a located error, never a crash. */
 #include <string.h>
+#include "support/fill.h"
 #include "interp/interp_shape_internal.h"
 #include "interp/interp_util.h"
 
@@ -282,15 +283,8 @@ static hlo_status k_constant(interp *it, const hlo_op *op, tensor *const *in,
   } else if (!deq && dt == st && !splat) {
     memcpy(r->data, v->u.dense.data, (size_t)n * ssz);
   } else if (!deq && dt == st && splat) {
-    /* one element, then doubling copies of what is filled (a splat of
-     * hundreds of MB in milliseconds, not an element at a time) */
-    uint8_t *d = r->data;
-    memcpy(d, v->u.dense.data, ssz);
-    for (int64_t done = 1; done < n;) {
-      int64_t k = done < n - done ? done : n - done;
-      memcpy(d + (size_t)done * ssz, d, (size_t)k * ssz);
-      done += k;
-    }
+    /* a splat of hundreds of MB in milliseconds, not an element at a time */
+    fill_elements(r->data, v->u.dense.data, (size_t)n, ssz);
   } else {
     int64_t inner = 1;
     if (deq && q->axis >= 0 && (uint32_t)q->axis < t->rank)

@@ -458,15 +458,22 @@ static hlo_status arg_check_view(const hlo_func *f, uint32_t i, const hlo_buffer
 }
 
 /* Makes an interpreter value of parameter `i` of `f` (static by now) from a
- * host view, checking element type and shape. */
+ * host view, checking element type and shape. `borrow`: a tensor over the
+ * view's data (16-byte aligned) instead of a copy (the CPU executable
+ * never writes a borrowed tensor). */
 static hlo_status arg_from_view(const hlo_func *f, uint32_t i, const hlo_buffer_view *v,
-                                tensor **out) {
+                                bool borrow, tensor **out) {
   const hlo_type *t = f->body.block.args[i].type;
   HLO_TRY(arg_check_view(f, i, v));
   if (!type_is_static(t))
     return status_at(HLO_INTERNAL, &f->body.block.args[i].loc,
                      "argument %u of @%s has a dynamic shape after refinement", i, f->name);
   tensor *x;
+  if (borrow && v->data && ((uintptr_t)v->data & 15) == 0 && t->kind == TYPE_TENSOR) {
+    x = tensor_wrap(t, v->data);
+    *out = x;
+    return x ? NULL : status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
   HLO_TRY(tensor_create(t, &f->body.block.args[i].loc, &x));
   if (x->nbytes) {
     if (!v->data) {
@@ -522,6 +529,13 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
   b->rank = (int)t->rank;
   for (uint32_t d = 0; d < t->rank; d++) b->dims[d] = t->dims[d];
   b->nbytes = x->nbytes;
+  /* a result tensor no one else holds: its data is handed over, not copied */
+  if (__atomic_load_n(&x->refcount, __ATOMIC_ACQUIRE) == 1 && !x->borrowed && x->data) {
+    b->data = x->data;
+    ((tensor *)x)->data = NULL;
+    *out = b;
+    return NULL;
+  }
   b->data = xmalloc(x->nbytes ? x->nbytes : 1);
   if (!b->data) {
     free(b);
@@ -577,8 +591,7 @@ static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_f
   *out_cpu = NULL;
   HLO_TRY(interp_create(ir, &e->opts, out_it));
   if (e->backend != HLO_BACKEND_CPU) return NULL;
-  hlo_status st = cpu_exec_create(*out_it, f, e->dump_dir, out_cpu);
-  if (!st && e->check) cpu_exec_check(*out_cpu, true);
+  hlo_status st = cpu_exec_create(*out_it, f, e->dump_dir, e->check, out_cpu);
   if (st) {
     interp_destroy(*out_it);
     *out_it = NULL;
@@ -753,7 +766,8 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
     for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_check_view(f, i, &args[i]);
   }
   if (!st) st = pick_target(e, args, NULL, &it, &run_f, &cpu);
-  for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_from_view(run_f, i, &args[i], &in[i]);
+  for (uint32_t i = 0; i < f->num_args && !st; i++)
+    st = arg_from_view(run_f, i, &args[i], cpu != NULL, &in[i]);
   if (!st) st = cpu ? cpu_exec_run(cpu, in, f->num_args, &res)
                    : interp_call(it, run_f, in, f->num_args, &res);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);

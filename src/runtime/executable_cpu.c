@@ -151,6 +151,7 @@ typedef struct builder {
   uint32_t prog;               /* the program steps go to */
   kernel **ks;                 /* the kernels of every program */
   uint32_t nks, cap_ks;
+  bool *filled;                /* by value id: a STEP_FILL writes this constant */
 } builder;
 
 static hlo_status push_step(builder *b, const step *s) {
@@ -221,15 +222,52 @@ hlo_status cpu_make_constant(cpu_exec *x, const hlo_value *v) {
   return NULL;
 }
 
-/* Makes the constants among vs[0..n) (the inputs of a step that reads
+/* Splat constants of at least this many bytes that a step reads as a
+ * buffer are filled at run time (STEP_FILL) rather than made at compile
+ * time: 64 KiB, where a fill costs about what a lookup of a compile-time
+ * tensor does and memory stops being negligible. */
+#define FILL_MIN_BYTES ((int64_t)64 << 10)
+
+static hlo_status push_step(builder *b, const step *s);
+
+/* Constant `v` for a step of the current program that reads it as a
+ * buffer: a large splat defined in this program's block becomes a
+ * STEP_FILL placed before that step (once), so its memory is an arena
+ * slot live only while it is read, and a while loop that carries it
+ * writes over it instead of copying it each run; any other constant is
+ * made now (cpu_make_constant). */
+static hlo_status need_constant(builder *b, const hlo_value *v) {
+  cpu_exec *x = b->x;
+  if (!v->def || v->def->opcode != OP_CONSTANT || v->def->num_results != 1) return NULL;
+  if (v->id < x->nvals && b->filled[v->id]) return NULL;
+  if (!splat_constant(v) || cpu_value_bytes(v) < FILL_MIN_BYTES ||
+      hlo_dtype_size(v->type->dtype) > 16 || v->def->parent != x->progs[b->prog].block)
+    return cpu_make_constant(x, v);
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_FILL;
+  s.op = v->def;
+  s.out = malloc(sizeof *s.out);
+  if (!s.out) return cpu_oom();
+  s.out[0] = v;
+  s.nout = 1;
+  hlo_status st = push_step(b, &s);
+  if (st) {
+    free(s.out);
+    return st;
+  }
+  b->filled[v->id] = true;
+  x->stats.fills++;
+  return NULL;
+}
+
+/* need_constant for each of vs[0..n) (the inputs of a step that reads
  * them as tensors or through pointers). Constants are made only when a
  * step reads them so: a splat constant that only kernels read is an
  * immediate in their code and never materialised (a broadcast zero of
  * hundreds of MB folded into a constant costs nothing). */
-static hlo_status make_constants(cpu_exec *x, const hlo_value *const *vs, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++)
-    if (vs[i]->def && vs[i]->def->opcode == OP_CONSTANT && vs[i]->def->num_results == 1)
-      HLO_TRY(cpu_make_constant(x, vs[i]));
+static hlo_status make_constants(builder *b, const hlo_value *const *vs, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) HLO_TRY(need_constant(b, vs[i]));
   return NULL;
 }
 
@@ -244,7 +282,7 @@ static hlo_status interp_step(builder *b, const hlo_op *op) {
   hlo_status st = s.in && s.out ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
   if (!st) st = cpu_captured(op, &s.in, &s.nin, &cap);
-  if (!st) st = make_constants(b->x, s.in, s.nin);
+  if (!st) st = make_constants(b, s.in, s.nin);
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
   if (!st) st = push_step(b, &s);
   if (st) {
@@ -274,7 +312,7 @@ static hlo_status gemm_step(builder *b, const hlo_op *op, const backend_gemm *g)
   s.out[0] = &op->results[0];
   s.nin = 2;
   s.nout = 1;
-  hlo_status st = make_constants(b->x, s.in, s.nin);
+  hlo_status st = make_constants(b, s.in, s.nin);
   if (!st) st = push_step(b, &s);
   if (st) {
     free(s.in);
@@ -388,7 +426,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
       st = status_at(HLO_INTERNAL, &where->loc, "kernel input %u stands for no value", i);
       break;
     }
-    if (ov->def && ov->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, ov);
+    st = need_constant(b, ov);
     s.in[s.nin++] = ov;
   }
   for (uint32_t i = 0; i < k->num_outputs && !st; i++) {
@@ -450,7 +488,7 @@ static hlo_status control_step(builder *b, const hlo_op *op) {
   hlo_status st = s.in && s.out && s.sub ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) s.in[s.nin++] = op->operands[i];
   if (!st) st = cpu_captured(op, &s.in, &s.nin, &cap);
-  if (!st) st = make_constants(b->x, s.in, s.nin);
+  if (!st) st = make_constants(b, s.in, s.nin);
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
   uint32_t saved = b->prog;
   for (uint32_t r = 0; r < op->num_regions && !st; r++) {
@@ -489,7 +527,7 @@ static hlo_status operand_step_with(builder *b, const hlo_op *op, step *proto) {
   hlo_status st = s.in && s.out ? NULL : cpu_oom();
   for (uint32_t i = 0; i < op->num_operands && !st; i++) {
     const hlo_value *v = op->operands[i];
-    if (v->def && v->def->opcode == OP_CONSTANT) st = cpu_make_constant(b->x, v);
+    st = need_constant(b, v);
     s.in[s.nin++] = v;
   }
   for (uint32_t i = 0; i < op->num_results && !st; i++) s.out[s.nout++] = &op->results[i];
@@ -499,6 +537,7 @@ static hlo_status operand_step_with(builder *b, const hlo_op *op, step *proto) {
     free(s.out);
     free(s.conv);
     free(s.win);
+    free(s.sort);
   }
   return st;
 }
@@ -578,11 +617,33 @@ static hlo_status window_step(builder *b, const hlo_op *op, bool *done) {
   return NULL;
 }
 
+/* A sort step when the backend takes `op` (sort_describe: a recognised
+ * comparator, then the backend's sort_takes); *done says whether it did. */
+static hlo_status sort_step(builder *b, const hlo_op *op, bool *done) {
+  *done = false;
+  const backend *be = b->x->be;
+  backend_sort d;
+  if (op->opcode != OP_SORT || !be->sort_takes || !be->sort || !sort_describe(op, &d) ||
+      !be->sort_takes(&d))
+    return NULL;
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_SORT;
+  s.sort = malloc(sizeof *s.sort);
+  if (!s.sort) return cpu_oom();
+  *s.sort = d;
+  HLO_TRY(operand_step_with(b, op, &s));
+  b->x->stats.sorts++;
+  *done = true;
+  return NULL;
+}
+
 static hlo_status compile_op(builder *b, const hlo_op *op) {
   bool done = false;
   backend_gemm g;
   HLO_TRY(conv_step(b, op, &done));
   if (!done) HLO_TRY(window_step(b, op, &done));
+  if (!done) HLO_TRY(sort_step(b, op, &done));
   if (done) return NULL;
   step_kind ck = cpu_copy_form(op);
   if (alias_form(op) || alias_fusion(op)) {
@@ -674,7 +735,7 @@ static hlo_status compile_block(builder *b, const hlo_block *blk, uint32_t *out_
   const hlo_op *term = blk->last;
   if (term && (op_flags(term->opcode) & OPF_TERMINATOR || term->opcode == OP_RETURN ||
                term->opcode == OP_FUNC_RETURN))
-    HLO_TRY(make_constants(x, (const hlo_value *const *)term->operands, term->num_operands));
+    HLO_TRY(make_constants(b, (const hlo_value *const *)term->operands, term->num_operands));
   return NULL;
 }
 
@@ -706,7 +767,8 @@ static void name_interp_ops(cpu_exec *x) {
   }
 }
 
-hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, cpu_exec **out) {
+hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, bool check,
+                           cpu_exec **out) {
   *out = NULL;
   double t0 = cpu_now_ms();
   cpu_exec *x = calloc(1, sizeof *x);
@@ -721,10 +783,13 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   builder b;
   memset(&b, 0, sizeof b);
   b.x = x;
+  b.filled = calloc(x->nvals ? x->nvals : 1, sizeof *b.filled);
   uint32_t p0 = 0;
-  hlo_status st = x->consts && x->vals && (x->dump_dir || !dump_dir) ? NULL : cpu_oom();
+  hlo_status st = x->consts && x->vals && b.filled && (x->dump_dir || !dump_dir) ? NULL : cpu_oom();
   if (!st) st = compile_block(&b, &f->body.block, &p0);
+  if (!st && !check) st = cpu_fuse_epilogues(x, b.ks, b.nks);
   if (!st) st = cpu_plan_buffers(x, dump_dir);
+  x->check = check;
   /* a kernel writing over its input reads and writes one memory: no restrict */
   for (uint32_t pi = 0; !st && pi < x->nprogs; pi++)
     for (uint32_t si = 0; si < x->progs[pi].nsteps; si++) {
@@ -741,6 +806,7 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   }
   for (uint32_t i = 0; i < b.nks; i++) kernel_destroy(b.ks[i]);
   free(b.ks);
+  free(b.filled);
   if (st) {
     cpu_exec_destroy(x);
     return st;
@@ -766,6 +832,7 @@ void cpu_exec_destroy(cpu_exec *x) {
       free(p->steps[s].sub);
       free(p->steps[s].conv);
       free(p->steps[s].win);
+      free(p->steps[s].sort);
       free(p->steps[s].free_ids);
     }
     free(p->steps);

@@ -25,11 +25,13 @@ typedef struct cpu_exec cpu_exec;
 /* Compiles function `f` (static shapes; values numbered) of the module `it`
  * interprets. `it` and the module are borrowed and must outlive *out (yours:
  * cpu_exec_destroy). `dump_dir` (may be NULL): where the generated C goes.
+ * `check`: compiled for --check (cpu_exec_check turned on, and every kernel
+ * kept a step of its own: no GEMM output fusion, so each is compared).
  * Errors: HLO_UNAVAILABLE when kernels need a C compiler and none starts
  * ("no C compiler: ..."), HLO_INTERNAL when the compiler rejects the code,
  * a constant's interpreter error, HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir,
-                                        cpu_exec **out);
+                                        bool check, cpu_exec **out);
 /* Runs on args[0..n) (borrowed, already checked against f's parameter
  * types); *out is a malloc'd array of f->num_results new references (yours).
  * Not reentrant: callers serialise runs of one cpu_exec. Errors: any
@@ -44,7 +46,8 @@ void cpu_exec_profile(cpu_exec *x, bool on);
  * `max_rows` rows: step index, kind (kernel, gemm, interp), ms per run,
  * share of the total, the op and its line in the program. */
 void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows);
-/* Turns --check on or off: each run then runs every compiled step (kernel,
+/* Turns --check on or off (a GEMM merged with its epilogue kernel is then
+ * checked on its product only: compile with `check` to compare both): each run then runs every compiled step (kernel,
  * library call) also on the interpreter, on the same inputs, and fails at
  * the first whose results differ beyond the element type's tolerance
  * (f64 1e-10, f32 1e-4, bf16/f16 2e-2 relative, or relative to 1e-2 of the

@@ -3,7 +3,8 @@
  * region calls: dynamic_slice, dynamic_update_slice (in place when the
  * buffer assignment lets its output share the operand's slot), pad, and
  * the row forms of gather and scatter that JAX emits
- * for `x[idx]` and `x.at[idx].add(u)` / `.set(u)`. Each takes its buffers
+ * for `x[idx]`, `x.at[idx].add(u)` / `.set(u)` and (with batching dims)
+ * `jnp.take_along_axis` and its gradient. Each takes its buffers
  * (operands, then the result) as pointers; semantics per the spec
  * (clamped start indices; scatter skips out-of-bounds windows; updates in
  * row-major order of the update index space, as the interpreter). */
@@ -11,6 +12,7 @@
 #include "ir/element.h"
 #include "runtime/executable_cpu_internal.h"
 #include "support/arena.h"
+#include "support/fill.h"
 
 #define COPY_MAX_RANK 16
 
@@ -71,13 +73,18 @@ static bool is_list(const int64_t *v, uint32_t n, int64_t first, uint32_t want) 
   return true;
 }
 
-/* The row form shared by gather and scatter: operand [N, rest...] (rank
- * r), indices [batch..., 1] with index_vector_dim its last dim, dim 0 the
- * only one indexed (collapsed / inserted), no batching dims, and the
- * window dims the trailing dims of the result / updates. `win` is the
- * offset_dims / update_window_dims list, `coll` the collapsed /
- * inserted list, `map` start_index_map / scatter_dims_to_operand_dims. */
-static bool row_form(const hlo_op *op, const char *attr, bool scatter, const hlo_type *wt) {
+/* The row form shared by gather and scatter, with nb >= 0 leading
+ * BATCHING dims: operand [B..., N, rest...] (rank r), indices [B..., K...,
+ * 1] with index_vector_dim its last dim, dim nb the only one indexed
+ * (collapsed / inserted), the batching dims of operand and indices both
+ * [0, nb) (jnp.take_along_axis and its gradient), and the window dims the
+ * trailing dims of the result / updates: out[b, k, :] = operand[b, idx[b,
+ * k], :]. `win` is the offset_dims / update_window_dims list, `coll` the
+ * collapsed / inserted list, `map` start_index_map /
+ * scatter_dims_to_operand_dims, `ob` / `ib` the operand / indices
+ * batching dims. *nb gets the number of batching dims. */
+static bool row_form(const hlo_op *op, const char *attr, bool scatter, const hlo_type *wt,
+                     uint32_t *nb_out) {
   const hlo_type *ot = op->operands[0]->type, *it = op->operands[1]->type;
   if (!static_nonempty(ot) || !static_nonempty(wt) || !it || it->kind != TYPE_TENSOR ||
       !type_is_static(it) || it->rank < 1 || it->dims[it->rank - 1] != 1 || ot->rank < 1)
@@ -99,20 +106,34 @@ static bool row_form(const hlo_op *op, const char *attr, bool scatter, const hlo
             field(&a, dn, scatter ? "scatter_dims_to_operand_dims" : "start_index_map", &map, &nmap);
   const hlo_attr *ivd = attr_field(dn, "index_vector_dim");
   int64_t iv = ivd && ivd->kind == ATTR_INT ? ivd->u.i.v : 0; /* absent: 0 */
-  ok = ok && iv == (int64_t)it->rank - 1 && nob == 0 && nib == 0 && is_list(coll, ncoll, 0, 1) &&
-       is_list(map, nmap, 0, 1) && is_list(win, nwin, nbatch, ot->rank - 1) &&
-       wt->rank == nbatch + ot->rank - 1;
+  uint32_t nb = nob;
+  ok = ok && nb < ot->rank && nb <= nbatch && iv == (int64_t)it->rank - 1 &&
+       is_list(ob, nob, 0, nb) && is_list(ib, nib, 0, nb) && is_list(coll, ncoll, nb, 1) &&
+       is_list(map, nmap, nb, 1) && is_list(win, nwin, nbatch, ot->rank - 1 - nb) &&
+       wt->rank == nbatch + ot->rank - 1 - nb;
+  for (uint32_t d = 0; ok && d < nb; d++) ok = it->dims[d] == ot->dims[d];
   for (uint32_t d = 0; ok && d < nbatch; d++) ok = wt->dims[d] == it->dims[d];
-  for (uint32_t d = 1; ok && d < ot->rank; d++) ok = wt->dims[nbatch + d - 1] == ot->dims[d];
+  for (uint32_t d = nb + 1; ok && d < ot->rank; d++) ok = wt->dims[nbatch + d - nb - 1] == ot->dims[d];
   if (ok && !scatter) {
     const hlo_attr *ss = op_attr(op, "slice_sizes");
     int64_t *s;
     uint32_t n;
-    ok = ss && attr_as_ints(&a, ss, &s, &n) && n == ot->rank && s[0] == 1;
-    for (uint32_t d = 1; ok && d < n; d++) ok = s[d] == ot->dims[d];
+    ok = ss && attr_as_ints(&a, ss, &s, &n) && n == ot->rank;
+    for (uint32_t d = 0; ok && d < n; d++) ok = s[d] == (d <= nb ? 1 : ot->dims[d]);
   }
   arena_deinit(&a);
+  if (nb_out) *nb_out = nb;
   return ok;
+}
+
+/* The row form's batching dims of gather/scatter step s (0 when none). */
+static uint32_t row_batch_dims(const step *s) {
+  uint32_t nb = 0;
+  if (s->kind == STEP_GATHER)
+    (void)row_form(s->op, "dimension_numbers", false, s->op->results[0].type, &nb);
+  else
+    (void)row_form(s->op, "scatter_dimension_numbers", true, s->op->operands[2]->type, &nb);
+  return nb;
 }
 
 /* The combiner of a scatter region: SCATTER_ADD (add of its two
@@ -138,7 +159,7 @@ step_kind cpu_copy_form(const hlo_op *op) {
   case OP_PAD: return pad_form(op) ? STEP_PAD : STEP_INTERP;
   case OP_GATHER:
     return op->num_operands == 2 && op->num_results == 1 &&
-                   row_form(op, "dimension_numbers", false, op->results[0].type)
+                   row_form(op, "dimension_numbers", false, op->results[0].type, NULL)
                ? STEP_GATHER
                : STEP_INTERP;
   case OP_SCATTER: {
@@ -148,7 +169,7 @@ step_kind cpu_copy_form(const hlo_op *op) {
     hlo_dtype dt = ot ? ot->dtype : HLO_F32;
     bool add_ok = dt == HLO_F32 || dt == HLO_F64 || dt == HLO_I32 || dt == HLO_I64;
     if (comb < 0 || (comb == SCATTER_ADD && !add_ok) || !ut || ut->dtype != dt ||
-        !row_form(op, "scatter_dimension_numbers", true, ut))
+        !row_form(op, "scatter_dimension_numbers", true, ut, NULL))
       return STEP_INTERP;
     return STEP_SCATTER;
   }
@@ -212,19 +233,6 @@ static void run_dslice(const step *s, void *const *bufs) {
   copy_block(out, ot->dims, start, bufs[1], ut->dims, zero, ut->dims, rank, es);
 }
 
-/* Fills n elements of es bytes at dst with the element at v: one element,
- * then doubling copies of what is filled already. */
-static void fill(uint8_t *dst, const void *v, size_t n, size_t es) {
-  if (!n) return;
-  memcpy(dst, v, es);
-  size_t done = 1;
-  while (done < n) {
-    size_t k = done < n - done ? done : n - done;
-    memcpy(dst + done * es, dst, k * es);
-    done += k;
-  }
-}
-
 /* pad: the result filled with the padding value, then each operand
  * element that lands inside it (edge padding may be negative) copied to
  * low + i * (interior + 1), a row at a time when the innermost dim has no
@@ -234,7 +242,7 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
   size_t es = hlo_dtype_size(rt->dtype);
   uint8_t *out = bufs[2];
   const uint8_t *src = bufs[0];
-  fill(out, bufs[1], (size_t)type_num_elements(rt), es);
+  fill_elements(out, bufs[1], (size_t)type_num_elements(rt), es);
   uint32_t rank = ot->rank;
   if (type_num_elements(ot) <= 0) return NULL;
   arena a;
@@ -284,40 +292,51 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
   }
 }
 
-/* Rows of a gather/scatter operand: count, and elements per row. */
-static void rows_of(const hlo_type *ot, int64_t *nrows, int64_t *row_elems) {
-  *nrows = ot->dims[0];
-  *row_elems = 1;
-  for (uint32_t d = 1; d < ot->rank; d++) *row_elems *= ot->dims[d];
+/* The row view of a gather/scatter step's operand [B..., N, rest...]:
+ * batches (the product of its nb batching dims), rows per batch (N),
+ * elements per row, and indices per batch (the indices' count / batches). */
+typedef struct row_view {
+  int64_t batches, nrows, row_elems, per_batch;
+} row_view;
+
+static row_view row_view_of(const step *s) {
+  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
+  uint32_t nb = row_batch_dims(s);
+  row_view v = {1, ot->dims[nb], 1, 0};
+  for (uint32_t d = 0; d < nb; d++) v.batches *= ot->dims[d];
+  for (uint32_t d = nb + 1; d < ot->rank; d++) v.row_elems *= ot->dims[d];
+  v.per_batch = type_num_elements(it) / v.batches;
+  return v;
 }
 
 static void run_gather(const step *s, void *const *bufs) {
   const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
-  int64_t nrows, re, nidx = type_num_elements(it);
-  rows_of(ot, &nrows, &re);
-  size_t row = (size_t)re * hlo_dtype_size(ot->dtype);
+  row_view v = row_view_of(s);
+  int64_t nidx = type_num_elements(it);
+  size_t row = (size_t)v.row_elems * hlo_dtype_size(ot->dtype);
   const uint8_t *src = bufs[0];
   uint8_t *out = bufs[2];
   for (int64_t i = 0; i < nidx; i++) {
-    int64_t r = clamp(elem_get_i64(it->dtype, bufs[1], i), 0, nrows - 1);
-    memcpy(out + (size_t)i * row, src + (size_t)r * row, row);
+    int64_t b = i / v.per_batch;
+    int64_t r = clamp(elem_get_i64(it->dtype, bufs[1], i), 0, v.nrows - 1);
+    memcpy(out + (size_t)i * row, src + (size_t)(b * v.nrows + r) * row, row);
   }
 }
 
 static void run_scatter(const step *s, void *const *bufs) {
   const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
-  int64_t nrows, re, nidx = type_num_elements(it);
-  rows_of(ot, &nrows, &re);
+  row_view v = row_view_of(s);
+  int64_t nidx = type_num_elements(it), re = v.row_elems;
   hlo_dtype dt = ot->dtype;
   size_t es = hlo_dtype_size(dt), row = (size_t)re * es;
   uint8_t *out = bufs[3];
   const uint8_t *upd = bufs[2];
-  if (out != bufs[0]) memcpy(out, bufs[0], (size_t)nrows * row);
+  if (out != bufs[0]) memcpy(out, bufs[0], (size_t)(v.batches * v.nrows) * row);
   bool add = scatter_combiner(s->op) == SCATTER_ADD;
   for (int64_t i = 0; i < nidx; i++) {
-    int64_t r = elem_get_i64(it->dtype, bufs[1], i);
-    if (r < 0 || r >= nrows) continue; /* the window is out of bounds: skipped */
-    uint8_t *o = out + (size_t)r * row;
+    int64_t b = i / v.per_batch, r = elem_get_i64(it->dtype, bufs[1], i);
+    if (r < 0 || r >= v.nrows) continue; /* the window is out of bounds: skipped */
+    uint8_t *o = out + (size_t)(b * v.nrows + r) * row;
     const uint8_t *u = upd + (size_t)i * row;
     if (!add) {
       memcpy(o, u, row);
@@ -341,12 +360,28 @@ static void run_scatter(const step *s, void *const *bufs) {
   }
 }
 
+/* A splat constant filled into its buffer (bufs[0]: the step has no
+ * operands). The element's bytes are the interpreter's (element.c reads
+ * the literal), so the fill equals the constant made at compile time. */
+static hlo_status run_fill(const step *s, void *const *bufs) {
+  const hlo_type *t = s->out[0]->type;
+  const hlo_attr *a = op_attr(s->op, "value");
+  uint8_t elem[16];
+  size_t es = hlo_dtype_size(t->dtype);
+  if (!a || a->kind != ATTR_DENSE || es > sizeof elem || !a->u.dense.data)
+    return status_at(HLO_INTERNAL, &s->op->loc, "fill step without a splat value");
+  memcpy(elem, a->u.dense.data, es);
+  fill_elements(bufs[0], elem, (size_t)type_num_elements(t), es);
+  return NULL;
+}
+
 hlo_status cpu_run_copy(const step *s, void *const *bufs) {
   switch (s->kind) {
   case STEP_DSLICE: case STEP_DUS: run_dslice(s, bufs); return NULL;
   case STEP_PAD: return run_pad(s, bufs);
   case STEP_GATHER: run_gather(s, bufs); return NULL;
   case STEP_SCATTER: run_scatter(s, bufs); return NULL;
+  case STEP_FILL: return run_fill(s, bufs);
   default: return status_at(HLO_INTERNAL, &s->op->loc, "not a data-movement step");
   }
 }

@@ -23,6 +23,7 @@ typedef enum step_kind {
   STEP_GEMM,    /* a matrix product through the backend's gemm */
   STEP_CONV,    /* a convolution through the backend's conv (scratch in the arena) */
   STEP_WINDOW,  /* reduce_window / select_and_scatter through the backend (win) */
+  STEP_SORT,    /* stablehlo.sort through the backend's sort (sort) */
   STEP_INTERP,  /* the interpreter's kernel for the op (interp_run_op) */
   STEP_WHILE,   /* stablehlo.while: programs sub[0] (cond) and sub[1] (body) */
   STEP_CASE,    /* stablehlo.case / if: program sub[i] for branch i (if: i = !pred) */
@@ -36,14 +37,19 @@ typedef enum step_kind {
   STEP_GATHER,  /* stablehlo.gather of whole rows of dim 0 (x[idx]) */
   STEP_SCATTER, /* stablehlo.scatter of whole rows of dim 0, add or set (in place
                    like STEP_DUS) */
+  STEP_FILL,    /* a large splat stablehlo.constant that a step reads as a buffer (a
+                   loop's carried value, a library call's operand): filled into its
+                   arena slot at run time, as XLA fills a broadcast, instead of being
+                   made at compile time (a while loop would then copy it each run) */
 } step_kind;
 
 /* Whether a step kind runs on buffers by pointer (its results may live in
  * an arena). */
 static inline bool step_is_native(step_kind k) {
   return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_CONV || k == STEP_WINDOW ||
+         k == STEP_SORT ||
          k == STEP_DSLICE || k == STEP_DUS ||
-         k == STEP_PAD || k == STEP_GATHER || k == STEP_SCATTER;
+         k == STEP_PAD || k == STEP_GATHER || k == STEP_SCATTER || k == STEP_FILL;
 }
 
 typedef struct step {
@@ -57,12 +63,19 @@ typedef struct step {
   backend_gemm g;              /* STEP_GEMM */
   backend_conv *conv;          /* STEP_CONV: the described convolution (owned) */
   backend_window *win;         /* STEP_WINDOW: the described window op (owned) */
+  backend_sort *sort;          /* STEP_SORT: the described sort (owned) */
   int64_t scratch_bytes;       /* STEP_CONV: scratch the call needs, ... */
   int64_t scratch_offset;      /* ... at this offset of the program's arena */
   int32_t inplace;             /* STEP_KERNEL: an input its one output may overwrite (every
                                   load of it reads the element being written), or -1 */
   bool aliased;                /* buffer assignment put the output over that input
                                   (STEP_KERNEL, STEP_DUS, STEP_SCATTER) */
+  bool epilogue;               /* STEP_GEMM: kernel epi_kernel runs on each block of C's rows
+                                  as soon as they are computed (executable_cpu_epilogue.c);
+                                  in = {A, B, the kernel's inputs}, out = {C, its outputs} */
+  uint32_t epi_kernel, epi_nin, epi_nout;
+  int64_t epi_tiles_per_row;   /* the kernel's tiles per row of C */
+  const hlo_op *epi_op;        /* the kernel's op (profile, errors) */
   uint32_t nsub;               /* STEP_WHILE / STEP_CASE: the programs of its regions */
   uint32_t *sub;
   uint32_t nfree;
@@ -143,6 +156,15 @@ step_kind cpu_copy_form(const hlo_op *op);
 /* Runs data-movement step s on bufs (its operands, then its result).
  * Errors: HLO_INTERNAL for an unreadable attribute. */
 HLO_MUST_USE hlo_status cpu_run_copy(const step *s, void *const *bufs);
+
+/* executable_cpu_epilogue.c: merges each GEMM step with the kernel step
+ * that next reads its result, where that kernel's tiles are rows of it and
+ * its other inputs are ready before the GEMM (ks[0..nks): the kernels by
+ * step.kernel). Run before buffer assignment. Errors: out of memory. */
+HLO_MUST_USE hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks);
+/* Runs GEMM step s on bufs (its inputs, then its outputs), with its
+ * epilogue kernel if it has one. Errors: the backend's. */
+HLO_MUST_USE hlo_status cpu_run_gemm(cpu_exec *x, const step *s, void *const *bufs);
 
 /* executable_cpu_buffers.c: per program, the values freed after each step
  * and the buffer assignment (homes, arena offsets, the memory figures of

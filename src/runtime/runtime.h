@@ -38,10 +38,13 @@ HLO_MUST_USE hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *ar
 typedef struct runtime_cpu_stats {
   uint32_t ops;            /* ops of the function and of its compiled regions (constants too) */
   uint32_t constants;      /* top-level constants, made at compile time */
+  uint32_t fills;          /* large splat constants filled at run time instead (STEP_FILL) */
   uint32_t kernels;        /* kernel thunks (one generated kernel each) */
   uint32_t blas;           /* BLAS thunks (gemm) */
+  uint32_t epilogues;      /* of which run a kernel on their rows (output fusion) */
   uint32_t convs;          /* convolution library calls */
   uint32_t windows;        /* reduce_window / select_and_scatter native calls */
+  uint32_t sorts;          /* sort native calls (comparator recognised: sort_describe) */
   uint32_t interp;         /* interpreter thunks */
   uint32_t control;        /* while/case/if steps (their regions compiled as programs) */
   uint32_t copies;         /* data movement run natively (dynamic_slice, pad, gather, ...) */

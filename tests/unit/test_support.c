@@ -4,6 +4,7 @@
 
 #include "ir/element.h"
 #include "support/arena.h"
+#include "support/fill.h"
 #include "support/float.h"
 #include "support/status.h"
 #include "support/strbuf.h"
@@ -117,6 +118,29 @@ TEST(element_wrap) {
   CHECK(!dtype_parse("f33", 3, &d));
   CHECK_EQ_INT(int_min(HLO_I8), -128);
   CHECK(int_max(HLO_UI64) == UINT64_MAX);
+}
+
+TEST(fill_elements_every_size) {
+  /* element sizes 1..16 (3 and 12: not powers of two), counts around the
+   * 4 KiB block the fill doubles up to, and 0; the bytes past n stay */
+  static const size_t sizes[] = {1, 2, 3, 4, 8, 12, 16};
+  static const size_t counts[] = {0, 1, 2, 3, 255, 1000, 1365, 1366, 4097, 10007};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (size_t ci = 0; ci < sizeof counts / sizeof *counts; ci++) {
+      size_t es = sizes[si], n = counts[ci];
+      unsigned char elem[16], *buf = malloc(n * es + 7);
+      CHECK(buf != NULL);
+      if (!buf) return;
+      for (size_t b = 0; b < es; b++) elem[b] = (unsigned char)(0x11 * (b + 1) + es);
+      memset(buf, 0xee, n * es + 7);
+      fill_elements(buf, elem, n, es);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; i++) bad += memcmp(buf + i * es, elem, es) != 0;
+      for (size_t b = n * es; b < n * es + 7; b++) bad += buf[b] != 0xee;
+      if (bad) fprintf(stderr, "  fill: element size %zu, count %zu: %zu wrong\n", es, n, bad);
+      CHECK(bad == 0);
+      free(buf);
+    }
 }
 
 TEST_MAIN()

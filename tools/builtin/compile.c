@@ -39,8 +39,8 @@ static const char *const usage_compile =
     "                     input, output, other} (the entry's top-level fusions: its\n"
     "                     kernels), fused_ops {loop, ...} (ops inside them),\n"
     "                     nested_fusions (those inside while/case/... bodies and\n"
-    "                     other functions), kernels, blas_gemm,\n"
-    "                     interp_thunks, interp_ops, constants (null where the\n"
+    "                     other functions), kernels, blas_gemm, gemm_epilogues,\n"
+    "                     interp_thunks, interp_ops, constants, filled_constants (null where the\n"
     "                     backend has none), compile_ms, ours_ms, cc_ms, stages_ms,\n"
     "                     passes [{name, ms, ops_before, ops_after}], passes_ms; on\n"
     "                     cpu also buffers {count, temp_bytes, peak_bytes, arg_bytes,\n"
@@ -69,6 +69,7 @@ typedef struct compile_summary {
   uint64_t num_fusions;
   uint64_t nested_fusions;  /* the others: in nested bodies (while, case...), other functions */
   uint64_t constants;       /* top-level constants of the entry */
+  uint64_t fills;           /* of which large splats filled at run time */
   bool has_cpu;             /* the CPU backend's statistics below are set */
   runtime_cpu_stats cpu;
   hlo_compile_times times;
@@ -167,6 +168,7 @@ static void summarize(compile_summary *s, hlo_module *m, const hlo_executable *e
       if (op->opcode == OP_CONSTANT) s->constants++;
     }
     if (cs) s->constants = cs->constants;
+    if (cs) s->fills = cs->fills;
   }
   for (int i = 0; i < s->times.num_stages; i++) {
     if (!strcmp(s->times.stages[i].name, "cc")) s->cc_ms += s->times.stages[i].ms;
@@ -208,8 +210,10 @@ static void print_text(const compile_summary *s, const char *dump_dir) {
       printf("; %llu more inside while/case/... bodies", (unsigned long long)s->nested_fusions);
     printf("\n");
     if (s->has_cpu) {
-      printf("  thunks:    %u kernels, %u library calls (BLAS gemm), %u interpreter",
-             s->cpu.kernels, s->cpu.blas, s->cpu.interp);
+      printf("  thunks:    %u kernels, %u library calls (BLAS gemm", s->cpu.kernels, s->cpu.blas);
+      if (s->cpu.epilogues)
+        printf("; %u run a kernel on their rows: output fusion", s->cpu.epilogues);
+      printf("), %u interpreter", s->cpu.interp);
       if (s->cpu.interp) printf(" (%s)", s->cpu.interp_ops);
       printf("\n");
     } else {
@@ -219,7 +223,9 @@ static void print_text(const compile_summary *s, const char *dump_dir) {
     if (s->has_buffers && s->constants) {
       char cb[32];
       fmt_bytes(cb, sizeof cb, s->const_bytes);
-      printf(" (%s, made at compile time)", cb);
+      printf(" (%s, made at compile time", cb);
+      if (s->fills) printf("; %llu large splats filled at run time", (unsigned long long)s->fills);
+      printf(")");
     }
     printf("\n");
     /* BUFFERS: shown only when the runtime reports its buffer assignment */
@@ -286,10 +292,12 @@ static void print_json(const compile_summary *s) {
   printf("}");
   json_count("kernels", s->has_cpu, s->cpu.kernels);
   json_count("blas_gemm", s->has_cpu, s->cpu.blas);
+  json_count("gemm_epilogues", s->has_cpu, s->cpu.epilogues);
   json_count("interp_thunks", s->has_cpu, s->cpu.interp);
   printf(", \"interp_ops\": ");
   cli_json_string(stdout, s->has_cpu ? s->cpu.interp_ops : NULL);
   json_count("constants", opt, s->constants);
+  json_count("filled_constants", opt, s->fills);
   /* BUFFERS: present only when the runtime reports its buffer assignment */
   if (s->has_buffers)
     printf(", \"buffers\": {\"count\": %llu, \"temp_bytes\": %lld, \"peak_bytes\": %lld, "
