@@ -115,7 +115,7 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
     }
   }
   if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
-  if (!st && s->kind == STEP_GEMM) st = x->be->gemm(&s->g, bufs[0], bufs[1], bufs[2]);
+  if (!st && s->kind == STEP_GEMM) st = cpu_run_gemm(x, s, bufs);
   if (!st && s->kind == STEP_CONV) {
     const program *p = &x->progs[x->prog_of[s->out[0]->id]];
     void *scratch = s->scratch_bytes > 0 && p->arena ? p->arena + s->scratch_offset : NULL;
@@ -128,6 +128,7 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
     else
       st = x->be->select_and_scatter(s->win, bufs[0], bufs[1], bufs[2], bufs[3]);
   }
+  if (!st && s->kind == STEP_SORT) st = x->be->sort(s->sort, bufs, bufs + s->nin);
   if (!st && s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
   if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
   return st;
@@ -583,6 +584,8 @@ static const char *step_kind_name(const step *p) {
   case STEP_GEMM: return "gemm";
   case STEP_CONV: return "conv";
   case STEP_WINDOW: return "window";
+  case STEP_SORT: return "sort";
+  case STEP_FILL: return "fill";
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
   case STEP_ALIAS: return "alias";
