@@ -64,19 +64,23 @@ typedef struct backend_gemm {
  *   - when fn is called, rows [row_begin, row_end) of C[batch] hold their
  *     final product values (all n columns, the whole k summed), and no
  *     other thread reads or writes those rows while fn runs (fn may
- *     overwrite them: the gemm does not touch them again);
- *   - fn runs on the thread that computed the block: a worker of hlo's
- *     thread pool or the calling thread; calls for different blocks run
- *     concurrently on different threads, in no promised order (each
- *     thread's blocks in increasing row order of one matrix at a time, but
- *     do not rely on order between threads); fn must be thread-safe for
- *     disjoint blocks and must not call back into the thread pool expecting
- *     parallelism (a nested parallel call runs inline);
+ *     overwrite them: the gemm does not touch them again); fn may touch
+ *     only its own rows of C (other blocks are being written meanwhile);
+ *   - fn runs on the thread that computed the block (a worker of hlo's
+ *     thread pool, or the calling thread), with that thread's own
+ *     floating-point mode (the GEMM's flush-to-zero is undone before);
+ *     calls for different blocks run concurrently on different threads, in
+ *     no promised order, so fn must be safe to run at once on disjoint
+ *     blocks; a parallel call fn makes into the thread pool runs inline;
  *   - when gemm_epilogue returns, every call has returned (the whole C is
  *     computed and every block's fn has finished); when it returns an
- *     error, fn may have run on some blocks and not others.
- * Blocks are chosen by the backend (the CPU backend: about m / threads
- * rows, fewer when a batch spreads over the threads; 1 row when m is 1). */
+ *     error, fn may have run on some blocks and not others; when C is
+ *     empty (batch, m or n is 0), fn is not called.
+ * Blocks are chosen by the backend. The CPU backend's (backend/cpu/gemm.h):
+ * whole matrices when the product is small (under 128^3 multiply-adds in
+ * all: on the calling thread) or the batch has at least 2 matrices a
+ * thread; else about m / (2 x threads) rows (m / threads when B is over 1
+ * MiB), a multiple of 16. */
 typedef struct backend_gemm_epilogue {
   void (*fn)(void *ctx, int64_t batch, int64_t row_begin, int64_t row_end);
   void *ctx;              /* passed to fn as is */

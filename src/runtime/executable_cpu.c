@@ -794,6 +794,10 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
   for (uint32_t pi = 0; !st && pi < x->nprogs; pi++)
     for (uint32_t si = 0; si < x->progs[pi].nsteps; si++) {
       const step *q = &x->progs[pi].steps[si];
+      if (q->kind == STEP_GEMM && q->epilogue && q->aliased && q->epi_kernel < b.nks) {
+        b.ks[q->epi_kernel]->inputs[q->epi_inplace].may_alias = true;
+        b.ks[q->epi_kernel]->outputs[0].buf.may_alias = true;
+      }
       if (q->kind != STEP_KERNEL || !q->aliased || q->kernel >= b.nks) continue;
       b.ks[q->kernel]->inputs[q->inplace].may_alias = true;
       b.ks[q->kernel]->outputs[0].buf.may_alias = true;

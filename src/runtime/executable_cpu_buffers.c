@@ -97,8 +97,14 @@ static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint3
     int32_t k = q->kind == STEP_DUS || q->kind == STEP_SCATTER || q->kind == STEP_ALIAS ? 0
                 : q->kind == STEP_KERNEL && q->nout == 1                             ? q->inplace
                                                                                      : -1;
+    /* a GEMM's epilogue kernel writing its one output over one of its
+     * inputs (the product C, or another that dies here): out[1] over
+     * in[2 + inplace] (executable_cpu_epilogue.c) */
+    uint32_t o = 0;
+    if (q->kind == STEP_GEMM && q->epilogue && q->epi_inplace >= 0 && q->epi_nout == 1)
+      k = 2 + q->epi_inplace, o = 1;
     if (k < 0 || (uint32_t)k >= q->nin) continue;
-    uint32_t in = q->in[k]->id, out = q->out[0]->id;
+    uint32_t in = q->in[k]->id, out = q->out[o]->id;
     if (q->kind == STEP_ALIAS && x->prog_of[in] == pi && x->home[root[in]] == HOME_ARENA &&
         x->home[out] != HOME_ARENA) {
       /* an alias that borrows an arena slot in a tensor of its own (a
@@ -118,7 +124,7 @@ static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint3
       bool twice = false;
       for (uint32_t i = 0; i < q->nin; i++) twice |= i != (uint32_t)k && root[q->in[i]->id] == r;
       if (twice || is_result[in] || x->last_step[r] != s ||
-          cpu_value_bytes(q->in[k]) != cpu_value_bytes(q->out[0]))
+          cpu_value_bytes(q->in[k]) != cpu_value_bytes(q->out[o]))
         continue;
       q->aliased = true;
     }
@@ -183,8 +189,10 @@ static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep) {
     if (!step_is_native(q->kind) || q->nout != 1 ||
         cpu_value_bytes(r) != cpu_value_bytes(&blk->args[i]))
       continue;
+    /* r twice, or the old value also handed on (returned in another slot) */
     bool twice = false;
-    for (uint32_t j = 0; j < blk->num_args; j++) twice |= j != i && term->operands[j] == r;
+    for (uint32_t j = 0; j < blk->num_args; j++)
+      twice |= j != i && (term->operands[j] == r || term->operands[j]->id == a);
     int64_t last = -1;
     uint32_t reads_at_def = 0;
     bool lent = false;
@@ -207,9 +215,12 @@ static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep) {
   }
 }
 
-/* Homes and arena offsets of program pi's values (see value_home). */
+/* Homes and arena offsets of program pi's values (see value_home).
+ * `cond`: pi is a while's cond, whose result run_while reads where it
+ * lies: it may stay in the arena (live to the end of the run), so an
+ * iteration allocates nothing for it. */
 static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32_t *root,
-                               bool *keep) {
+                               bool *keep, bool cond) {
   program *p = &x->progs[pi];
   const hlo_op *term = p->block->last;
   for (uint32_t i = 0; term && i < term->num_operands; i++)
@@ -229,7 +240,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
       bool in_arena = step_is_native(q->kind) ||
                    (q->kind == STEP_ALIAS && x->home[q->in[0]->id] == HOME_ARENA &&
                     x->prog_of[q->in[0]->id] == pi);
-      x->home[id] = in_arena && !is_result[id] ? HOME_ARENA : HOME_HEAP;
+      x->home[id] = in_arena && (!is_result[id] || cond) ? HOME_ARENA : HOME_HEAP;
     }
   }
   for (uint32_t s = 0; s < p->nsteps; s++)
@@ -237,6 +248,11 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
       uint32_t id = p->steps[s].in[i]->id;
       if (id < x->nvals && x->prog_of[id] == pi && x->home[id] != HOME_ARG) x->last_step[id] = s;
     }
+  for (uint32_t i = 0; cond && term && i < term->num_operands; i++) {
+    uint32_t id = term->operands[i]->id; /* read after the last step */
+    if (id < x->nvals && x->prog_of[id] == pi && x->home[id] == HOME_ARENA)
+      x->last_step[id] = p->nsteps;
+  }
   /* a kernel result that a while takes as a carried value and that dies
    * there gets its own allocation, so that the loop can take it over and
    * its body write over it (run_while's `steals`) */
@@ -450,9 +466,17 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   const hlo_op *term = x->f->body.block.last;
   for (uint32_t i = 0; term && i < term->num_operands; i++) ms->out_bytes += cpu_value_bytes(term->operands[i]);
   hlo_status st = NULL;
+  /* the while conds (their results may lie in their arenas) */
+  bool *cond = calloc(x->nprogs ? x->nprogs : 1, sizeof *cond);
+  if (!cond) st = cpu_oom();
+  for (uint32_t pi = 0; cond && pi < x->nprogs; pi++)
+    for (uint32_t s = 0; s < x->progs[pi].nsteps; s++) {
+      const step *q = &x->progs[pi].steps[s];
+      if (q->kind == STEP_WHILE && q->nsub == 2 && q->sub[0] < x->nprogs) cond[q->sub[0]] = true;
+    }
   /* children first: a control step's scratch holds its regions' arenas */
   for (uint32_t pi = x->nprogs; pi-- > 0 && !st;) {
-    st = plan_program(x, pi, is_result, root, keep);
+    st = plan_program(x, pi, is_result, root, keep, cond[pi]);
     if (!st) ms->arena_buffers += x->progs[pi].arena_buffers;
   }
   if (!st && x->nprogs) {
@@ -462,6 +486,7 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   free(is_result);
   free(keep);
   free(root);
+  free(cond);
   ms->peak_bytes = ms->arg_bytes + ms->out_bytes + ms->temp_bytes + ms->heap_peak_bytes;
   if (!st && dump_dir) st = dump_buffers(x, dump_dir);
   return st;

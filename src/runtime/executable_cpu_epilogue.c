@@ -95,6 +95,7 @@ static hlo_status merge(program *p, uint32_t gi, uint32_t ki, const kernel *k, i
   g->epi_nout = q->nout;
   g->epi_tiles_per_row = tpr;
   g->epi_op = q->op;
+  g->epi_inplace = q->inplace;
   (void)k;
   free(g->in);
   free(g->out);

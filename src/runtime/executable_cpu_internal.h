@@ -75,6 +75,8 @@ typedef struct step {
                                   in = {A, B, the kernel's inputs}, out = {C, its outputs} */
   uint32_t epi_kernel, epi_nin, epi_nout;
   int64_t epi_tiles_per_row;   /* the kernel's tiles per row of C */
+  int32_t epi_inplace;         /* the kernel's input its one output may overwrite, or -1
+                                  (its `inplace`; buffer assignment decides: `aliased`) */
   const hlo_op *epi_op;        /* the kernel's op (profile, errors) */
   uint32_t nsub;               /* STEP_WHILE / STEP_CASE: the programs of its regions */
   uint32_t *sub;

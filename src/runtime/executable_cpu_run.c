@@ -8,20 +8,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ir/element.h"
+#include "support/arena.h"
 #include "runtime/executable_cpu_internal.h"
+
+/* Reference rules of x->vals during a run: a block argument's entry
+ * (HOME_ARG) is LENT, bound without a reference by whoever runs the
+ * program (cpu_exec_run's caller, run_while's carried values), so it is
+ * cleared, never released; every other entry holds a reference of the
+ * run. A while body's result written over its carried value in place
+ * (HOME_CARRIED) has no entry: its data is that block argument's. */
+
+/* The tensor of value v during a run (see above), or NULL: not made, or
+ * an arena value. */
+static inline tensor *value_tensor(const cpu_exec *x, uint32_t id) {
+  if (x->vals[id]) return x->vals[id];
+  if (x->consts[id]) return x->consts[id];
+  if (x->home[id] == HOME_CARRIED) return x->vals[x->offset[id]];
+  return NULL;
+}
 
 /* The data of value v during a run: its tensor (argument, constant, heap
  * value) or its arena slot; NULL when it has none (an internal error,
  * reported by the caller). */
-static void *value_data(const cpu_exec *x, const hlo_value *v) {
+__attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
+                                                              const hlo_value *v) {
   if (v->id >= x->nvals) return NULL;
-  if (x->vals[v->id]) return x->vals[v->id]->data;
-  if (x->consts[v->id]) return x->consts[v->id]->data;
+  tensor *t = value_tensor(x, v->id);
+  if (t) return t->data;
   if (x->home[v->id] == HOME_ARENA) {
     const program *p = &x->progs[x->prog_of[v->id]];
     return p->arena ? p->arena + x->offset[v->id] : NULL;
   }
   return NULL;
+}
+
+/* Drops the run's entry of value id (a lent one is only cleared). */
+static inline void drop_val(cpu_exec *x, uint32_t id) {
+  tensor *t = x->vals[id];
+  if (!t) return;
+  x->vals[id] = NULL;
+  if (x->home[id] != HOME_ARG) tensor_release(t);
 }
 
 static hlo_status no_buffer(const hlo_op *op, const hlo_value *v) {
@@ -37,7 +63,7 @@ static hlo_status get(cpu_exec *x, const hlo_op *op, const hlo_value *v, tensor 
   if (v->id < x->nvals && !x->vals[v->id] && !x->consts[v->id] && v->def &&
       v->def->opcode == OP_CONSTANT)
     HLO_TRY(cpu_make_constant(x, v)); /* a kernel's immediate, read by --check */
-  tensor *t = v->id < x->nvals ? (x->vals[v->id] ? x->vals[v->id] : x->consts[v->id]) : NULL;
+  tensor *t = v->id < x->nvals ? value_tensor(x, v->id) : NULL;
   if (!t && v->id < x->nvals && x->home[v->id] == HOME_ARENA) {
     void *data = value_data(x, v);
     t = data ? tensor_wrap(v->type, data) : NULL;
@@ -49,11 +75,39 @@ static hlo_status get(cpu_exec *x, const hlo_op *op, const hlo_value *v, tensor 
   return NULL;
 }
 
+/* A new tensor of type t whose data is NOT zeroed: for a buffer that its
+ * writer fills whole (a native step's output, a copy). tensor_create
+ * zero-fills, which for a program's result costs a pass over its bytes per
+ * run; tensor_release frees this one the same way. Types tensor_create
+ * would refuse (too large, dynamic, a tuple) go to it for its error. */
+static hlo_status new_uninit(const hlo_type *t, const hlo_loc *loc, tensor **out) {
+  if (!t || t->kind != TYPE_TENSOR || !type_is_static(t)) return tensor_create(t, loc, out);
+  int64_t n = type_num_elements(t);
+  size_t es = hlo_dtype_size(t->dtype);
+  if (n < 0 || es == 0 || (uint64_t)n > interp_max_tensor_bytes() / es)
+    return tensor_create(t, loc, out);
+  size_t nbytes = (size_t)n * es;
+  tensor *v = xcalloc(1, sizeof *v);
+  uint8_t *d = v ? xmalloc(nbytes ? nbytes : 1) : NULL;
+  if (!d) {
+    free(v);
+    return status_at(HLO_RESOURCE_EXHAUSTED, loc, "out of memory allocating a tensor of %lld "
+                     "elements of %s", (long long)n, hlo_dtype_name(t->dtype));
+  }
+  v->type = t;
+  v->num_elems = n;
+  v->nbytes = nbytes;
+  v->data = d;
+  v->refcount = 1;
+  *out = v;
+  return NULL;
+}
+
 /* A copy of t in memory of its own (an arena slot must not escape the step
  * that wrapped it). */
 static hlo_status own_copy(const tensor *t, const hlo_loc *loc, tensor **out) {
   tensor *c;
-  HLO_TRY(tensor_create(t->type, loc, &c));
+  HLO_TRY(new_uninit(t->type, loc, &c));
   if (t->nbytes) memcpy(c->data, t->data, t->nbytes);
   *out = c;
   return NULL;
@@ -91,26 +145,29 @@ static hlo_status run_interp_step(cpu_exec *x, const step *s, tensor **in, bool 
 }
 
 /* A kernel or library call: inputs and arena outputs by pointer; heap
- * outputs (a program's results) made here. */
+ * outputs (a program's results) made here. Sets every out[0..nout) (NULL:
+ * no tensor). */
 static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tensor **out) {
   hlo_status st = NULL;
   for (uint32_t i = 0; i < s->nin && !st; i++) {
     bufs[i] = value_data(x, s->in[i]);
     if (!bufs[i]) st = no_buffer(s->op, s->in[i]);
   }
-  for (uint32_t i = 0; i < s->nout && !st; i++) {
+  for (uint32_t i = 0; i < s->nout; i++) {
+    out[i] = NULL;
+    if (st) continue;
     const hlo_value *v = s->out[i];
     tensor *carried = x->home[v->id] == HOME_CARRIED ? x->vals[x->offset[v->id]] : NULL;
     if (x->home[v->id] == HOME_ARENA) {
       bufs[s->nin + i] = value_data(x, v);
       if (!bufs[s->nin + i]) st = no_buffer(s->op, v);
     } else if (carried && !carried->borrowed &&
-               __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) == 2) {
-      /* the loop's and this run's references only: write over it */
-      out[i] = tensor_retain(carried);
+               __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) == 1) {
+      /* the loop's reference only (the body's binding is lent): write over
+       * it, leaving the value no entry (value_tensor finds the argument) */
       bufs[s->nin + i] = carried->data;
     } else {
-      st = tensor_create(v->type, &s->op->loc, &out[i]);
+      st = new_uninit(v->type, &s->op->loc, &out[i]); /* the step writes it whole */
       if (!st) bufs[s->nin + i] = out[i]->data;
     }
   }
@@ -140,23 +197,126 @@ static void release_all(tensor **t, uint32_t n) {
 
 /* Whether while step s may take over operand i's tensor t instead of
  * sharing it: the step is its last reader (it is freed after the step), it
- * is this run's own tensor (not a constant, not borrowed), and the step
- * reads it in no other slot (another carried value, or a captured one). */
+ * is this run's own tensor (not a constant, not borrowed, not a lent
+ * block argument), and the step reads it in no other slot (another carried
+ * value, or a captured one). */
 static bool steals(const cpu_exec *x, const step *s, uint32_t i, const tensor *t) {
   uint32_t id = s->in[i]->id;
-  if (id >= x->nvals || x->vals[id] != t || t->borrowed || x->consts[id]) return false;
+  if (id >= x->nvals || x->vals[id] != t || t->borrowed || x->consts[id] ||
+      x->home[id] == HOME_ARG)
+    return false;
   bool dies = false;
   for (uint32_t k = 0; k < s->nfree; k++) dies |= s->free_ids[k] == id;
   for (uint32_t k = 0; k < s->nin && dies; k++) dies = k == i || s->in[k]->id != id;
   return dies;
 }
 
+static hlo_status run_steps(cpu_exec *x, uint32_t pi);
+static void release_owned(cpu_exec *x, const program *p);
+
+/* Lends args[0..num_args) to program p's block arguments (no reference:
+ * the caller holds them for the run). */
+static void bind_args(cpu_exec *x, const program *p, tensor *const *args) {
+  for (uint32_t i = 0; i < p->block->num_args; i++)
+    if (p->block->args[i].id < x->nvals) x->vals[p->block->args[i].id] = args[i];
+}
+
+/* The next value of carried value i after a body run (body program pb,
+ * cur: the values it ran on): into nx[i] a new reference, or, *reused,
+ * cur[i] itself with its reference (a value passed through in its slot, or
+ * written over in place): no reference count moves. A result the body run
+ * owns is taken over; a constant, an outer value or a borrowed one is
+ * shared or copied. */
+static hlo_status next_carried(cpu_exec *x, const step *s, const hlo_block *blk, uint32_t i,
+                               tensor *const *cur, tensor **nx, bool *reused) {
+  const hlo_op *term = blk->last;
+  const hlo_value *r = term->operands[i];
+  uint32_t id = r->id;
+  *reused = false;
+  for (uint32_t k = 0; k < i; k++)
+    if (term->operands[k] == r) { /* the same value twice: share it */
+      nx[i] = tensor_retain(nx[k]);
+      return NULL;
+    }
+  if (id < x->nvals && x->home[id] == HOME_ARG && r >= blk->args &&
+      r < blk->args + blk->num_args) {
+    uint32_t j = (uint32_t)(r - blk->args);
+    if (j == i) *reused = true, nx[i] = cur[i];
+    else nx[i] = tensor_retain(cur[j]);
+    return NULL;
+  }
+  if (id < x->nvals && x->home[id] == HOME_CARRIED && !x->vals[id] &&
+      x->offset[id] == blk->args[i].id) {
+    *reused = true; /* written over cur[i] */
+    nx[i] = cur[i];
+    return NULL;
+  }
+  if (id < x->nvals && x->vals[id] && x->prog_of[id] == s->sub[1] && x->home[id] != HOME_ARG &&
+      !x->vals[id]->borrowed) {
+    nx[i] = x->vals[id]; /* the run's reference, taken over */
+    x->vals[id] = NULL;
+    return NULL;
+  }
+  tensor *t = NULL;
+  bool wrapped = false;
+  HLO_TRY(get(x, term, r, &t, &wrapped));
+  if (wrapped) {
+    hlo_status st = own_copy(t, &term->loc, &nx[i]);
+    tensor_release(t);
+    return st;
+  }
+  nx[i] = tensor_retain(t);
+  return unborrow(&nx[i], &term->loc);
+}
+
+/* The truth of a while's cond result v (a one-element tensor: checked by
+ * run_while), read where it lies (the cond's arena, a tensor, a
+ * constant). */
+static hlo_status cond_value(cpu_exec *x, const step *s, const hlo_value *v, bool *go) {
+  const void *d = value_data(x, v);
+  if (!d) { /* a constant the cond returns as is: made on first use */
+    tensor *t = NULL;
+    bool wrapped = false;
+    HLO_TRY(get(x, s->op, v, &t, &wrapped));
+    *go = elem_get_i64(v->type->dtype, t->data, 0) != 0;
+    if (wrapped) tensor_release(t);
+    return NULL;
+  }
+  *go = v->type->dtype == HLO_I1 ? (*(const uint8_t *)d & 1) != 0
+                                 : elem_get_i64(v->type->dtype, d, 0) != 0;
+  return NULL;
+}
+
 /* stablehlo.while: cond and body programs over the loop-carried values
- * (in[0..num_operands); the captured values stay bound where they are). */
+ * (in[0..num_operands); the captured values stay bound where they are).
+ * The loop holds one reference per carried value (cur) and lends them to
+ * each program run; an iteration moves no reference count unless a value
+ * changes tensor, and allocates nothing where the body writes its results
+ * in place (HOME_CARRIED) and the cond's result lies in its arena. */
 static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **out) {
   uint32_t n = s->op->num_operands;
-  tensor **cur = calloc(n ? n : 1, sizeof *cur);
-  if (!cur) return cpu_oom();
+  const program *pc = &x->progs[s->sub[0]], *pb = &x->progs[s->sub[1]];
+  const hlo_op *ct = pc->block->last, *bt = pb->block->last;
+  if (pc->block->num_args != n || pb->block->num_args != n || !ct || ct->num_operands != 1 ||
+      !bt || bt->num_operands != n)
+    return status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: the regions do not take and "
+                     "return the %u carried values (cond: one tensor<i1>)", n);
+  const hlo_value *flag = ct->operands[0];
+  if (flag->type->kind != TYPE_TENSOR || type_num_elements(flag->type) != 1)
+    return status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: cond must return one tensor<i1>");
+  enum { SMALL = 16 };
+  tensor *cur_small[2 * SMALL];
+  bool reused_small[SMALL];
+  size_t nn = n ? n : 1;
+  tensor **cur = n <= SMALL ? cur_small : calloc(2 * nn, sizeof *cur);
+  bool *reused = n <= SMALL ? reused_small : calloc(nn, sizeof *reused);
+  if (!cur || !reused) {
+    if (cur != cur_small) free(cur);
+    if (reused != reused_small) free(reused);
+    return cpu_oom();
+  }
+  tensor **nx = cur + nn;
+  for (uint32_t i = 0; i < n; i++) cur[i] = NULL; /* released on an error below */
   hlo_status st = NULL;
   for (uint32_t i = 0; i < n && !st; i++) {
     if (steals(x, s, i, in[i])) {
@@ -170,33 +330,32 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
     st = unborrow(&cur[i], &s->op->loc);
   }
   while (!st) {
-    tensor **c = NULL, **next = NULL;
-    uint32_t nc = 0, nn = 0;
-    st = cpu_run_program(x, s->sub[0], cur, n, &c, &nc);
-    if (st) break;
-    bool go = nc == 1 && c[0]->type->kind == TYPE_TENSOR && c[0]->num_elems == 1 &&
-              elem_get_i64(c[0]->type->dtype, c[0]->data, 0) != 0;
-    if (nc != 1 || c[0]->type->kind != TYPE_TENSOR || c[0]->num_elems != 1)
-      st = status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: cond must return one tensor<i1>");
-    release_all(c, nc);
-    free(c);
+    bool go = false;
+    bind_args(x, pc, cur);
+    st = run_steps(x, s->sub[0]);
+    if (!st) st = cond_value(x, s, flag, &go);
+    release_owned(x, pc);
     if (st || !go) break;
-    st = cpu_run_program(x, s->sub[1], cur, n, &next, &nn);
-    if (!st && nn != n)
-      st = status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: the body returned %u values, "
-                     "expected %u", nn, n);
+    bind_args(x, pb, cur);
+    st = run_steps(x, s->sub[1]);
+    uint32_t made = 0;
+    for (; made < n && !st; made++)
+      st = next_carried(x, s, pb->block, made, cur, nx, &reused[made]);
+    release_owned(x, pb);
     if (st) {
-      release_all(next, nn);
-      free(next);
+      for (uint32_t i = 0; i < made; i++)
+        if (!reused[i]) tensor_release(nx[i]);
       break;
     }
-    release_all(cur, n);
-    free(cur);
-    cur = next;
+    for (uint32_t i = 0; i < n; i++) {
+      if (!reused[i]) tensor_release(cur[i]);
+      cur[i] = nx[i];
+    }
   }
   if (st) release_all(cur, n);
   else memcpy(out, cur, n * sizeof *out);
-  free(cur);
+  if (cur != cur_small) free(cur);
+  if (reused != reused_small) free(reused);
   return st;
 }
 
@@ -244,25 +403,10 @@ static hlo_status run_alias_step(cpu_exec *x, const step *s, tensor **out) {
   return out[0] ? NULL : cpu_oom();
 }
 
-static hlo_status run_step(cpu_exec *x, const step *s) {
-  enum { SMALL = 16 };
-  tensor *in_small[SMALL], *out_small[SMALL] = {0};
-  bool wrapped_small[SMALL] = {0};
-  void *buf_small[2 * SMALL];
-  tensor **in = s->nin <= SMALL ? in_small : calloc(s->nin, sizeof *in);
-  bool *wrapped = s->nin <= SMALL ? wrapped_small : calloc(s->nin, sizeof *wrapped);
-  tensor **out = s->nout <= SMALL ? out_small : calloc(s->nout, sizeof *out);
-  void **bufs = s->nin + s->nout <= 2 * SMALL ? buf_small : calloc(s->nin + s->nout, sizeof *bufs);
-  hlo_status st = in && out && bufs && wrapped ? NULL : cpu_oom();
-  if (!st) {
-    switch (s->kind) {
-    case STEP_INTERP: st = run_interp_step(x, s, in, wrapped, out); break;
-    case STEP_WHILE: case STEP_CASE: st = run_control_step(x, s, in, wrapped, out); break;
-    case STEP_ALIAS: st = run_alias_step(x, s, out); break;
-    default: st = run_native_step(x, s, bufs, out); break;
-    }
-  }
-  for (uint32_t i = 0; out && i < s->nout; i++) {
+/* Binds the outputs out[0..nout) of step s (a NULL one: none) to their
+ * values, or releases them after an error. */
+static void store_outputs(cpu_exec *x, const step *s, tensor **out, hlo_status st) {
+  for (uint32_t i = 0; i < s->nout; i++) {
     uint32_t id = s->out[i]->id;
     if (!st && id < x->nvals && out[i]) {
       tensor_release(x->vals[id]);
@@ -271,6 +415,36 @@ static hlo_status run_step(cpu_exec *x, const step *s) {
       tensor_release(out[i]);
     }
   }
+}
+
+static hlo_status run_step(cpu_exec *x, const step *s) {
+  enum { SMALL = 16 };
+  tensor *in_small[SMALL], *out_small[SMALL];
+  bool wrapped_small[SMALL];
+  void *buf_small[2 * SMALL];
+  hlo_status st;
+  if (step_is_native(s->kind) && s->nin + s->nout <= 2 * SMALL && s->nout <= SMALL) {
+    /* the common case, per iteration of a loop: nothing to clear or free */
+    st = run_native_step(x, s, buf_small, out_small);
+    store_outputs(x, s, out_small, st);
+    return st;
+  }
+  tensor **in = s->nin <= SMALL ? in_small : calloc(s->nin, sizeof *in);
+  bool *wrapped = s->nin <= SMALL ? wrapped_small : calloc(s->nin, sizeof *wrapped);
+  tensor **out = s->nout <= SMALL ? out_small : calloc(s->nout, sizeof *out);
+  void **bufs = s->nin + s->nout <= 2 * SMALL ? buf_small : calloc(s->nin + s->nout, sizeof *bufs);
+  st = in && out && bufs && wrapped ? NULL : cpu_oom();
+  for (uint32_t i = 0; out == out_small && i < s->nout; i++) out[i] = NULL;
+  for (uint32_t i = 0; wrapped == wrapped_small && i < s->nin; i++) wrapped[i] = false;
+  if (!st) {
+    switch (s->kind) {
+    case STEP_INTERP: st = run_interp_step(x, s, in, wrapped, out); break;
+    case STEP_WHILE: case STEP_CASE: st = run_control_step(x, s, in, wrapped, out); break;
+    case STEP_ALIAS: st = run_alias_step(x, s, out); break;
+    default: st = run_native_step(x, s, bufs, out); break;
+    }
+  }
+  if (out) store_outputs(x, s, out, st);
   if (in != in_small) free(in);
   if (wrapped != wrapped_small) free(wrapped);
   if (out != out_small) free(out);
@@ -458,33 +632,22 @@ static hlo_status make_arenas(cpu_exec *x) {
 
 /* Releases the values program p owns (its run is over). */
 static void release_owned(cpu_exec *x, const program *p) {
-  for (uint32_t i = 0; i < p->nowned; i++) {
-    uint32_t id = p->owned[i];
-    tensor_release(x->vals[id]);
-    x->vals[id] = NULL;
-  }
+  for (uint32_t i = 0; i < p->nowned; i++) drop_val(x, p->owned[i]);
 }
 
-hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32_t nargs,
-                           tensor ***out, uint32_t *nout) {
-  *out = NULL;
-  *nout = 0;
+/* Runs the steps of program pi (its arguments bound), each followed by
+ * the frees after it; --check and the profile per step. On an error the
+ * values made so far stay bound (release_owned drops them). */
+static hlo_status run_steps(cpu_exec *x, uint32_t pi) {
   program *p = &x->progs[pi];
-  const hlo_block *blk = p->block;
-  if (nargs != blk->num_args)
-    return status_new(HLO_INTERNAL, "cpu executable: program %u takes %u arguments, got %u", pi,
-                      blk->num_args, nargs);
-  if (pi == 0) HLO_TRY(make_arenas(x));
-  for (uint32_t i = 0; i < nargs; i++) {
-    uint32_t id = blk->args[i].id;
-    if (id < x->nvals) {
-      tensor_release(x->vals[id]);
-      x->vals[id] = tensor_retain(args[i]);
-    }
-  }
   hlo_status st = NULL;
   for (uint32_t s = 0; s < p->nsteps && !st; s++) {
     step *q = &p->steps[s];
+    if (!x->profile && !x->check) {
+      st = run_step(x, q);
+      for (uint32_t i = 0; i < q->nfree && !st; i++) drop_val(x, q->free_ids[i]);
+      continue;
+    }
     double t0 = x->profile ? cpu_now_ms() : 0;
     tensor **want = NULL;
     if (x->check && step_is_native(q->kind)) st = check_reference(x, q, &want);
@@ -500,11 +663,23 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
       q->prof_ms += cpu_now_ms() - t0;
       q->prof_runs++;
     }
-    for (uint32_t i = 0; i < q->nfree && !st; i++) {
-      tensor_release(x->vals[q->free_ids[i]]);
-      x->vals[q->free_ids[i]] = NULL;
-    }
+    for (uint32_t i = 0; i < q->nfree && !st; i++) drop_val(x, q->free_ids[i]);
   }
+  return st;
+}
+
+hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32_t nargs,
+                           tensor ***out, uint32_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  program *p = &x->progs[pi];
+  const hlo_block *blk = p->block;
+  if (nargs != blk->num_args)
+    return status_new(HLO_INTERNAL, "cpu executable: program %u takes %u arguments, got %u", pi,
+                      blk->num_args, nargs);
+  if (pi == 0) HLO_TRY(make_arenas(x));
+  bind_args(x, p, args);
+  hlo_status st = run_steps(x, pi);
   const hlo_op *term = blk->last;
   uint32_t nr = term ? term->num_operands : 0;
   tensor **res = NULL;
@@ -537,7 +712,7 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
 
 void cpu_clear_vals(cpu_exec *x) {
   for (uint32_t i = 0; x->vals && i < x->nvals; i++) {
-    tensor_release(x->vals[i]);
+    if (!x->home || x->home[i] != HOME_ARG) tensor_release(x->vals[i]);
     x->vals[i] = NULL;
   }
 }
@@ -585,7 +760,6 @@ static const char *step_kind_name(const step *p) {
   case STEP_CONV: return "conv";
   case STEP_WINDOW: return "window";
   case STEP_SORT: return "sort";
-  case STEP_FILL: return "fill";
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
   case STEP_ALIAS: return "alias";

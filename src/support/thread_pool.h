@@ -7,9 +7,10 @@
  * publishes one job; the caller and the workers claim its chunks (an atomic
  * counter, so a worker the OS schedules late costs nothing: the others take
  * its chunks) and the call returns when every chunk has run. Workers sleep
- * on a condition variable between jobs (they never spin while idle, so a
+ * on a condition variable between jobs (they do not spin while idle, so a
  * BLAS library's own threads running between two kernels are not competed
- * with).
+ * with; a bounded spin before sleeping can be compiled in for measurement,
+ * -DTHREAD_POOL_SPIN_NS=N: see thread_pool.c and bench/RUNTIME.md).
  *
  * Re-entrancy (decided: INLINE, never queue, never deadlock): a call made
  * while the pool is running another job — from inside a chunk (nesting), or
@@ -18,8 +19,9 @@
  * one thread always runs inline.
  *
  * The process-wide pool (thread_pool_global) is created on first use with
- * $HLO_NUM_THREADS threads (an integer >= 1; 1 = no workers), else the
- * number of online cores, capped at THREAD_POOL_MAX_THREADS; its workers
+ * $HLO_NUM_THREADS threads (an integer from 1 to THREAD_POOL_MAX_THREADS;
+ * 1 = no workers; anything else: a warning), else the number of online
+ * cores, capped at THREAD_POOL_MAX_THREADS; its workers
  * start then (lazily, once) and are stopped and joined at exit.
  *
  * After fork() the child has no workers: its calls run inline, touching
@@ -32,6 +34,7 @@
  * every function may be called from any thread at any time, but destroy. */
 #ifndef HLO_SUPPORT_THREAD_POOL_H
 #define HLO_SUPPORT_THREAD_POOL_H
+#include <stddef.h>
 #include <stdint.h>
 
 #define THREAD_POOL_MAX_THREADS 256
@@ -56,9 +59,21 @@ void thread_pool_destroy(thread_pool *p);
  * started it is a pool of one thread). Lent. */
 thread_pool *thread_pool_global(void);
 /* The number of threads HLO_NUM_THREADS asks for (or the online cores when
- * it is unset or not an integer >= 1), read once. Used for the size of
- * the global pool and for the number of compiler processes run at once. */
+ * it is unset or empty), read once. Used for the size of the global pool
+ * and for the number of compiler processes run at once. A value that is
+ * not a thread count (thread_pool_parse_threads) is not silently ignored:
+ * a warning naming the variable and the value goes to stderr, once, and
+ * the online cores are used (as an unusable HLO_CACHE_DIR never fails a
+ * run either). */
 int thread_pool_default_threads(void);
+
+/* The thread count that HLO_NUM_THREADS value `s` asks for: a decimal
+ * integer from 1 to THREAD_POOL_MAX_THREADS, digits only ("4"; not " 4",
+ * "+4", "4x", "0", "-3", "abc", "99999999999"). NULL or "" gives
+ * `fallback` silently; any other value gives `fallback` and, in
+ * why[0..nwhy) (may be NULL), the warning's text, naming the variable and
+ * the value (why[0] is 0 when the value is good). */
+int thread_pool_parse_threads(const char *s, int fallback, char *why, size_t nwhy);
 
 /* Threads of `p`, the caller included (1 for NULL). */
 int thread_pool_num_threads(const thread_pool *p);

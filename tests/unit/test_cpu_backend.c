@@ -6,7 +6,8 @@
  * alone); a small kernel runs inline; two kernels that differ only in their
  * name are compiled once (the module's source defines one) and both launch;
  * many kernels split into several translation units (dumped one file
- * each); a bad kernel index is an error. Kernels come from StableHLO text
+ * each); a compiler error names its kernel and
+ * is located at the kernel's op; a bad kernel index is an error. Kernels come from StableHLO text
  * through lower_fusion. The cache folder is a fresh temporary one.
  *
  * When no C compiler can be started the tests print "skipped" with the
@@ -212,6 +213,20 @@ TEST(units_and_dumps) {
     int bad = 0;
     for (int i = 0; i < 16; i++) bad += x[i] != want[i];
     CHECK_EQ_INT(bad, 0);
+    /* a compiler error inside kernel ku5 (its name defined away) names it
+       and points at its fusion's op in the program */
+    backend_module *mod2 = NULL;
+    setenv("HLO_CC_FLAGS", "-Dku5=5", 1);
+    st = be->compile((const kernel *const *)ks, (uint32_t)nk, NULL, &mod2);
+    unsetenv("HLO_CC_FLAGS");
+    CHECK(st && mod2 == NULL);
+    if (st) {
+      CHECK(strstr(hlo_status_message(st), "kernel ku5 (the fusion here)") != NULL);
+      CHECK(status_loc(st) && status_loc(st)->line == ks[5]->loc.line &&
+            ks[5]->loc.line > 1);
+      CHECK(status_file(st) && !strcmp(status_file(st), "units"));
+    }
+    hlo_status_free(st);
   }
   be->module_destroy(mod);
   for (int i = 0; i < nk; i++) kernel_destroy(ks[i]);

@@ -241,7 +241,7 @@ TEST(elementwise_bit_exact) {
       "func.func @main(%x: tensor<4x9xf32>, %y: tensor<9x4xf32>, %h: tensor<4x9xbf16>, %q: tensor<4x9xi32>) "
       "-> (tensor<4x9xf32>, tensor<4x9xbf16>, tensor<36xi32>, tensor<4x18xf32>, tensor<4x9xi1>) {\n"
       "  %t = stablehlo.transpose %y, dims = [1, 0] : (tensor<9x4xf32>) -> tensor<4x9xf32>\n"
-      "  %0 = stablehlo.tanh %x : tensor<4x9xf32>\n"
+      "  %0 = stablehlo.sine %x : tensor<4x9xf32>\n"
       "  %1 = stablehlo.multiply %0, %t : tensor<4x9xf32>\n"
       "  %2 = stablehlo.exponential %h : tensor<4x9xbf16>\n"
       "  %3 = stablehlo.reshape %q : (tensor<4x9xi32>) -> tensor<36xi32>\n"
@@ -313,7 +313,7 @@ TEST(control_flow_programs) {
       "          stablehlo.return %lt2 : tensor<i1>\n"
       "        } do {\n"
       "          %m = stablehlo.multiply %b, %s : tensor<4xf32>\n"
-      "          %h = stablehlo.tanh %m : tensor<4xf32>\n"
+      "          %h = stablehlo.sine %m : tensor<4xf32>\n"
       "          %j1 = stablehlo.add %j, %c1 : tensor<i32>\n"
       "          stablehlo.return %j1, %h : tensor<i32>, tensor<4xf32>\n"
       "        }\n"
@@ -339,6 +339,39 @@ TEST(control_flow_programs) {
       "}\n";
   expect_stats want = {10, 0, 0, 4, 0};
   run_both("control", text, 0, 0, &want);
+}
+
+TEST(while_carried_values_move_between_slots) {
+  /* how a body's results become the next carried values: a value passed
+   * to another slot (the old %a goes on as %b while %a's slot gets a new
+   * value: it must not be written over in place), the same value in two
+   * slots, a captured constant, a cond that returns its argument; the
+   * entry's arguments (lent, never written) returned as they are */
+  static const char *text =
+      "func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>, %n: tensor<i32>) -> (tensor<i32>, "
+      "tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<4xf32>, "
+      "tensor<4xf32>) {\n"
+      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %t = stablehlo.constant dense<true> : tensor<i1>\n"
+      "  %k = stablehlo.constant dense<1.5> : tensor<4xf32>\n"
+      "  %0:7 = stablehlo.while(%i = %c0, %a = %x, %b = %y, %d = %x, %e = %k, %go = %t, %f = %y) "
+      ": tensor<i32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i1>, "
+      "tensor<4xf32>\n"
+      "    cond {\n"
+      "      stablehlo.return %go : tensor<i1>\n"
+      "    } do {\n"
+      "      %i1 = stablehlo.add %i, %c1 : tensor<i32>\n"
+      "      %a2 = stablehlo.multiply %a, %b : tensor<4xf32>\n"
+      "      %g = stablehlo.compare LT, %i1, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      %dd = stablehlo.add %d, %e : tensor<4xf32>\n"
+      "      stablehlo.return %i1, %a2, %a, %dd, %k, %g, %dd : tensor<i32>, tensor<4xf32>, "
+      "tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<4xf32>\n"
+      "    }\n"
+      "  return %0#0, %0#1, %0#2, %0#3, %0#4, %0#5, %0#6, %x : tensor<i32>, tensor<4xf32>, "
+      "tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i1>, tensor<4xf32>, tensor<4xf32>\n"
+      "}\n";
+  run_both("while_moves", text, 0, 0, NULL);
 }
 
 TEST(compile_options_cost_and_memory_through_the_api) {

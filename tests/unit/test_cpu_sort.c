@@ -53,7 +53,7 @@ static void make_module(char *out, size_t size, uint32_t nops, const char *const
   char tt[4][64], args[512] = "", targs[256] = "", tres[256] = "", rets[64] = "", bb[512] = "";
   for (uint32_t k = 0; k < nops; k++) {
     snprintf(tt[k], sizeof tt[k], "tensor<%sx%s>", dims, types[k]);
-    char a[160];
+    char a[320];
     snprintf(a, sizeof a, "%s%%x%u: %s", k ? ", " : "", k, tt[k]);
     strcat(args, a);
     snprintf(a, sizeof a, "%s%s", k ? ", " : "", tt[k]);

@@ -6,16 +6,25 @@
  * unloadable entry are recompiled and replaced; an unwritable folder
  * compiles uncached without an error; two processes compiling the same
  * source at once both succeed and leave one entry and no temporary file;
- * several units compile concurrently.
+ * several units compile concurrently; notes (and the compiler's version
+ * note: a second process runs no `cc --version`); stale
+ * temporaries (of dead processes, or over an hour old) are swept, those of
+ * live ones kept, and an interrupted run leaves nothing that the next
+ * process's first compile does not remove; HLO_CC with flags ("CC -DX=1");
+ * a compiler error or a load failure names the kernel (and its location).
  *
  * When no C compiler can be started the JIT tests print "skipped" with the
  * reason and pass. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernel_cache.h"
@@ -86,12 +95,13 @@ static void source_of(char *buf, size_t cap, const char *name, int value) {
            name, value);
 }
 
-/* Compiles and runs the kernel; its stored value, or -1 on an error. */
-static int compile_run(const char *source, const char *name) {
+/* Compiles with `cc` and runs the kernel; its stored value, or -1 on an
+ * error. */
+static int compile_run_cc(const char *source, const char *name, const char *cc) {
   const char *names[] = {name};
   cpu_kernel_fn fn = NULL;
   cpu_jit *j = NULL;
-  hlo_status st = cpu_jit_compile(source, wrapper, NULL, names, 1, &fn, &j);
+  hlo_status st = cpu_jit_compile(source, cc, NULL, names, 1, &fn, &j);
   if (st) {
     hlo_status_print(st, stderr);
     hlo_status_free(st);
@@ -102,6 +112,10 @@ static int compile_run(const char *source, const char *name) {
   fn(bufs, 0, 1);
   cpu_jit_destroy(j);
   return v;
+}
+
+static int compile_run(const char *source, const char *name) {
+  return compile_run_cc(source, name, wrapper);
 }
 
 static void use_dir(const char *sub, char out[KERNEL_CACHE_PATH_MAX]) {
@@ -209,13 +223,13 @@ TEST(hit_miss_and_source_change) {
   CHECK_EQ_INT(count_files(dir, ".tmp", ""), 0);
 }
 
-/* The one entry of `dir` (path into out), or false. */
+/* The one entry (KEY.so) of `dir` (path into out), or false. */
 static bool the_entry(const char *dir, char out[KERNEL_CACHE_PATH_MAX]) {
   DIR *d = opendir(dir);
   struct dirent *e;
   int n = 0;
   while (d && (e = readdir(d)))
-    if (e->d_name[0] != '.') {
+    if (e->d_name[0] != '.' && strstr(e->d_name, ".so")) {
       snprintf(out, KERNEL_CACHE_PATH_MAX, "%s/%s", dir, e->d_name);
       n++;
     }
@@ -370,6 +384,373 @@ TEST(units_compile_concurrently) {
     hlo_status_free(st);
   }
   CHECK_EQ_INT(count_files(dir, ".tmp", ""), 0);
+}
+
+/* Sets the modification time of `path` to `age` seconds ago. */
+static void make_aged_keep(const char *path, double age) {
+  struct timeval tv[2];
+  gettimeofday(&tv[0], NULL);
+  tv[0].tv_sec -= (time_t)age;
+  tv[1] = tv[0];
+  utimes(path, tv);
+}
+
+TEST(notes) {
+  setup();
+  char dir[KERNEL_CACHE_PATH_MAX], buf[64];
+  use_dir("notes", dir);
+  CHECK(kernel_cache_dir(dir));
+  const char *parts[] = {"note"};
+  char key[KERNEL_CACHE_KEY_HEX];
+  kernel_cache_key(parts, 1, key);
+  CHECK(!kernel_cache_read_note(dir, key, 0, buf, sizeof buf));
+  kernel_cache_write_note(dir, key, "gcc (Debian 12.2.0-14) 12.2.0");
+  CHECK(kernel_cache_read_note(dir, key, 0, buf, sizeof buf));
+  CHECK_STR(buf, "gcc (Debian 12.2.0-14) 12.2.0");
+  kernel_cache_write_note(dir, key, "second");
+  CHECK(kernel_cache_read_note(dir, key, 0, buf, sizeof buf));
+  CHECK_STR(buf, "second");
+  CHECK(!kernel_cache_read_note(dir, key, 0, buf, 4)); /* cut short: absent */
+  kernel_cache_write_note(dir, key, "two\nlines");  /* refused: the old one stays */
+  CHECK(kernel_cache_read_note(dir, key, 0, buf, sizeof buf));
+  CHECK_STR(buf, "second");
+  char p[KERNEL_CACHE_PATH_MAX + 64];
+  snprintf(p, sizeof p, "%s/%s.note", dir, key);
+  /* an old note is absent to a reader that wants it fresher */
+  make_aged_keep(p, 7200);
+  CHECK(!kernel_cache_read_note(dir, key, 3600, buf, sizeof buf));
+  CHECK(kernel_cache_read_note(dir, key, 0, buf, sizeof buf));
+  CHECK(kernel_cache_read_note(dir, key, 10000, buf, sizeof buf));
+  FILE *f = fopen(p, "w");  /* damaged: no final newline */
+  if (f) {
+    fputs("half", f);
+    fclose(f);
+  }
+  CHECK(!kernel_cache_read_note(dir, key, 0, buf, sizeof buf));
+  CHECK_EQ_INT(count_files(dir, ".tmp", ""), 0);
+}
+
+/* A pid that no process has now (a child that exited and was reaped). */
+static long dead_pid(void) {
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  int ws;
+  waitpid(p, &ws, 0);
+  return (long)p;
+}
+
+/* Makes file (or folder) `path`, modified `age` seconds ago. */
+static void make_aged(const char *path, bool folder, double age) {
+  if (folder) {
+    mkdir(path, 0700);
+    char f[600];
+    snprintf(f, sizeof f, "%s/u0.c", path);
+    FILE *x = fopen(f, "w");
+    if (x) fclose(x);
+  } else {
+    FILE *x = fopen(path, "w");
+    if (x) fclose(x);
+  }
+  make_aged_keep(path, age);
+}
+
+static bool exists(const char *path) { return access(path, F_OK) == 0; }
+
+TEST(sweep_stale_temporaries) {
+  setup();
+  char dir[KERNEL_CACHE_PATH_MAX];
+  use_dir("sweep", dir);
+  CHECK(kernel_cache_dir(dir));
+  long dead = dead_pid(), self = (long)getpid();
+  const char *key = "0123456789abcdef0123456789abcdef";
+  char dead_old[5000], dead_new[5000], live_old[5000], live_new[5000], entry[5000], other[5000];
+  snprintf(dead_old, sizeof dead_old, "%s/.tmp-%s-%ld-0-1.so", dir, key, dead);
+  snprintf(dead_new, sizeof dead_new, "%s/.tmp-%s-%ld-1-1.so", dir, key, dead);
+  snprintf(live_old, sizeof live_old, "%s/.tmp-%s-%ld-2-1.so", dir, key, self);
+  snprintf(live_new, sizeof live_new, "%s/.tmp-%s-%ld-3-1.so", dir, key, self);
+  snprintf(entry, sizeof entry, "%s/%s.so", dir, key);
+  snprintf(other, sizeof other, "%s/.tmp-not-ours", dir);
+  make_aged(dead_old, false, KERNEL_CACHE_DEAD_GRACE_S + 60);
+  make_aged(dead_new, false, 5);
+  make_aged(live_old, false, KERNEL_CACHE_STALE_S + 60);
+  make_aged(live_new, false, 5);
+  make_aged(entry, false, 10 * KERNEL_CACHE_STALE_S);
+  make_aged(other, false, 10 * KERNEL_CACHE_STALE_S);
+  kernel_cache_sweep(dir);
+  CHECK(!exists(dead_old));  /* its process is gone */
+  CHECK(exists(dead_new));   /* in its grace time */
+  CHECK(!exists(live_old));  /* over an hour old */
+  CHECK(exists(live_new));
+  CHECK(exists(entry));      /* entries are never swept */
+  CHECK(exists(other));      /* not a name the cache makes */
+  /* the JIT's temporaries in TMPDIR */
+  char tmp[600], p[8][700];
+  snprintf(tmp, sizeof tmp, "%s/sweep-tmp", root);
+  mkdir(tmp, 0700);
+  snprintf(p[0], sizeof p[0], "%s/hlo-jit-%ld-aaaaaa", tmp, dead);   /* dead, past grace */
+  snprintf(p[1], sizeof p[1], "%s/hlo-jit-%ld-bbbbbb", tmp, dead);   /* dead, fresh */
+  snprintf(p[2], sizeof p[2], "%s/hlo-jit-%ld-cccccc", tmp, self);   /* live, fresh */
+  snprintf(p[3], sizeof p[3], "%s/hlo-jit-dddddd", tmp);             /* old layout, a folder */
+  snprintf(p[4], sizeof p[4], "%s/hlo-jit-eeeeee", tmp);             /* old layout, fresh */
+  snprintf(p[5], sizeof p[5], "%s/hlo-ccver-%ld-ffffff", tmp, dead); /* dead, past grace */
+  snprintf(p[6], sizeof p[6], "%s/other-file", tmp);
+  make_aged(p[0], false, CPU_JIT_DEAD_GRACE_S + 30);
+  make_aged(p[1], false, 1);
+  make_aged(p[2], false, CPU_JIT_DEAD_GRACE_S + 30);
+  make_aged(p[3], true, CPU_JIT_STALE_S + 60);
+  make_aged(p[4], true, 1);
+  make_aged(p[5], false, CPU_JIT_DEAD_GRACE_S + 30);
+  make_aged(p[6], false, 10 * CPU_JIT_STALE_S);
+  cpu_jit_sweep_temporaries(tmp);
+  CHECK(!exists(p[0]));
+  CHECK(exists(p[1]));
+  CHECK(exists(p[2]));
+  CHECK(!exists(p[3]));
+  CHECK(exists(p[4]));
+  CHECK(!exists(p[5]));
+  CHECK(exists(p[6]));
+}
+
+TEST(compiler_command_with_flags) {
+  setup();
+  if (!have_cc()) return;
+  char dir[KERNEL_CACHE_PATH_MAX], cmd[600];
+  use_dir("ccflags", dir);
+  const char *src =
+      "#include <stdint.h>\nvoid kc_f(void *const *bufs, int64_t b, int64_t e) {\n"
+      "  (void)b; (void)e; ((int *)bufs[0])[0] = HLO_TEST_VALUE;\n}\n";
+  const char *names[] = {"kc_f"};
+  for (int v = 77; v <= 78; v++) {
+    /* the words after the first are flags; the command is in the key, so
+       the second is a miss that gives 78, not the first's entry */
+    snprintf(cmd, sizeof cmd, "%s  -DHLO_TEST_VALUE=%d", wrapper, v);
+    cpu_kernel_fn fn = NULL;
+    cpu_jit *j = NULL;
+    hlo_status st = cpu_jit_compile(src, cmd, NULL, names, 1, &fn, &j);
+    CHECK(st == NULL && fn != NULL);
+    if (st) {
+      hlo_status_print(st, stderr);
+      hlo_status_free(st);
+      continue;
+    }
+    int x = 0;
+    void *bufs[] = {&x};
+    fn(bufs, 0, 1);
+    CHECK_EQ_INT(x, v);
+    cpu_jit_destroy(j);
+  }
+  CHECK_EQ_INT(count_files(dir, "", ".so") - count_files(dir, ".", ".so"), 2);
+  cpu_kernel_fn fn = NULL;
+  cpu_jit *j = NULL;
+  hlo_status st = cpu_jit_compile(src, "   ", NULL, names, 1, &fn, &j);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT && j == NULL);
+  hlo_status_free(st);
+}
+
+TEST(errors_name_the_kernel) {
+  setup();
+  if (!have_cc()) return;
+  char dir[KERNEL_CACHE_PATH_MAX];
+  use_dir("errors", dir);
+  /* two kernels in one unit, the second broken on line 6 */
+  const char *src =
+      "#include <stdint.h>\n"                                                     /* 1 */
+      "void kc_ok(void *const *bufs, int64_t b, int64_t e) {\n"                   /* 2 */
+      "  (void)b; (void)e; ((int *)bufs[0])[0] = 1;\n"                            /* 3 */
+      "}\n"                                                                        /* 4 */
+      "void kc_bad(void *const *bufs, int64_t b, int64_t e) {\n"                  /* 5 */
+      "  (void)b; (void)e; ((int *)bufs[0])[0] = not_declared;\n"                 /* 6 */
+      "}\n";
+  const char *names[] = {"kc_ok", "kc_bad"};
+  hlo_loc l0 = {.line = 11, .col = 3}, l1 = {.line = 12, .col = 5};
+  const hlo_loc *locs[] = {&l0, &l1};
+  const uint32_t lines[] = {2, 5};
+  cpu_kernel_fn fns[2] = {0};
+  cpu_jit_unit u = {.source = src, .names = names, .n = 2, .fns = fns, .locs = locs,
+                    .lines = lines};
+  cpu_jit *j = NULL;
+  hlo_status st = cpu_jit_compile_units(&u, 1, wrapper, NULL, &j);
+  CHECK(st && j == NULL);
+  if (st) {
+    CHECK(strstr(hlo_status_message(st), "failed") != NULL);
+    CHECK(strstr(hlo_status_message(st), "kernel kc_bad") != NULL);
+    CHECK(strstr(hlo_status_message(st), "not_declared") != NULL);
+    CHECK(status_loc(st) && status_loc(st)->line == 12 && status_loc(st)->col == 5);
+    hlo_status_free(st);
+  }
+  /* without lines: the unit as a whole */
+  u.lines = NULL;
+  st = cpu_jit_compile_units(&u, 1, wrapper, NULL, &j);
+  CHECK(st && strstr(hlo_status_message(st), "one of the 2 kernels kc_ok ... kc_bad"));
+  hlo_status_free(st);
+  /* compiles, but does not load: an undefined function (the link allows it,
+     dlopen's RTLD_NOW does not) */
+  const char *src2 =
+      "#include <stdint.h>\nvoid hlo_test_missing_fn(void);\n"
+      "void kc_load(void *const *bufs, int64_t b, int64_t e) {\n"
+      "  (void)bufs; (void)b; (void)e; hlo_test_missing_fn();\n}\n";
+  const char *names2[] = {"kc_load"};
+  const hlo_loc *locs2[] = {&l0};
+  cpu_jit_unit u2 = {.source = src2, .names = names2, .n = 1, .fns = fns, .locs = locs2};
+  st = cpu_jit_compile_units(&u2, 1, wrapper, NULL, &j);
+  CHECK(st && j == NULL);
+  if (st) {
+    CHECK(strstr(hlo_status_message(st), "cannot load") != NULL);
+    CHECK(strstr(hlo_status_message(st), "kernel kc_load") != NULL);
+    CHECK(strstr(hlo_status_message(st), "hlo_test_missing_fn") != NULL);
+    CHECK(status_loc(st) && status_loc(st)->line == 11);
+    hlo_status_free(st);
+  }
+  /* a symbol the unit should define but does not */
+  const char *names3[] = {"kc_ok", "kc_absent"};
+  cpu_jit_unit u3 = {.source = "#include <stdint.h>\nvoid kc_ok(void *const *b, int64_t x, "
+                               "int64_t y) { (void)b; (void)x; (void)y; }\n",
+                     .names = names3, .n = 2, .fns = fns, .locs = locs};
+  st = cpu_jit_compile_units(&u3, 1, wrapper, NULL, &j);
+  CHECK(st && strstr(hlo_status_message(st), "lacks kernel kc_absent"));
+  CHECK(st && status_loc(st) && status_loc(st)->line == 12);
+  hlo_status_free(st);
+  CHECK_EQ_INT(count_files(dir, ".tmp", ""), 0);
+}
+
+/* Run in a fresh process (the test binary re-executed with
+ * HLO_KC_TEST_COMPILE set): one compile, its first, which sweeps. Exits 0
+ * when the kernel stores 7. */
+__attribute__((constructor(200))) static void compile_child(void) {
+  if (!getenv("HLO_KC_TEST_COMPILE")) return;
+  char src[512];
+  source_of(src, sizeof src, "kc_child", 7);
+  const char *names[] = {"kc_child"};
+  cpu_kernel_fn fn = NULL;
+  cpu_jit *j = NULL;
+  hlo_status st = cpu_jit_compile(src, NULL, NULL, names, 1, &fn, &j);
+  int v = 0;
+  void *bufs[] = {&v};
+  if (!st) fn(bufs, 0, 1);
+  if (st) hlo_status_print(st, stderr);
+  _exit(!st && v == 7 ? 0 : 1);
+}
+
+/* Runs the test binary again with HLO_KC_TEST_COMPILE (compile_child) and
+ * the given TMPDIR and HLO_CC; whether it exited 0. */
+static bool run_child(const char *tmpdir, const char *cc) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return false;
+  self[n] = 0;
+  fflush(NULL);
+  pid_t b = fork();
+  if (b == 0) {
+    if (tmpdir) setenv("TMPDIR", tmpdir, 1);
+    setenv("HLO_CC", cc, 1);
+    setenv("HLO_KC_TEST_COMPILE", "1", 1);
+    execl(self, self, (char *)NULL);
+    _exit(127);
+  }
+  int ws = 0;
+  return b > 0 && waitpid(b, &ws, 0) == b && WIFEXITED(ws) && WEXITSTATUS(ws) == 0;
+}
+
+TEST(version_note_spares_a_process) {
+  setup();
+  if (!have_cc()) return;
+  if (access("/proc/self/exe", F_OK) != 0) {
+    printf("version_note_spares_a_process: skipped (no /proc/self/exe)\n");
+    return;
+  }
+  char dir[KERNEL_CACHE_PATH_MAX], vw[600], vlog[600];
+  use_dir("version", dir);
+  snprintf(vlog, sizeof vlog, "%s/versions", root);
+  snprintf(vw, sizeof vw, "%s/cc-version-count.sh", root);
+  FILE *f = fopen(vw, "w");
+  if (!f) return;
+  fprintf(f, "#!/bin/sh\nfor a; do [ \"$a\" = --version ] && echo x >> '%s'; done\nexec %s \"$@\"\n",
+          vlog, getenv("HLO_CC") && *getenv("HLO_CC") ? getenv("HLO_CC") : "cc");
+  fclose(f);
+  chmod(vw, 0755);
+  /* two fresh processes, one compiler: `--version` runs once, the second
+     process (a cache hit) starts no process at all */
+  CHECK(run_child(NULL, vw));
+  CHECK(run_child(NULL, vw));
+  int n = 0, c;
+  FILE *l = fopen(vlog, "r");
+  while (l && (c = fgetc(l)) != EOF) n += c == '\n';
+  if (l) fclose(l);
+  CHECK_EQ_INT(n, 1);
+  CHECK_EQ_INT(count_files(dir, "", ".note"), 1);
+}
+
+TEST(interrupted_run_is_swept) {
+  setup();
+  if (!have_cc()) return;
+  char dir[KERNEL_CACHE_PATH_MAX], tmp[600], slow[600], pidf[600];
+  use_dir("interrupted", dir);
+  CHECK(kernel_cache_dir(dir));
+  snprintf(tmp, sizeof tmp, "%s/intr-tmp", root);
+  mkdir(tmp, 0700);
+  snprintf(pidf, sizeof pidf, "%s/slow.pid", root);
+  snprintf(slow, sizeof slow, "%s/cc-slow.sh", root);
+  FILE *f = fopen(slow, "w");
+  if (!f) return;
+  /* a compiler that, asked to compile, says where it is, then hangs */
+  fprintf(f,
+          "#!/bin/sh\ncase \" $* \" in *\" -shared \"*) echo $$ > '%s.tmp' && mv '%s.tmp' '%s'; "
+          "exec sleep 60;; esac\nexec %s \"$@\"\n",
+          pidf, pidf, pidf, getenv("HLO_CC") && *getenv("HLO_CC") ? getenv("HLO_CC") : "cc");
+  fclose(f);
+  chmod(slow, 0755);
+  fflush(NULL);
+  pid_t a = fork();
+  if (a == 0) {
+    setenv("TMPDIR", tmp, 1);
+    char src[512];
+    source_of(src, sizeof src, "kc_intr", 5);
+    compile_run_cc(src, "kc_intr", slow);
+    _exit(0);
+  }
+  long cc_pid = 0;
+  for (int i = 0; i < 200 && !cc_pid; i++) {  /* up to 20 s */
+    FILE *p = fopen(pidf, "r");
+    if (p) {
+      if (fscanf(p, "%ld", &cc_pid) != 1) cc_pid = 0;
+      fclose(p);
+    }
+    if (!cc_pid) usleep(100 * 1000);
+  }
+  CHECK(cc_pid > 0);
+  kill(a, SIGINT);  /* the run is interrupted mid-compile */
+  int ws;
+  waitpid(a, &ws, 0);
+  CHECK(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGINT);
+  if (cc_pid > 0) kill((pid_t)cc_pid, SIGKILL);
+  /* what it left: its object's temporary name in the cache, nothing in
+     TMPDIR (the source and the log were never named there) */
+  CHECK_EQ_INT(count_files(dir, ".tmp-", ".so"), 1);
+  CHECK_EQ_INT(count_files(tmp, "hlo-", ""), 0);
+  /* the same left by a run without the cache, and by an older build */
+  char left[700];
+  snprintf(left, sizeof left, "%s/hlo-jit-%ld-abcdef", tmp, (long)a);
+  make_aged(left, false, CPU_JIT_DEAD_GRACE_S + 30);
+  snprintf(left, sizeof left, "%s/hlo-jit-Xy12zW", tmp);
+  make_aged(left, true, CPU_JIT_STALE_S + 60);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (strncmp(e->d_name, ".tmp-", 5)) continue;
+    char p[KERNEL_CACHE_PATH_MAX + 300];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    make_aged(p, false, KERNEL_CACHE_DEAD_GRACE_S + 30);
+  }
+  if (d) closedir(d);
+  /* the next run's first compile sweeps it all */
+  if (access("/proc/self/exe", F_OK) != 0) {
+    printf("interrupted_run_is_swept: skipped the second run (no /proc/self/exe)\n");
+    return;
+  }
+  CHECK(run_child(tmp, wrapper));
+  CHECK_EQ_INT(count_files(dir, ".tmp-", ""), 0);
+  CHECK_EQ_INT(count_files(tmp, "hlo-", ""), 0);
+  CHECK_EQ_INT(count_files(dir, "", ".so") - count_files(dir, ".", ".so"), 1);
 }
 
 TEST(cleanup) {

@@ -3,12 +3,15 @@
  * of 1..8 threads and chunk limits; nested calls and calls from several
  * threads at once run (inline when the pool is busy) without deadlock and
  * with the right results; many back-to-back tiny jobs (the late-worker
- * path); the global pool sized by HLO_NUM_THREADS; a forked child. Also run under TSan:
+ * path); the global pool sized by HLO_NUM_THREADS, and a value of it that is
+ * not a thread count warned about; a forked child. Also run under TSan:
  *   make BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread" build/tsan/tests/test_thread_pool */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "support/thread_pool.h"
@@ -203,6 +206,60 @@ TEST(global_pool_size_from_env) {
   CHECK_EQ_INT(thread_pool_default_threads(), 3);
 }
 
+/* HLO_NUM_THREADS values that are not thread counts are named in a
+ * warning and give the fallback; good ones are taken */
+TEST(parse_threads_env_values) {
+  char why[200];
+  static const char *const bad[] = {"abc", "0", "-3", "99999999999", "4x", " 4", "+4", "257",
+                                    "1.5", "0x10"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    CHECK_EQ_INT(thread_pool_parse_threads(bad[i], 5, why, sizeof why), 5);
+    CHECK(strstr(why, "HLO_NUM_THREADS") != NULL);
+    CHECK(strstr(why, bad[i]) != NULL); /* the value, quoted */
+    CHECK(strstr(why, "using 5") != NULL);
+  }
+  CHECK_EQ_INT(thread_pool_parse_threads("1", 5, why, sizeof why), 1);
+  CHECK_EQ_INT(why[0], 0);
+  CHECK_EQ_INT(thread_pool_parse_threads("256", 5, why, sizeof why), 256);
+  CHECK_EQ_INT(why[0], 0);
+  CHECK_EQ_INT(thread_pool_parse_threads("0003", 5, why, sizeof why), 3);
+  CHECK_EQ_INT(thread_pool_parse_threads("", 5, why, sizeof why), 5);
+  CHECK_EQ_INT(why[0], 0);
+  CHECK_EQ_INT(thread_pool_parse_threads(NULL, 5, NULL, 0), 5);
+  CHECK_EQ_INT(thread_pool_parse_threads("abc", 2, NULL, 0), 2);
+}
+
+/* in a fresh process, HLO_NUM_THREADS=abc warns on stderr (the variable
+ * and the value named) and sizes the pool by the cores; the run goes on */
+TEST(bad_env_warns_once) {
+  int fd[2];
+  CHECK(pipe(fd) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd[1], 2);
+    close(fd[0]);
+    char *argv[] = {(char *)"/proc/self/exe", NULL};
+    setenv("HLO_NUM_THREADS", "abc", 1);
+    setenv("HLO_TEST_CHILD", "bad_env", 1);
+    execv("/proc/self/exe", argv);
+    _exit(99);
+  }
+  close(fd[1]);
+  char buf[1024];
+  ssize_t len = 0, r;
+  while (len < (ssize_t)sizeof buf - 1 && (r = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0)
+    len += r;
+  buf[len > 0 ? len : 0] = 0;
+  close(fd[0]);
+  int ws = 0;
+  CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid);
+  CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+  CHECK(strstr(buf, "warning: HLO_NUM_THREADS='abc'") != NULL);
+  const char *second = strstr(buf, "HLO_NUM_THREADS");
+  CHECK(second && !strstr(second + 1, "HLO_NUM_THREADS")); /* once */
+}
+
 /* a forked child has no workers: its calls still complete (the caller takes
  * every chunk), and exit() in it (the global pool's atexit) does not wait
  * for the parent's threads */
@@ -241,6 +298,19 @@ TEST(create_clamps) {
   check_cover(p, 100, 0);
   thread_pool_destroy(p);
   CHECK_EQ_INT(thread_pool_num_threads(NULL), 1);
+}
+
+/* The child of bad_env_warns_once (this program run again with
+ * HLO_TEST_CHILD=bad_env, before any test): reads the thread count twice
+ * (one warning), checks it is the cores, runs a job on the global pool. */
+__attribute__((constructor)) static void child_bad_env(void) {
+  const char *c = getenv("HLO_TEST_CHILD");
+  if (!c || strcmp(c, "bad_env")) return;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores > THREAD_POOL_MAX_THREADS) cores = THREAD_POOL_MAX_THREADS;
+  int t = thread_pool_default_threads();
+  if (t != thread_pool_default_threads() || t != (cores < 1 ? 1 : cores)) exit(1);
+  exit(child_cover(thread_pool_global()));
 }
 
 TEST_MAIN()

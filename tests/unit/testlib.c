@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <math.h>
+#include "ir/element.h"
 #include "passes/passes.h"
 
 const char *tl_shared_dir(void) {
@@ -226,4 +228,119 @@ bool tl_piece_has(const char *text, size_t begin, size_t end, const char *word) 
   for (size_t p = begin; p + w <= end; p++)
     if (text[p] == word[0] && !memcmp(text + p, word, w)) return true;
   return false;
+}
+
+/* ------------------------------------------------ backends side by side */
+
+static double tl_rnd(uint64_t *r) {
+  *r = *r * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(*r >> 11) / 9007199254740992.0;
+}
+
+static int tl_mant_bits(hlo_dtype dt) {
+  return dt == HLO_BF16 ? 7 : dt == HLO_F16 ? 10 : dt == HLO_F64 ? 52 : 23;
+}
+
+/* Result k of the two backends: bit for bit (ulps 0) or within `ulps` of
+ * the tensor's largest magnitude. */
+static bool tl_same_buffer(const char *name, const hlo_buffer *got, const hlo_buffer *want,
+                           double ulps, int k) {
+  hlo_dtype dt = hlo_buffer_dtype(want);
+  if (hlo_buffer_dtype(got) != dt || hlo_buffer_nbytes(got) != hlo_buffer_nbytes(want)) {
+    fprintf(stderr, "  %s: result %d: type or size differs\n", name, k);
+    return false;
+  }
+  size_t es = hlo_dtype_size(dt);
+  int64_t n = es ? (int64_t)(hlo_buffer_nbytes(want) / es) : 0;
+  const void *g = hlo_buffer_data(got), *w = hlo_buffer_data(want);
+  bool fl = dtype_class(dt) == HLO_CLASS_FLOAT;
+  double scale = 0;
+  for (int64_t i = 0; fl && i < n; i++) {
+    double b = fabs(elem_get_f64(dt, w, i));
+    if (b > scale && !isinf(b)) scale = b;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (!fl || ulps == 0) {
+      if (elem_get_bits(dt, g, i) == elem_get_bits(dt, w, i)) continue;
+      fprintf(stderr, "  %s: result %d [%lld]: bits differ\n", name, k, (long long)i);
+      return false;
+    }
+    double a = elem_get_f64(dt, g, i), b = elem_get_f64(dt, w, i);
+    if (a == b || (isnan(a) && isnan(b))) continue;
+    double ulp = scale == 0 ? ldexp(1.0, -126) : ldexp(1.0, ilogb(scale) - tl_mant_bits(dt));
+    if (fabs(a - b) > ulps * ulp) {
+      fprintf(stderr, "  %s: result %d [%lld]: %.9g vs %.9g\n", name, k, (long long)i, a, b);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool tl_backends_agree(const char *name, const char *text, const hlo_compile_options *cpu,
+                       unsigned ulp_mask, double ulps, uint64_t seed, runtime_cpu_stats *stats,
+                       bool *skipped) {
+  if (skipped) *skipped = false;
+  hlo_compile_options dflt = {.backend = HLO_BACKEND_CPU};
+  hlo_module *m = NULL;
+  hlo_executable *ei = NULL, *ec = NULL;
+  hlo_status st = hlo_module_parse(name, text, strlen(text), &m);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &ei);
+  if (!st) st = hlo_executable_compile(m, NULL, cpu ? cpu : &dflt, &ec);
+  if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
+    printf("%s: skipped (%s)\n", name, hlo_status_message(st));
+    hlo_status_free(st);
+    hlo_executable_destroy(ei);
+    hlo_module_destroy(m);
+    if (skipped) *skipped = true;
+    return true;
+  }
+  const runtime_cpu_stats *cs = ec ? runtime_executable_cpu_stats(ec) : NULL;
+  if (stats && cs) *stats = *cs;
+  int na = ec ? hlo_executable_num_args(ec) : 0;
+  hlo_buffer_view *views = calloc((size_t)(na ? na : 1), sizeof *views);
+  void **data = calloc((size_t)(na ? na : 1), sizeof *data);
+  bool ok = views && data;
+  for (int i = 0; i < na && !st && ok; i++) {
+    const int64_t *dims;
+    int rank;
+    hlo_dtype dt;
+    st = hlo_executable_arg_type(ec, i, &dt, &rank, &dims);
+    if (st) break;
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    data[i] = calloc((size_t)(n ? n : 1), hlo_dtype_size(dt));
+    ok = data[i] != NULL;
+    for (int64_t j = 0; ok && j < n; j++) {
+      if (dtype_class(dt) == HLO_CLASS_FLOAT) elem_set_f64(dt, data[i], j, tl_rnd(&seed) * 4 - 2);
+      else elem_set_i64(dt, data[i], j, (int64_t)(tl_rnd(&seed) * 9));
+    }
+    views[i] = (hlo_buffer_view){dt, rank, dims, data[i]};
+  }
+  for (int rep = 0; rep < 2 && !st && ok; rep++) {
+    hlo_buffer **ri = NULL, **rc = NULL;
+    st = hlo_executable_run(ei, views, na, &ri);
+    if (!st) st = hlo_executable_run(ec, views, na, &rc);
+    int nr = hlo_executable_num_results(ec);
+    for (int k = 0; k < nr && ri && rc; k++)
+      ok &= tl_same_buffer(name, rc[k], ri[k], (ulp_mask >> k) & 1 ? ulps : 0, k);
+    for (int k = 0; k < nr; k++) {
+      if (ri) hlo_buffer_destroy(ri[k]);
+      if (rc) hlo_buffer_destroy(rc[k]);
+    }
+    free(ri);
+    free(rc);
+  }
+  if (st) {
+    fprintf(stderr, "  %s: ", name);
+    hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    ok = false;
+  }
+  for (int i = 0; data && i < na; i++) free(data[i]);
+  free(data);
+  free(views);
+  hlo_executable_destroy(ec);
+  hlo_executable_destroy(ei);
+  hlo_module_destroy(m);
+  return ok;
 }

@@ -13,8 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "hlo/hlo.h"
 #include "interp/interp.h"
 #include "parse/parse.h"
+#include "runtime/runtime.h"
 #include "support/arena.h"
 
 /* The shared data folder: $HLO_SHARED when set and non-empty, else
@@ -158,5 +160,21 @@ void tl_run_free(tl_run *r);
 /* True when the piece text[begin, end) contains `word` (e.g. "func"):
  * pieces holding only comments are skipped by the corpus drivers. */
 bool tl_piece_has(const char *text, size_t begin, size_t end, const char *word);
+
+/* THE way a unit test compares the CPU backend with the interpreter: parses
+ * `text` (errors located in `name`), makes an interpreter executable and a
+ * CPU one with options `cpu` (NULL: the defaults), runs both twice (the
+ * second run reuses the executables) on the same random inputs from `seed`
+ * (floats uniform in [-2, 2), integers 0..8) and compares each result: bit
+ * for bit, unless bit k of `ulp_mask` is set, then within `ulps` units in
+ * the last place of result k's largest magnitude (a sum in another order
+ * may cancel most of an element's digits; NaN equals NaN). Differences,
+ * errors and the first differing element are printed to stderr. *stats
+ * (may be NULL) gets what the CPU backend made. When no C compiler starts
+ * it prints "NAME: skipped (why)", sets *skipped (may be NULL) and returns
+ * true. Returns whether everything ran and agreed. */
+bool tl_backends_agree(const char *name, const char *text, const hlo_compile_options *cpu,
+                       unsigned ulp_mask, double ulps, uint64_t seed, runtime_cpu_stats *stats,
+                       bool *skipped);
 
 #endif

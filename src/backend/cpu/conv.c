@@ -674,8 +674,24 @@ DEFINE_DIRECT(direct_f64, double, double, LOAD_SAME, STORE_SAME)
 DEFINE_DIRECT(direct_bf16, uint16_t, float, LOAD_BF16, f32_to_bf16)
 DEFINE_DIRECT(direct_f16, uint16_t, float, LOAD_F16, f32_to_f16)
 
+/* The multiply-adds the direct loop does: conv_macs less the window
+ * positions that fall into lhs-dilation holes (skipped; about 1 -
+ * 1/lhs_dilation of them along each spatial dim). */
+static double direct_macs(const backend_conv *c) {
+  double m = conv_macs(c);
+  for (uint32_t s = 0; s < c->num_spatial; s++) m /= (double)c->lhs_dilation[s];
+  return m;
+}
+
 bool cpu_conv_direct_takes(const backend_conv *c) {
-  return cpu_conv_takes(c) && conv_macs(c) <= (double)CPU_CONV_DIRECT_MAX_MACS;
+  if (!cpu_conv_takes(c)) return false;
+  double macs = direct_macs(c);
+  if (macs <= (double)CPU_CONV_DIRECT_MAX_MACS) return true;
+  /* a small convolution whose im2col matrix would outgrow its result: the
+   * loop costs microseconds and no scratch */
+  return macs <= (double)CPU_CONV_DIRECT_MAX_MACS * 8 &&
+         cpu_conv_im2col_scratch_bytes(c) >
+             (size_t)conv_result_elements(c) * hlo_dtype_size(c->result_dtype);
 }
 
 hlo_status cpu_conv_direct(const backend_conv *c, const void *lhs, const void *rhs,

@@ -53,7 +53,10 @@ size_t cpu_conv_scratch_bytes(const backend_conv *c);
 HLO_MUST_USE hlo_status cpu_conv(const backend_conv *c, const void *lhs, const void *rhs,
                                  void *output, void *scratch);
 
-/* Convolutions of at most this many multiply-adds take the direct loop. */
+/* Convolutions of at most this many multiply-adds take the direct loop
+ * (counted without the window positions in lhs-dilation holes, which it
+ * skips), and those of up to 8 times as many whose im2col matrix would be
+ * larger than their result (a small transposed convolution: no scratch). */
 #define CPU_CONV_DIRECT_MAX_MACS ((int64_t)1 << 14)
 
 /* The direct path alone (conv.c): whether cpu_conv takes it for `c` (a

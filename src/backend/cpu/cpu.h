@@ -22,29 +22,40 @@ typedef void (*cpu_kernel_fn)(void *const *bufs, int64_t tile_begin, int64_t til
 typedef struct cpu_jit cpu_jit;
 
 /* One translation unit of a module: its C source and the kernels it
- * defines (names[0..n)); fns[0..n) receives their functions. Lent. */
+ * defines (names[0..n)); fns[0..n) receives their functions. Optional, for
+ * errors (NULL when not known): locs[i], the op kernel i was lowered from
+ * (an error about kernel i is located there); lines[i], the 1-based line of
+ * `source` where kernel i's text begins (ascending), which maps the
+ * compiler's first message to its kernel. Lent. */
 typedef struct cpu_jit_unit {
   const char *source;
   const char *const *names;
   uint32_t n;
   cpu_kernel_fn *fns;
+  const hlo_loc *const *locs;
+  const uint32_t *lines;
 } cpu_jit_unit;
 
-/* Compiles units[0..nunits) with `cc` (NULL: $HLO_CC, else "cc") and the
- * flags `-O2 -fvect-cost-model=dynamic -march=native -fPIC -shared -pipe
- * -fno-math-errno -ffp-contract=off` (jit.c says why) and $HLO_CC_FLAGS
- * (appended, split at spaces), each unit to its own
- * shared object, the compilers run concurrently (at most HLO_NUM_THREADS at
- * once); units found in the kernel cache (kernel_cache.h) are loaded from it
- * without compiling, and compiled ones are added to it. Loads them all and
- * looks up each unit's kernels. *out is yours (cpu_jit_destroy). When
- * `dump_dir` is set each unit's source is also written there as NAME.c,
- * NAME its first kernel's name. fp-contract is off so a*b+c rounds twice,
- * as the spec and the interpreter do.
+/* Compiles units[0..nunits) with `cc` (NULL: $HLO_CC, else "cc"; split into
+ * words at spaces: "gcc -m64") and the flags `-O2 -fvect-cost-model=dynamic
+ * -march=native -fPIC -shared -pipe -fno-math-errno -ffp-contract=off
+ * -std=gnu11` and $HLO_CC_FLAGS (appended, split at spaces), the source on
+ * the compiler's standard input, linked `-nostdlib -lgcc` (jit.c says why),
+ * each unit to its own shared object, the compilers run concurrently (at
+ * most HLO_NUM_THREADS at once); units found in the kernel cache
+ * (kernel_cache.h) are loaded from it without compiling, and compiled ones
+ * are added to it. Loads them all and looks up each unit's kernels. *out is
+ * yours (cpu_jit_destroy). When `dump_dir` is set each unit's source is
+ * also written there as NAME.c, NAME its first kernel's name. fp-contract
+ * is off so a*b+c rounds twice, as the spec and the interpreter do. The
+ * first call of a process that compiles anything also sweeps stale
+ * temporaries (cpu_jit_sweep_temporaries, kernel_cache_sweep).
  * Errors: HLO_UNAVAILABLE when the compiler cannot be started ("no C
  * compiler: cc not found; set HLO_CC"); HLO_INTERNAL when it fails (its
- * first messages are quoted) or a library does not load or lacks a
- * symbol; HLO_RESOURCE_EXHAUSTED. */
+ * first messages are quoted, the error names the kernel they point into and
+ * is located at its op when the unit has locs/lines) or an object does not
+ * load or lacks a symbol (named likewise); HLO_INVALID_ARGUMENT for an
+ * empty or overlong compiler command; HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits,
                                               const char *cc, const char *dump_dir,
                                               cpu_jit **out);
@@ -52,10 +63,23 @@ HLO_MUST_USE hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_
 HLO_MUST_USE hlo_status cpu_jit_compile(const char *source, const char *cc,
                                         const char *dump_dir, const char *const *names,
                                         uint32_t n, cpu_kernel_fn *fns, cpu_jit **out);
+
+/* A temporary the JIT left in folder `dir` ($TMPDIR) is stale when older
+ * than CPU_JIT_STALE_S seconds, or older than CPU_JIT_DEAD_GRACE_S when the
+ * process named in it is gone (an interrupted run). */
+#define CPU_JIT_STALE_S 3600
+#define CPU_JIT_DEAD_GRACE_S 60
+/* Removes the stale temporaries of the JIT in `dir`, this user's only:
+ * "hlo-jit-PID-*" objects (and the folders of older builds, "hlo-jit-*"
+ * with files inside) and "hlo-ccver-*" files. Never fails. */
+void cpu_jit_sweep_temporaries(const char *dir);
 /* Unloads (NULL is fine). */
 void cpu_jit_destroy(cpu_jit *j);
 
 /* backend.gemm of the CPU backend (gemm.c; gemm.h says which library). */
 HLO_MUST_USE hlo_status cpu_gemm(const backend_gemm *g, const void *a, const void *b, void *c);
+/* backend.gemm_epilogue of the CPU backend (gemm.c). */
+HLO_MUST_USE hlo_status cpu_gemm_epilogue(const backend_gemm *g, const void *a, const void *b,
+                                          void *c, const backend_gemm_epilogue *ep);
 
 #endif /* HLO_BACKEND_CPU_CPU_H */

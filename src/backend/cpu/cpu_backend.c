@@ -5,10 +5,15 @@
  *
  * Compile: kernels whose C text is the same but for the name are compiled
  * once (the module's later copies call the first one's function); the
- * distinct kernels are split into up to HLO_NUM_THREADS translation units
- * (contiguous runs of kernels of about equal size, each with the dialect's
- * preamble; a module too small to pay for a second compiler process stays
- * one unit), which the JIT compiles concurrently and caches.
+ * distinct kernels are split into up to HLO_NUM_THREADS translation units,
+ * each with the dialect's preamble, which the JIT compiles concurrently and
+ * caches. The split minimises the estimated wall time of the compile: each
+ * unit costs a fixed CPU_UNIT_COST (the compiler's start, the preamble, the
+ * assembler and the link) plus its kernels' estimated compile times
+ * (compile_cost: measured, bench/COMPILE.md), kernels go to units longest
+ * first, each to the least loaded one, and one more unit is taken only
+ * while it saves over 5% (a small module stays one unit: a second compiler
+ * process would cost more than it saves).
  *
  * Launch: a kernel's tile index space [0, kernel_num_tiles) is spread over
  * the pool in contiguous chunks (the caller takes part); a kernel of less
@@ -32,12 +37,6 @@
 #ifndef CPU_PARALLEL_MIN_WORK
 #define CPU_PARALLEL_MIN_WORK (128 * 1024)
 #endif
-/* The least total body size (instructions, see unit_weight) worth a
- * translation unit of its own. */
-#ifndef CPU_MIN_UNIT_WEIGHT
-#define CPU_MIN_UNIT_WEIGHT 150
-#endif
-
 struct backend_module {
   cpu_jit *jit;
   char *source;
@@ -69,37 +68,88 @@ static int64_t work_of(const kernel *k) {
   return pts * (1 + (int64_t)(k->num_body + k->num_comb) / 8);
 }
 
-/* A kernel's share of the compiler's time, roughly: a fixed part plus its
- * instructions. */
-static int64_t unit_weight(const kernel *k) {
-  return 8 + k->num_body + k->num_comb + k->num_inputs + k->num_outputs;
+/* The compile-time model, in tenths of a millisecond of gcc 12 -O2
+ * -march=native CPU time (bench/COMPILE.md, "The cost model"): a unit's
+ * fixed cost, and a kernel's from its C text. */
+#ifndef CPU_UNIT_COST
+#define CPU_UNIT_COST 300
+#endif
+
+static size_t count_of(const char *s, const char *what) {
+  size_t n = 0, l = strlen(what);
+  for (const char *p = strstr(s, what); p; p = strstr(p + l, what)) n++;
+  return n;
 }
 
-/* Splits the kernels ks[idx[0..n)] into `*out_units` contiguous groups of
- * about equal weight: first[u] is the first position of group u,
- * first[units] = n. */
-static void split_units(const kernel *const *ks, const uint32_t *idx, uint32_t n,
-                        uint32_t *first, uint32_t *out_units) {
-  int64_t total = 0;
-  for (uint32_t i = 0; i < n; i++) total += unit_weight(ks[idx[i]]);
-  int64_t units = thread_pool_default_threads();
-  if (units > total / CPU_MIN_UNIT_WEIGHT) units = total / CPU_MIN_UNIT_WEIGHT;
-  if (units > n) units = n;
-  if (units < 1) units = 1;
-  uint32_t u = 0;
-  int64_t acc = 0;
-  first[0] = 0;
+/* A kernel's estimated compile time (see CPU_UNIT_COST) from its text: a
+ * fixed part, a part per statement, and each inlined copy of the
+ * preamble's vectorisable transcendentals (hlo_expf about 10 ms of gcc's
+ * time, hlo_tanhf about 7). */
+static int64_t compile_cost(const char *text) {
+  return 40 + (int64_t)count_of(text, ";") * 9 / 2 + 100 * (int64_t)count_of(text, "hlo_expf(") +
+         70 * (int64_t)count_of(text, "hlo_tanhf(");
+}
+
+/* The largest load of `units` bins after placing the weights w[order[0..n)]
+ * (in that order, longest first) each into the least loaded bin; bin_of[i]
+ * receives the bin of order[i] when not NULL. */
+static int64_t place(const int64_t *w, const uint32_t *order, uint32_t n, uint32_t units,
+                     uint32_t *bin_of) {
+  int64_t load[64] = {0}, worst = 0;
   for (uint32_t i = 0; i < n; i++) {
-    /* start group u+1 when the weight so far reaches its share, keeping at
-       least one kernel for each group still to come */
-    if (u + 1 < units && i > first[u] && acc * units >= total * (u + 1) &&
-        n - i >= (uint32_t)(units - u - 1)) {
-      first[++u] = i;
-    }
-    acc += unit_weight(ks[idx[i]]);
+    uint32_t b = 0;
+    for (uint32_t u = 1; u < units; u++)
+      if (load[u] < load[b]) b = u;
+    load[b] += w[order[i]];
+    if (bin_of) bin_of[i] = b;
   }
-  first[u + 1] = n;
-  *out_units = n ? u + 1 : 0;
+  for (uint32_t u = 0; u < units; u++)
+    if (load[u] > worst) worst = load[u];
+  return worst;
+}
+
+/* Splits the n distinct kernels (costs w[0..n)) into *out_units units:
+ * unit_of[i] is kernel i's unit (see the top). */
+static hlo_status split_units(const int64_t *w, uint32_t n, uint32_t *unit_of,
+                              uint32_t *out_units) {
+  *out_units = n ? 1 : 0;
+  if (n < 2) {
+    if (n) unit_of[0] = 0;
+    return NULL;
+  }
+  uint32_t *order = malloc(n * sizeof *order), *bin = malloc(n * sizeof *bin);
+  if (!order || !bin) {
+    free(order), free(bin);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  for (uint32_t i = 0; i < n; i++) order[i] = i;
+  for (uint32_t i = 1; i < n; i++) {  /* insertion sort, longest first, stable */
+    uint32_t x = order[i], k = i;
+    for (; k > 0 && w[order[k - 1]] < w[x]; k--) order[k] = order[k - 1];
+    order[k] = x;
+  }
+  int64_t max_units = thread_pool_default_threads();
+  if (max_units > 64) max_units = 64;
+  if (max_units > n) max_units = n;
+  uint32_t best = 1;
+  int64_t best_time = CPU_UNIT_COST + place(w, order, n, 1, NULL);
+  for (uint32_t u = 2; u <= (uint32_t)max_units; u++) {
+    int64_t t = CPU_UNIT_COST + place(w, order, n, u, NULL);
+    if (t * 20 < best_time * 19) best = u, best_time = t;
+  }
+  place(w, order, n, best, bin);
+  /* units numbered by their first kernel, so the split reads in order */
+  uint32_t renum[64], next = 0;
+  for (uint32_t u = 0; u < 64; u++) renum[u] = UINT32_MAX;
+  for (uint32_t i = 0; i < n; i++) unit_of[order[i]] = bin[i];
+  for (uint32_t i = 0; i < n; i++) {
+    if (renum[unit_of[i]] == UINT32_MAX) renum[unit_of[i]] = next++;
+    unit_of[i] = renum[unit_of[i]];
+  }
+  free(order);
+  free(bin);
+  *out_units = best;
+  return NULL;
 }
 
 /* The text of a kernel after its name (from its parameter list on): two
@@ -148,6 +198,12 @@ static hlo_status dedup_kernels(const kernel *const *ks, uint32_t n, strbuf *tex
   return NULL;
 }
 
+static size_t count_lines(const char *s) {
+  size_t n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
 static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
                               const backend_compile_options *opts, backend_module **out) {
   *out = NULL;
@@ -155,8 +211,11 @@ static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
   backend_module *m = calloc(1, sizeof *m);
   strbuf *texts = calloc(cap, sizeof *texts), *srcs = calloc(cap, sizeof *srcs);
   uint32_t *uniq = calloc(cap, sizeof *uniq), *of_uniq = calloc(cap, sizeof *of_uniq);
-  uint32_t *first = calloc(cap + 1, sizeof *first);
+  uint32_t *unit_of = calloc(cap, sizeof *unit_of), *pos = calloc(cap, sizeof *pos);
+  uint32_t *first = calloc(cap + 1, sizeof *first), *lines = calloc(cap, sizeof *lines);
+  int64_t *cost = calloc(cap, sizeof *cost);
   const char **names = calloc(cap, sizeof *names);
+  const hlo_loc **locs = calloc(cap, sizeof *locs);
   cpu_kernel_fn *ufns = calloc(cap, sizeof *ufns);
   cpu_jit_unit *units = calloc(cap, sizeof *units);
   hlo_status st = NULL;
@@ -166,29 +225,48 @@ static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
     m->num_tiles = calloc(cap, sizeof *m->num_tiles);
     m->work = calloc(cap, sizeof *m->work);
   }
-  if (!m || !texts || !srcs || !uniq || !of_uniq || !first || !names || !ufns || !units ||
-      !m->fns || !m->num_tiles || !m->work)
+  if (!m || !texts || !srcs || !uniq || !of_uniq || !unit_of || !pos || !first || !lines ||
+      !cost || !names || !locs || !ufns || !units || !m->fns || !m->num_tiles || !m->work)
     st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   for (uint32_t i = 0; i < n && !st; i++) {
     m->num_tiles[i] = kernel_num_tiles(ks[i]);
     m->work[i] = work_of(ks[i]);
   }
   if (!st) st = dedup_kernels(ks, n, texts, uniq, of_uniq, &nu);
-  for (uint32_t j = 0; j < nu && !st; j++) names[j] = ks[uniq[j]]->name;
-  if (!st) split_units(ks, uniq, nu, first, &nunits);
+  for (uint32_t j = 0; j < nu && !st; j++) cost[j] = compile_cost(sb_cstr(&texts[uniq[j]]));
+  if (!st) st = split_units(cost, nu, unit_of, &nunits);
+  /* the distinct kernels ordered by unit (in order within one): position
+     pos[p] is distinct kernel number pos[p]; unit u holds [first[u],
+     first[u+1]) */
+  uint32_t p = 0;
+  for (uint32_t u = 0; u < nunits && !st; u++) {
+    first[u] = p;
+    for (uint32_t j = 0; j < nu; j++)
+      if (unit_of[j] == u) pos[p++] = j;
+  }
+  if (!st) first[nunits] = p;
+  for (uint32_t q = 0; q < p && !st; q++) {
+    names[q] = ks[uniq[pos[q]]]->name;
+    locs[q] = &ks[uniq[pos[q]]]->loc;
+  }
   /* each unit: the preamble (cpu_emit_source of no kernel), then its
      kernels, as cpu_emit_source prints them */
   strbuf all;
   sb_init(&all);
   for (uint32_t u = 0; u < nunits && !st; u++) {
     st = cpu_emit_source(NULL, 0, &srcs[u]);
-    for (uint32_t j = first[u]; j < first[u + 1] && !st; j++) {
+    size_t line = srcs[u].oom ? 0 : count_lines(sb_cstr(&srcs[u]));
+    for (uint32_t q = first[u]; q < first[u + 1] && !st; q++) {
+      const char *text = sb_cstr(&texts[uniq[pos[q]]]);
       sb_putc(&srcs[u], '\n');
-      sb_puts(&srcs[u], sb_cstr(&texts[uniq[j]]));
+      lines[q] = (uint32_t)line + 2;  /* after the blank line */
+      line += 1 + count_lines(text);
+      sb_puts(&srcs[u], text);
     }
     if (!st && srcs[u].oom) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
     units[u] = (cpu_jit_unit){.source = sb_cstr(&srcs[u]), .names = names + first[u],
-                              .n = first[u + 1] - first[u], .fns = ufns + first[u]};
+                              .n = first[u + 1] - first[u], .fns = ufns + first[u],
+                              .locs = locs + first[u], .lines = lines + first[u]};
     sb_puts(&all, units[u].source);
   }
   if (!st) {
@@ -198,7 +276,9 @@ static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
   if (!st)
     st = cpu_jit_compile_units(units, nunits, opts ? opts->cc : NULL,
                                opts ? opts->dump_dir : NULL, &m->jit);
-  for (uint32_t i = 0; i < n && !st; i++) m->fns[i] = ufns[of_uniq[i]];
+  /* distinct kernel j sits at the position q with pos[q] == j */
+  for (uint32_t q = 0; q < p && !st; q++) unit_of[pos[q]] = q;
+  for (uint32_t i = 0; i < n && !st; i++) m->fns[i] = ufns[unit_of[of_uniq[i]]];
   sb_free(&all);
   for (uint32_t i = 0; texts && i < n; i++) sb_free(&texts[i]);
   for (uint32_t u = 0; srcs && u < nunits; u++) sb_free(&srcs[u]);
@@ -206,8 +286,13 @@ static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
   free(srcs);
   free(uniq);
   free(of_uniq);
+  free(unit_of);
+  free(pos);
   free(first);
+  free(lines);
+  free(cost);
   free(names);
+  free(locs);
   free(ufns);
   free(units);
   if (st) {
@@ -268,6 +353,7 @@ static const backend cpu_backend = {
     .copy = cpu_copy,
     .synchronize = cpu_synchronize,
     .gemm = cpu_gemm,
+    .gemm_epilogue = cpu_gemm_epilogue,
     .conv = cpu_conv,
     .conv_takes = cpu_conv_takes,
     .conv_scratch_bytes = cpu_conv_scratch_bytes,

@@ -95,6 +95,30 @@ static int gemm1(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, int64_t
 #endif
 }
 
+/* f32 C (m x n, few rows, op(B) transposed) = op(A) B^T computed as its
+ * transpose, C^T (n x m) = B op(A)^T, into a scratch, then transposed
+ * into C: oneDNN's kernels run the wide form much faster (one thread, 8 x
+ * 32x256x256 with both operands transposed: 103 GFLOP/s direct, 134 this
+ * way; bench/BLAS.md). Whether it ran (false: no memory for the scratch;
+ * the caller then runs the direct form). */
+static bool sgemm_swapped(bool ta, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                          const void *b, int64_t ldb, void *c, int64_t ldc) {
+  float *s = malloc((size_t)(m * n) * sizeof *s);
+  if (!s) return false;
+  if (dnnl_sgemm('N', ta ? 'N' : 'T', n, m, k, 1.0f, b, ldb, a, lda, 0.0f, s, m)) {
+    free(s);
+    return false;
+  }
+  float *o = c;
+  for (int64_t j0 = 0; j0 < n; j0 += 16) { /* 16 columns of C at a time: s's rows stay in L1 */
+    int64_t j1 = j0 + 16 < n ? j0 + 16 : n;
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = j0; j < j1; j++) o[i * ldc + j] = s[j * m + i];
+  }
+  free(s);
+  return true;
+}
+
 static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                       const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c,
                       int64_t ldc) {
@@ -109,6 +133,10 @@ static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, in
   if (kind == GEMM_BF16)
     return dnnl_gemm_bf16bf16f32(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda1, b, ldb1,
                                  (float)beta, c, ldc);
+  if ((double)m * (double)n * (double)k > (double)CPU_GEMM_SMALL && beta == 0 && tb &&
+      m <= CPU_GEMM_SWAP_M && n >= 4 * m && m * n <= CPU_GEMM_SWAP_ELEMS &&
+      sgemm_swapped(ta, m, n, k, a, lda1, b, ldb1, c, ldc))
+    return 0;
   if ((double)m * (double)n * (double)k > (double)CPU_GEMM_SMALL &&
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda1, b, ldb1, (float)beta, c,
                  ldc) == 0)
@@ -120,135 +148,140 @@ static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, in
   return 0;
 }
 
-/* One product split over hlo's pool: C's rows (or, when it is wider than
- * tall, its columns) in blocks of CPU_GEMM_UNIT, one library call a chunk. */
-typedef struct split {
+/* ------------------------------------------------- the split product */
+
+/* A batched product as the library calls see it: sizes, strides in
+ * elements, and how it is split. The work is `batch * per` blocks: block
+ * (i, j) is rows [j * block, ...) of matrix i (columns when !by_rows), one
+ * library call each, then the epilogue on those rows. */
+typedef struct prod {
   gemm_kind kind;
   bool ta, tb, by_rows;
-  int64_t m, n, k, lda, ldb, ldc;
+  bool round_bf16;        /* bf16 C: each block computed in f32, rounded once */
+  int64_t batch, m, n, k;
+  int64_t lda, ldb, ldc, sa, sb, sc;
   const char *a, *b;
   char *c;
   double beta;
-  _Atomic int status; /* the first non-zero library status */
-} split;
+  const backend_gemm_epilogue *ep;
+  int64_t per, block;
+  _Atomic int status;     /* the first non-zero library status */
+  _Atomic int no_memory;
+} prod;
 
-static void split_chunk(void *ctx, int64_t begin, int64_t end) {
-  split *s = ctx;
-  int64_t dim = s->by_rows ? s->m : s->n, lo = begin * CPU_GEMM_UNIT,
-          hi = end * CPU_GEMM_UNIT < dim ? end * CPU_GEMM_UNIT : dim;
-  size_t es = s->kind == GEMM_F64 ? 8 : s->kind == GEMM_F32 ? 4 : 2,
-         ces = s->kind == GEMM_F64 ? 8 : 4;
-  const char *a = s->a, *b = s->b;
-  char *c = s->c;
-  int64_t m = s->m, n = s->n;
-  if (s->by_rows) { /* rows lo..hi of op(A) and C */
-    a += (size_t)(s->ta ? lo : lo * s->lda) * es;
-    c += (size_t)(lo * s->ldc) * ces;
+static size_t elem_size(gemm_kind k) { return k == GEMM_F64 ? 8 : k == GEMM_F32 ? 4 : 2; }
+static size_t c_elem_size(const prod *p) {
+  return p->round_bf16 ? 2 : p->kind == GEMM_F64 ? 8 : 4;
+}
+
+static void fail(prod *p, int st) {
+  int zero = 0;
+  atomic_compare_exchange_strong(&p->status, &zero, st);
+}
+
+/* Block `item` of p: its library call, then the epilogue on its rows. */
+static void run_block(prod *p, int64_t item) {
+  int64_t i = item / p->per, j = item % p->per, dim = p->by_rows ? p->m : p->n;
+  int64_t lo = j * p->block, hi = lo + p->block < dim ? lo + p->block : dim;
+  size_t es = elem_size(p->kind), ces = c_elem_size(p);
+  const char *a = p->a + (size_t)(i * p->sa) * es, *b = p->b + (size_t)(i * p->sb) * es;
+  char *c = p->c + (size_t)(i * p->sc) * ces;
+  int64_t m = p->m, n = p->n;
+  if (p->by_rows) { /* rows lo..hi of op(A) and C */
+    a += (size_t)(p->ta ? lo : lo * p->lda) * es;
+    c += (size_t)(lo * p->ldc) * ces;
     m = hi - lo;
   } else { /* columns lo..hi of op(B) and C */
-    b += (size_t)(s->tb ? lo * s->ldb : lo) * es;
+    b += (size_t)(p->tb ? lo * p->ldb : lo) * es;
     c += (size_t)lo * ces;
     n = hi - lo;
   }
-  int st = gemm1(s->kind, s->ta, s->tb, m, n, s->k, a, s->lda, b, s->ldb, s->beta, c, s->ldc);
-  int zero = 0;
-  if (st) atomic_compare_exchange_strong(&s->status, &zero, st);
+  int st;
+  if (p->round_bf16) {
+    float *s = malloc((size_t)(m * n) * sizeof *s);
+    if (!s) {
+      atomic_store(&p->no_memory, 1);
+      return;
+    }
+    st = gemm1(p->kind, p->ta, p->tb, m, n, p->k, a, p->lda, b, p->ldb, 0, s, n);
+    for (int64_t r = 0; !st && r < m; r++) {
+      uint16_t *o = (uint16_t *)c + r * p->ldc;
+      for (int64_t x = 0; x < n; x++) o[x] = f32_to_bf16(s[r * n + x]);
+    }
+    free(s);
+  } else {
+    st = gemm1(p->kind, p->ta, p->tb, m, n, p->k, a, p->lda, b, p->ldb, p->beta, c, p->ldc);
+  }
+  if (st) {
+    fail(p, st);
+    return;
+  }
+  if (p->ep) p->ep->fn(p->ep->ctx, i, lo, hi);
 }
 
-/* Runs `s` (m, n > 0), split when hlo's pool has threads and the product
- * is large enough; returns the library's status (0: done). */
-static int gemm_split(split *s) {
+static void run_blocks(void *ctx, int64_t begin, int64_t end) {
+  for (int64_t t = begin; t < end; t++) run_block(ctx, t);
+}
+
+/* Chooses p's split and runs it: on the calling thread when hlo's pool has
+ * one thread or the whole product is under CPU_GEMM_SPLIT multiply-adds
+ * (one call a matrix), else over the pool in about
+ * CPU_GEMM_CHUNKS_PER_THREAD blocks a thread (one when a single matrix's
+ * shared operand is large: gemm.h): a matrix a block when the batch has
+ * that many, else each matrix in row (column) blocks of a multiple of
+ * CPU_GEMM_UNIT. Rows only when there is an epilogue. */
+static void prod_run(prod *p) {
   thread_pool *pool = thread_pool_global();
   int threads = thread_pool_num_threads(pool);
-  s->by_rows = s->m >= s->n;
-  int64_t dim = s->by_rows ? s->m : s->n, units = (dim + CPU_GEMM_UNIT - 1) / CPU_GEMM_UNIT;
-  atomic_init(&s->status, 0);
-  if (threads < 2 || units < 2 ||
-      (double)s->m * (double)s->n * (double)s->k < (double)CPU_GEMM_SPLIT)
-    split_chunk(s, 0, units);
-  else
-    thread_pool_parallel_for(pool, units, (int64_t)threads * CPU_GEMM_CHUNKS_PER_THREAD,
-                             split_chunk, s);
-  return atomic_load(&s->status);
+  p->by_rows = p->ep || p->m >= p->n;
+  int64_t dim = p->by_rows ? p->m : p->n;
+  atomic_init(&p->status, 0);
+  atomic_init(&p->no_memory, 0);
+  double work = (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+  if (threads < 2 || work < (double)CPU_GEMM_SPLIT) {
+    p->per = 1, p->block = dim;
+    run_blocks(p, 0, p->batch);
+    return;
+  }
+  /* each block's library call packs the operand all blocks share (B for
+   * row blocks): past CPU_GEMM_REPACK_BYTES, one block a thread */
+  size_t shared = (size_t)(p->by_rows ? p->k * p->n : p->m * p->k) * elem_size(p->kind);
+  int64_t target = (int64_t)threads *
+                   (p->batch == 1 && shared > CPU_GEMM_REPACK_BYTES ? 1 : CPU_GEMM_CHUNKS_PER_THREAD);
+  int64_t per = (target + p->batch - 1) / p->batch, most = (dim + CPU_GEMM_UNIT - 1) / CPU_GEMM_UNIT;
+  if (per > most) per = most;
+  int64_t block = (dim + per - 1) / per;
+  block = (block + CPU_GEMM_UNIT - 1) / CPU_GEMM_UNIT * CPU_GEMM_UNIT;
+  if (block > dim) block = dim;
+  p->per = (dim + block - 1) / block, p->block = block;
+  thread_pool_parallel_for(pool, p->batch * p->per, 0, run_blocks, p);
 }
 
 void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  split s = {.kind = GEMM_F32, .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
-             .ldb = ldb, .ldc = ldc, .a = (const char *)a, .b = (const char *)b,
-             .c = (char *)c, .beta = beta};
-  (void)gemm_split(&s); /* f32 cannot fail: OpenBLAS takes what oneDNN refuses */
+  prod p = {.kind = GEMM_F32, .ta = ta, .tb = tb, .batch = 1, .m = m, .n = n, .k = k,
+            .lda = lda, .ldb = ldb, .ldc = ldc, .a = (const char *)a, .b = (const char *)b,
+            .c = (char *)c, .beta = beta};
+  prod_run(&p); /* f32 cannot fail: OpenBLAS takes what oneDNN refuses */
 }
 
 void cpu_dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  split s = {.kind = GEMM_F64, .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
-             .ldb = ldb, .ldc = ldc, .a = (const char *)a, .b = (const char *)b,
-             .c = (char *)c, .beta = beta};
-  (void)gemm_split(&s);
+  prod p = {.kind = GEMM_F64, .ta = ta, .tb = tb, .batch = 1, .m = m, .n = n, .k = k,
+            .lda = lda, .ldb = ldb, .ldc = ldc, .a = (const char *)a, .b = (const char *)b,
+            .c = (char *)c, .beta = beta};
+  prod_run(&p);
 }
 
 /* ------------------------------------------------------ the batched form */
 
-/* Matrices [begin, end) of a batch, each on the calling thread (when the
- * batch is spread over the pool) or split (when it is not). */
-typedef struct batch {
-  const backend_gemm *g;
-  hlo_dtype c_dtype;
-  const char *a, *b;
-  char *c;
-  bool split_each;
-  _Atomic int status;   /* the first non-zero library status */
-  _Atomic int no_memory;
-} batch;
+/* `v` when given (non-zero), else `dense`. */
+static int64_t or_dense(int64_t v, int64_t dense) { return v ? v : dense; }
 
-static void batch_chunk(void *ctx, int64_t begin, int64_t end) {
-  batch *bt = ctx;
-  const backend_gemm *g = bt->g;
-  int64_t m = g->m, n = g->n, k = g->k;
-  size_t es = hlo_dtype_size(g->dtype), ces = hlo_dtype_size(bt->c_dtype);
-  size_t sa = (size_t)(m * k) * es, sb = (size_t)(k * n) * es, sc = (size_t)(m * n) * ces;
-  gemm_kind kind = g->dtype == HLO_F32 ? GEMM_F32 : g->dtype == HLO_F64 ? GEMM_F64 : GEMM_BF16;
-  float *scratch = NULL; /* bf16 -> bf16: the f32 result before rounding */
-  if (g->dtype == HLO_BF16 && bt->c_dtype == HLO_BF16) {
-    scratch = malloc((size_t)(m * n) * sizeof(float));
-    if (!scratch) {
-      atomic_store(&bt->no_memory, 1);
-      return;
-    }
-  }
-  for (int64_t i = begin; i < end; i++) {
-    char *pc = bt->c + (size_t)i * sc;
-    split s = {.kind = kind, .ta = g->trans_a, .tb = g->trans_b, .m = m, .n = n, .k = k,
-               .lda = g->trans_a ? m : k, .ldb = g->trans_b ? k : n, .ldc = n,
-               .a = bt->a + (size_t)i * sa, .b = bt->b + (size_t)i * sb,
-               .c = scratch ? (char *)scratch : pc, .beta = 0};
-    int st;
-    if (bt->split_each) {
-      st = gemm_split(&s);
-    } else {
-      s.by_rows = true;
-      atomic_init(&s.status, 0);
-      split_chunk(&s, 0, (m + CPU_GEMM_UNIT - 1) / CPU_GEMM_UNIT);
-      st = atomic_load(&s.status);
-    }
-    if (st) {
-      int zero = 0;
-      atomic_compare_exchange_strong(&bt->status, &zero, st);
-      break;
-    }
-    if (scratch) {
-      uint16_t *o = (uint16_t *)pc;
-      for (int64_t j = 0; j < m * n; j++) o[j] = f32_to_bf16(scratch[j]);
-    }
-  }
-  free(scratch);
-}
-
-hlo_status cpu_gemm_ex(const backend_gemm *g, hlo_dtype c_dtype, const void *a, const void *b,
-                       void *c) {
+static hlo_status gemm_run(const backend_gemm *g, hlo_dtype c_dtype, const void *a,
+                           const void *b, void *c, const backend_gemm_epilogue *ep) {
   bool same = g->dtype == c_dtype && (g->dtype == HLO_F32 || g->dtype == HLO_F64 ||
                                       g->dtype == HLO_BF16);
   bool widen = g->dtype == HLO_BF16 && c_dtype == HLO_F32;
@@ -262,31 +295,52 @@ hlo_status cpu_gemm_ex(const backend_gemm *g, hlo_dtype c_dtype, const void *a, 
                       "gemm: sizes %lld x %lld x %lld (batch %lld) are negative or past the "
                       "BLAS library's int",
                       (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch);
+  prod p = {.kind = g->dtype == HLO_F32 ? GEMM_F32 : g->dtype == HLO_F64 ? GEMM_F64 : GEMM_BF16,
+            .ta = g->trans_a, .tb = g->trans_b, .round_bf16 = c_dtype == HLO_BF16,
+            .batch = g->batch, .m = g->m, .n = g->n, .k = g->k,
+            .lda = or_dense(g->lda, g->trans_a ? g->m : g->k),
+            .ldb = or_dense(g->ldb, g->trans_b ? g->k : g->n), .ldc = or_dense(g->ldc, g->n),
+            .a = a, .b = b, .c = c, .beta = 0, .ep = ep && ep->fn ? ep : NULL};
+  p.sa = or_dense(g->batch_stride_a, g->m * g->k);
+  p.sb = or_dense(g->batch_stride_b, g->k * g->n);
+  p.sc = or_dense(g->batch_stride_c, g->m * g->n);
+  if (p.lda < (p.ta ? p.m : p.k) || p.ldb < (p.tb ? p.k : p.n) || p.ldc < p.n ||
+      p.lda > INT_MAX || p.ldb > INT_MAX || p.ldc > INT_MAX || p.sa < 0 || p.sb < 0 ||
+      p.sc < 0)
+    return status_new(HLO_INVALID_ARGUMENT,
+                      "gemm: strides lda %lld, ldb %lld, ldc %lld (batch strides %lld, %lld, "
+                      "%lld) are shorter than a row of %lld x %lld x %lld%s%s, negative or past "
+                      "the BLAS library's int",
+                      (long long)p.lda, (long long)p.ldb, (long long)p.ldc, (long long)p.sa,
+                      (long long)p.sb, (long long)p.sc, (long long)p.m, (long long)p.n,
+                      (long long)p.k, p.ta ? ", A transposed" : "", p.tb ? ", B transposed" : "");
   if (g->m == 0 || g->n == 0 || g->batch == 0) return NULL;
   if (g->k == 0) { /* BLAS would be asked for lda >= 1 of an empty matrix: the sum is 0 */
-    memset(c, 0, (size_t)(g->m * g->n) * hlo_dtype_size(c_dtype) * (size_t)g->batch);
-    return NULL; /* all-zero bytes: +0 in f32, f64 and bf16 alike */
+    size_t ces = c_elem_size(&p);
+    for (int64_t i = 0; i < p.batch; i++) {
+      for (int64_t r = 0; r < p.m; r++) /* all-zero bytes: +0 in f32, f64 and bf16 alike */
+        memset((char *)c + (size_t)(i * p.sc + r * p.ldc) * ces, 0, (size_t)p.n * ces);
+      if (p.ep) p.ep->fn(p.ep->ctx, i, 0, p.m);
+    }
+    return NULL;
   }
-  thread_pool *pool = thread_pool_global();
-  int threads = thread_pool_num_threads(pool);
-  batch bt = {.g = g, .c_dtype = c_dtype, .a = a, .b = b, .c = c};
-  atomic_init(&bt.status, 0);
-  atomic_init(&bt.no_memory, 0);
-  double work = (double)g->m * (double)g->n * (double)g->k;
-  /* a batch of at least as many matrices as threads: a matrix per chunk;
-   * fewer: one after the other, each split over the pool */
-  if (threads >= 2 && g->batch >= threads && work * (double)g->batch >= (double)CPU_GEMM_SPLIT) {
-    thread_pool_parallel_for(pool, g->batch, 0, batch_chunk, &bt);
-  } else {
-    bt.split_each = true;
-    batch_chunk(&bt, 0, g->batch);
-  }
-  if (atomic_load(&bt.no_memory)) return status_new(HLO_RESOURCE_EXHAUSTED, "gemm: out of memory");
-  int st = atomic_load(&bt.status);
+  prod_run(&p);
+  if (atomic_load(&p.no_memory)) return status_new(HLO_RESOURCE_EXHAUSTED, "gemm: out of memory");
+  int st = atomic_load(&p.status);
   if (st) return status_new(HLO_INTERNAL, "gemm: oneDNN's bf16 gemm failed (status %d)", st);
   return NULL;
 }
 
+hlo_status cpu_gemm_ex(const backend_gemm *g, hlo_dtype c_dtype, const void *a, const void *b,
+                       void *c) {
+  return gemm_run(g, c_dtype, a, b, c, NULL);
+}
+
 hlo_status cpu_gemm(const backend_gemm *g, const void *a, const void *b, void *c) {
-  return cpu_gemm_ex(g, g->c_dtype, a, b, c);
+  return gemm_run(g, g->c_dtype, a, b, c, NULL);
+}
+
+hlo_status cpu_gemm_epilogue(const backend_gemm *g, const void *a, const void *b, void *c,
+                             const backend_gemm_epilogue *ep) {
+  return gemm_run(g, g->c_dtype, a, b, c, ep);
 }

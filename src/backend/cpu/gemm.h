@@ -21,7 +21,10 @@
  * thread), and a product large enough is split over hlo's own thread pool
  * (support/thread_pool.h, HLO_NUM_THREADS threads): C's rows, or its
  * columns when it is wider than tall, in blocks, one library call a block;
- * a batch of at least as many matrices as threads, a matrix a chunk. So
+ * a batch of at least as many matrices as blocks wanted, a matrix a block,
+ * a smaller batch each matrix in blocks. With an epilogue
+ * (cpu_gemm_epilogue) only rows are split, and the thread that computed a
+ * block of rows runs the epilogue on it right after. So
  * there is one set of threads, ours, whose workers sleep when idle and
  * whose late workers' chunks the others take: no OpenMP team spinning at a
  * barrier for a thread the OS has descheduled (measured on this 2-core
@@ -50,22 +53,46 @@
 #ifndef CPU_GEMM_UNIT
 #define CPU_GEMM_UNIT 16
 #endif
+/* f32 products of at most CPU_GEMM_SWAP_M rows with op(B) transposed,
+ * at least 4 times wider than tall and at most CPU_GEMM_SWAP_ELEMS
+ * elements of C, run as their transpose (C^T = B op(A)^T into a scratch,
+ * then transposed into C; gemm.c says why). */
+#ifndef CPU_GEMM_SWAP_M
+#define CPU_GEMM_SWAP_M 32
+#endif
+#ifndef CPU_GEMM_SWAP_ELEMS
+#define CPU_GEMM_SWAP_ELEMS 16384
+#endif
+/* Each block's library call packs the operand that all blocks of a matrix
+ * share (B for row blocks, A for column blocks); when it is over this many
+ * bytes a single matrix is split into one block a thread instead of
+ * CPU_GEMM_CHUNKS_PER_THREAD (512x1024x1024 f32, one thread: 1, 2 and 4
+ * row blocks of one product take 6.7, 6.9 and 7.3 ms; 256x256x256 costs
+ * the same in 1 to 16 blocks; bench/BLAS.md). */
+#ifndef CPU_GEMM_REPACK_BYTES
+#define CPU_GEMM_REPACK_BYTES ((size_t)1 << 20)
+#endif
 #ifndef CPU_GEMM_CHUNKS_PER_THREAD
 #define CPU_GEMM_CHUNKS_PER_THREAD 2
 #endif
 
 /* The batched product of backend_gemm (backend.h), with the result's type
  * given apart: C[b] (m x n, c_dtype) = op(A[b]) * op(B[b]), A and B of type
- * g->dtype, dense, row-major, one matrix after the other; denormal inputs
+ * g->dtype, row-major, laid out as g's strides say (dense by default),
+ * g->c_dtype ignored; denormal inputs
  * and results are flushed to zero inside the call (FTZ/DAZ, as XLA:CPU
  * computes; the calling thread's mode is restored). Types: f32 -> f32,
  * f64 -> f64, bf16 -> bf16 or f32. C is overwritten. Errors:
  * HLO_UNIMPLEMENTED for another pairing of types, HLO_INVALID_ARGUMENT for
- * negative sizes or sizes past the libraries' int, HLO_RESOURCE_EXHAUSTED
+ * negative sizes, sizes past the libraries' int or strides shorter than a
+ * row (or negative, or past the int), HLO_RESOURCE_EXHAUSTED
  * when the f32 scratch of a bf16 result cannot be allocated, HLO_INTERNAL
  * when oneDNN reports a failure. */
 HLO_MUST_USE hlo_status cpu_gemm_ex(const backend_gemm *g, hlo_dtype c_dtype, const void *a,
                                     const void *b, void *c);
+/* cpu_gemm_ex runs with C's type g->c_dtype, and cpu_gemm_epilogue with an
+ * epilogue (backend.h, backend_gemm_epilogue: its contract; ep NULL or
+ * ep->fn NULL: none) are declared in cpu.h, as the backend's slots. */
 
 /* One row-major product with leading dimensions, for callers that walk
  * sub-matrices: C (m x n, row stride ldc) = op(A) op(B) + beta * C, A

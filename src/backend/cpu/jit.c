@@ -1,38 +1,54 @@
 /* jit.c — compiling generated C with the system C compiler into shared
- * objects and loading them with dlopen (see cpu.h).
+ * objects and loading them with dlopen (see cpu.h; bench/COMPILE.md has
+ * where a cold compile's time goes and why the choices below).
  *
  * A module comes as one or more translation units (cpu_backend.c splits its
- * kernels into up to HLO_NUM_THREADS units, each with the dialect's
- * preamble). Each unit is first looked up in the kernel cache
- * (kernel_cache.h: keyed by the compiler's identity, the CPU's, the flags
- * and the source); the misses are compiled by concurrent compiler processes
- * (at most thread_pool_default_threads() at once), each to its own shared
- * object, and every object is loaded (several small objects load as fast as
- * one: no link step is needed to merge them). A compiled unit goes into the
- * cache (written to a temporary name in the cache folder, then renamed);
- * without a usable cache it is built in a temporary folder, removed again
- * once loaded (the object stays mapped). The compiler is started with
- * posix_spawnp (no shell, so no quoting issues) with its output sent to a
- * log file we quote from on failure.
+ * kernels over up to HLO_NUM_THREADS units by their estimated compile
+ * time). Each unit is first looked up in the kernel cache (kernel_cache.h:
+ * keyed by the compiler's identity, the CPU's, the flags and the source);
+ * the misses are compiled by concurrent compiler processes (at most
+ * thread_pool_default_threads() at once), each to its own shared object,
+ * and every object is loaded (several small objects load as fast as one: no
+ * link step is needed to merge them). A compiled unit goes into the cache
+ * (written to a temporary name in the cache folder, then renamed); without
+ * a usable cache it is built under a temporary name in $TMPDIR, unlinked
+ * right after dlopen (the object stays mapped).
  *
- * Flags (bench/THREADS.md has the measurements): -O2 with gcc's -O3
- * vectorizer cost model (-fvect-cost-model=dynamic; gcc 12's -O2 default,
- * "very-cheap", left even a 16-wide bias add scalar; clang ignores the
- * flag); -fno-math-errno lets sqrtf etc. inline (results unchanged);
- * -ffp-contract=off keeps a*b+c two roundings (no FMA contraction), as the
- * spec and the interpreter compute it; -pipe (no temporary assembly file)
- * and no -g. */
+ * The compiler ($HLO_CC or the caller's `cc`, split into words at spaces, so
+ * "gcc -m64" works) is started with posix_spawnp (no shell): the source on
+ * its standard input (`-x c -`) and its messages into a file, both
+ * unlinked temporaries, so an interrupted run leaves no source or log
+ * behind; the only named temporaries are the objects, "hlo-jit-PID-*" in
+ * $TMPDIR and ".tmp-KEY-PID-*" in the cache folder, and the first compile
+ * of a process sweeps those of dead processes (and any older than an hour).
+ *
+ * Flags: -O2 with gcc's -O3 vectorizer cost model (-fvect-cost-model=
+ * dynamic; gcc 12's -O2 default, "very-cheap", left even a 16-wide bias add
+ * scalar; clang ignores the flag); -fno-math-errno lets sqrtf etc. inline
+ * (results unchanged); -ffp-contract=off keeps a*b+c two roundings (no FMA
+ * contraction), as the spec and the interpreter compute it; -pipe (no
+ * temporary assembly file) and no -g. Link: -nostdlib -lgcc — no start
+ * files and no libc/libm to search (half of the link's time): the kernels'
+ * calls into libc and libm (memcpy, fmod, ...) bind to the process's own
+ * copies when the object is loaded (libm is made global once first), and
+ * libgcc's helpers (f16 conversions without F16C) are linked in statically.
+ * Flags that need a runtime library (e.g. --coverage in HLO_CC_FLAGS) must
+ * name it there too. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/kernel_cache.h"
@@ -45,7 +61,14 @@ static const char *const cc_flags[] = {
     "-O2", "-fvect-cost-model=dynamic", "-march=native", "-fPIC", "-shared", "-pipe",
     "-fno-math-errno", "-ffp-contract=off", "-std=gnu11",
 };
-enum { NUM_FLAGS = sizeof cc_flags / sizeof *cc_flags, MAX_EXTRA = 32 };
+/* After the input: what the object is linked with (see the top). */
+static const char *const link_flags[] = {"-nostdlib", "-lgcc"};
+enum {
+  NUM_FLAGS = sizeof cc_flags / sizeof *cc_flags,
+  NUM_LINK = sizeof link_flags / sizeof *link_flags,
+  MAX_EXTRA = 32,
+  MAX_CC_WORDS = 16,
+};
 
 /* The flags of one compile: cc_flags, then $HLO_CC_FLAGS split at spaces
  * (appended, so e.g. HLO_CC_FLAGS=-O3 wins over -O2; part of the cache
@@ -66,10 +89,75 @@ static void get_flags(flag_list *f) {
     f->v[f->n++] = t;
 }
 
+/* The compiler command: its words (HLO_CC="gcc -m64" is gcc with -m64). */
+typedef struct cc_cmd {
+  const char *w[MAX_CC_WORDS];
+  int n;
+  char buf[1024];
+  char text[1024];  /* the command as given, for messages and the key */
+} cc_cmd;
+
+static hlo_status split_cc(const char *cc, cc_cmd *c) {
+  c->n = 0;
+  if (snprintf(c->buf, sizeof c->buf, "%s", cc) >= (int)sizeof c->buf)
+    return status_new(HLO_INVALID_ARGUMENT, "the C compiler command is too long: %.60s...", cc);
+  snprintf(c->text, sizeof c->text, "%s", cc);
+  for (char *save = NULL, *t = strtok_r(c->buf, " \t\n", &save); t;
+       t = strtok_r(NULL, " \t\n", &save)) {
+    if (c->n == MAX_CC_WORDS)
+      return status_new(HLO_INVALID_ARGUMENT, "the C compiler command `%s` has over %d words",
+                        cc, MAX_CC_WORDS);
+    c->w[c->n++] = t;
+  }
+  if (!c->n) return status_new(HLO_INVALID_ARGUMENT, "the C compiler command is empty (HLO_CC)");
+  return NULL;
+}
+
 struct cpu_jit {
   uint32_t n;
   void **handles;
 };
+
+static const char *tmp_dir(void) {
+  const char *t = getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+/* An unlinked temporary file open for reading and writing (so nothing is
+ * left behind, whatever happens to the process); -1 on failure. */
+static int anon_file(void) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/hlo-jit-%ld-XXXXXX", tmp_dir(), (long)getpid());
+  int fd = mkostemp(p, O_CLOEXEC); /* a child gets it only as its stdin/stdout (dup2) */
+  if (fd >= 0) unlink(p);
+  return fd;
+}
+
+static bool write_all(int fd, const char *s, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    s += w, n -= (size_t)w;
+  }
+  return true;
+}
+
+/* The first `max` bytes of fd from its start (malloc'd, NUL-terminated), or
+ * NULL. */
+static char *read_head_fd(int fd, size_t max) {
+  char *buf = malloc(max + 1);
+  if (!buf) return NULL;
+  size_t n = 0;
+  while (n < max) {
+    ssize_t r = pread(fd, buf + n, max - n, (off_t)n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  buf[n] = 0;
+  return buf;
+}
 
 static hlo_status write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -80,25 +168,17 @@ static hlo_status write_file(const char *path, const char *text) {
   return ok ? NULL : status_new(HLO_INTERNAL, "cannot write %s", path);
 }
 
-/* The first `max` bytes of a file (malloc'd, NUL-terminated), or NULL. */
-static char *read_head(const char *path, size_t max) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NULL;
-  char *buf = malloc(max + 1);
-  size_t n = buf ? fread(buf, 1, max, f) : 0;
-  fclose(f);
-  if (buf) buf[n] = 0;
-  return buf;
-}
-
-/* Starts argv with stdout and stderr to `log` (NULL: /dev/null). Errors:
- * HLO_UNAVAILABLE when it cannot be started. */
-static hlo_status spawn(char *const *argv, const char *log, pid_t *pid) {
+/* Starts argv with stdin from `in` (-1: /dev/null) and stdout and stderr to
+ * `out` (-1: /dev/null). Errors: HLO_UNAVAILABLE when it cannot be
+ * started. */
+static hlo_status spawn(char *const *argv, int in, int out, pid_t *pid) {
   posix_spawn_file_actions_t fa;
   if (posix_spawn_file_actions_init(&fa))
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  posix_spawn_file_actions_addopen(&fa, 1, log ? log : "/dev/null",
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (in >= 0) posix_spawn_file_actions_adddup2(&fa, in, 0);
+  else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (out >= 0) posix_spawn_file_actions_adddup2(&fa, out, 1);
+  else posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   int rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -143,11 +223,17 @@ static void read_cpu_identity(void) {
   if (len == 0 && uname(&u) == 0) snprintf(cpu_identity, sizeof cpu_identity, "%s", u.machine);
 }
 
-/* The compiler's identity: its resolved path and the first line of
- * `CC --version`, read once per compiler name (a few are remembered). */
-enum { MAX_COMPILERS = 4, CC_ID_MAX = 4096 + 1024 + 8 };
+/* The compiler's identity: the command as given, its first word's resolved
+ * path and the first line of `CC --version`. The version line is read once
+ * per compiler per process and kept in the cache folder as a note keyed by
+ * the resolved file's inode, size and modification time (a new compiler
+ * binary is a new note), so a warm run starts no process at all; a note is
+ * trusted for CPU_JIT_CC_NOTE_S, then read again (a wrapper script whose
+ * compiler behind it changed keeps its own stat). */
+#define CPU_JIT_CC_NOTE_S (24 * 3600.0)
+enum { MAX_COMPILERS = 4, CC_ID_MAX = 4096 + 1024 + 1024 + 8 };
 static struct {
-  char name[256];
+  char name[1024];
   char id[CC_ID_MAX];
 } compilers[MAX_COMPILERS];
 static int num_compilers;
@@ -173,47 +259,125 @@ static void resolve_path(const char *cc, char out[4096]) {
   snprintf(out, 4096, "%s", cc);
 }
 
-static void compiler_identity(const char *cc, char out[CC_ID_MAX]) {
-  size_t cap = CC_ID_MAX;
+/* The first line of `cc --version` (empty when it cannot be run). */
+static void run_version(const cc_cmd *cc, char *out, size_t cap) {
+  out[0] = 0;
+  int fd = anon_file();
+  if (fd < 0) return;
+  const char *argv[MAX_CC_WORDS + 2];
+  int a = 0;
+  for (int i = 0; i < cc->n; i++) argv[a++] = cc->w[i];
+  argv[a++] = "--version";
+  argv[a] = NULL;
+  pid_t pid;
+  hlo_status st = spawn((char *const *)argv, -1, fd, &pid);
+  if (!st && wait_exit(pid) == 0) {
+    char *head = read_head_fd(fd, cap - 1);
+    if (head) {
+      head[strcspn(head, "\n")] = 0;
+      snprintf(out, cap, "%s", head);
+      free(head);
+    }
+  }
+  hlo_status_free(st);
+  close(fd);
+}
+
+static void compiler_identity(const cc_cmd *cc, const char *dir, char out[CC_ID_MAX]) {
   pthread_mutex_lock(&compilers_mu);
   for (int i = 0; i < num_compilers; i++)
-    if (!strcmp(compilers[i].name, cc)) {
-      snprintf(out, cap, "%s", compilers[i].id);
+    if (!strcmp(compilers[i].name, cc->text)) {
+      memcpy(out, compilers[i].id, CC_ID_MAX);
       pthread_mutex_unlock(&compilers_mu);
       return;
     }
   pthread_mutex_unlock(&compilers_mu);
-  char real[4096], version[1024] = "";
-  resolve_path(cc, real);
-  const char *tmp = getenv("TMPDIR");
-  char log[4200];
-  snprintf(log, sizeof log, "%s/hlo-ccver-%ld-XXXXXX", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-  int fd = mkstemp(log);
-  if (fd >= 0) {
-    close(fd);
-    char *argv[] = {(char *)cc, "--version", NULL};
-    pid_t pid;
-    hlo_status st = spawn(argv, log, &pid);
-    if (!st) {
-      wait_exit(pid);
-      char *head = read_head(log, sizeof version - 1);
-      if (head) {
-        head[strcspn(head, "\n")] = 0;
-        snprintf(version, sizeof version, "%s", head);
-        free(head);
-      }
-    }
-    hlo_status_free(st);
-    unlink(log);
+  char real[4096], version[1024] = "", stamp[128] = "", note[KERNEL_CACHE_KEY_HEX];
+  resolve_path(cc->w[0], real);
+  struct stat sb;
+  bool noted = false;
+  if (stat(real, &sb) == 0) {
+    snprintf(stamp, sizeof stamp, "%llu %llu %lld %lld.%09ld", (unsigned long long)sb.st_dev,
+             (unsigned long long)sb.st_ino, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+             (long)sb.st_mtim.tv_nsec);
+    const char *parts[] = {"hlo compiler version note 1", real, stamp, cc->text};
+    kernel_cache_key(parts, 4, note);
+    noted = kernel_cache_read_note(dir, note, CPU_JIT_CC_NOTE_S, version, sizeof version);
   }
-  snprintf(out, cap, "%s\n%s", real, version);
+  if (!noted) {
+    run_version(cc, version, sizeof version);
+    if (stamp[0] && version[0]) kernel_cache_write_note(dir, note, version);
+  }
+  snprintf(out, CC_ID_MAX, "%s\n%s\n%s", cc->text, real, version);
   pthread_mutex_lock(&compilers_mu);
-  if (num_compilers < MAX_COMPILERS && strlen(cc) < sizeof compilers[0].name) {
-    snprintf(compilers[num_compilers].name, sizeof compilers[0].name, "%s", cc);
+  if (num_compilers < MAX_COMPILERS) {
+    snprintf(compilers[num_compilers].name, sizeof compilers[0].name, "%s", cc->text);
     memcpy(compilers[num_compilers].id, out, CC_ID_MAX);
     num_compilers++;
   }
   pthread_mutex_unlock(&compilers_mu);
+}
+
+/* ------------------------------------------------------------ sweeping */
+
+/* Whether process `pid` is gone (on this machine). */
+static bool pid_dead(long pid) {
+  return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Removes `path`: a file, or a folder with files only (the old layout's
+ * work folders). */
+static void remove_path(const char *path) {
+  if (unlink(path) == 0 || errno != EISDIR) return;
+  DIR *d = opendir(path);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char p[4200];
+    if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) < (int)sizeof p) unlink(p);
+  }
+  if (d) closedir(d);
+  rmdir(path);
+}
+
+void cpu_jit_sweep_temporaries(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  time_t now = time(NULL);
+  struct dirent *e;
+  static const char *const prefixes[] = {"hlo-jit-", "hlo-ccver-"};
+  while ((e = readdir(d))) {
+    const char *n = e->d_name;
+    size_t pl = 0;
+    for (int i = 0; i < 2 && !pl; i++)
+      if (!strncmp(n, prefixes[i], strlen(prefixes[i]))) pl = strlen(prefixes[i]);
+    if (!pl) continue;
+    char p[4200];
+    struct stat sb;
+    if (snprintf(p, sizeof p, "%s/%s", dir, n) >= (int)sizeof p || lstat(p, &sb) != 0) continue;
+    if (sb.st_uid != geteuid()) continue;
+    /* "PREFIX-PID-XXXXXX" (this layout) or "PREFIX-XXXXXX" (the old one) */
+    char *end = NULL;
+    long pid = strtol(n + pl, &end, 10);
+    bool has_pid = end && end != n + pl && *end == '-';
+    double age = difftime(now, sb.st_mtime);
+    if (age > CPU_JIT_STALE_S || (has_pid && age > CPU_JIT_DEAD_GRACE_S && pid_dead(pid)))
+      remove_path(p);
+  }
+  closedir(d);
+}
+
+/* The sweep of this process: once, at its first compile. */
+static void sweep_once(const char *cache_dir) {
+  static atomic_flag done = ATOMIC_FLAG_INIT;
+  if (atomic_flag_test_and_set(&done)) return;
+  cpu_jit_sweep_temporaries(tmp_dir());
+  if (cache_dir) kernel_cache_sweep(cache_dir);
+}
+
+/* libm in the global scope, for the kernels' calls (see the top). */
+static void load_libm(void) {
+  if (!dlopen("libm.so.6", RTLD_LAZY | RTLD_GLOBAL)) dlopen("libm.so", RTLD_LAZY | RTLD_GLOBAL);
 }
 
 /* --------------------------------------------------------------- compile */
@@ -222,21 +386,22 @@ typedef struct unit_state {
   char key[KERNEL_CACHE_KEY_HEX];
   char so[KERNEL_CACHE_PATH_MAX];   /* what is loaded */
   char out[KERNEL_CACHE_PATH_MAX];  /* the compiler's output */
-  char src[KERNEL_CACHE_PATH_MAX], log[KERNEL_CACHE_PATH_MAX];
+  int src_fd, log_fd;               /* unlinked temporaries: the source, the messages */
   bool hit, to_cache, committed, started;
   pid_t pid;
   int exit_code;
   void *handle;
 } unit_state;
 
-/* Looks up u's kernels in handle h; false when one is missing. */
-static bool find_symbols(void *h, const cpu_jit_unit *u) {
+/* Looks up u's kernels in handle h; the index of the first missing one, or
+ * u->n when all are there. */
+static uint32_t find_symbols(void *h, const cpu_jit_unit *u) {
   for (uint32_t i = 0; i < u->n; i++) {
     void *sym = dlsym(h, u->names[i]);
-    if (!sym) return false;
+    if (!sym) return i;
     memcpy(&u->fns[i], &sym, sizeof sym); /* object -> function pointer, as POSIX allows */
   }
-  return true;
+  return u->n;
 }
 
 static hlo_status dump_units(const cpu_jit_unit *units, uint32_t nunits, const char *dump_dir) {
@@ -250,76 +415,137 @@ static hlo_status dump_units(const cpu_jit_unit *units, uint32_t nunits, const c
   return NULL;
 }
 
-/* Starts the compiler on unit i (source written to the work folder). */
-static hlo_status start_unit(const char *cc, const flag_list *fl, const char *work, uint32_t i,
-                             unit_state *s, const char *source) {
-  if (snprintf(s->src, sizeof s->src, "%s/u%u.c", work, i) >= (int)sizeof s->src ||
-      snprintf(s->log, sizeof s->log, "%s/u%u.log", work, i) >= (int)sizeof s->log ||
-      (!s->to_cache && snprintf(s->out, sizeof s->out, "%s/u%u.so", work, i) >= (int)sizeof s->out))
-    return status_new(HLO_INVALID_ARGUMENT, "temporary folder name too long: %s", work);
-  HLO_TRY(write_file(s->src, source));
-  char *argv[NUM_FLAGS + MAX_EXTRA + 6];
+/* The kernel of unit u whose text holds line `line` of its source (by
+ * u->lines), or u->n when unknown. */
+static uint32_t kernel_at_line(const cpu_jit_unit *u, long line) {
+  if (!u->lines || line <= 0) return u->n;
+  uint32_t k = u->n;
+  for (uint32_t i = 0; i < u->n; i++)
+    if (u->lines[i] <= (uint64_t)line) k = i;
+  return k;
+}
+
+/* An error about unit u's kernel k (u->n: the unit as a whole), located
+ * at that kernel's op when the caller gave locations: "MSG kernel k3" or
+ * "MSG one of kernels k0 ... k3", then `detail`. */
+static hlo_status unit_error(hlo_status_code code, const cpu_jit_unit *u, uint32_t k,
+                             const char *msg, const char *detail) {
+  const hlo_loc *loc = NULL;
+  char what[512];
+  if (k < u->n) {
+    loc = u->locs ? u->locs[k] : NULL;
+    snprintf(what, sizeof what, "kernel %s%s", u->names[k],
+             loc && loc->line ? " (the fusion here)" : "");
+  } else if (u->n == 1) {
+    loc = u->locs ? u->locs[0] : NULL;
+    snprintf(what, sizeof what, "kernel %s%s", u->names[0],
+             loc && loc->line ? " (the fusion here)" : "");
+  } else {
+    snprintf(what, sizeof what, "one of the %u kernels %s ... %s", u->n, u->n ? u->names[0] : "",
+             u->n ? u->names[u->n - 1] : "");
+  }
+  return status_at(code, loc, "%s %s%s%s", msg, what, detail && *detail ? ":\n" : "",
+                   detail ? detail : "");
+}
+
+/* Starts the compiler on unit i. */
+static hlo_status start_unit(const cc_cmd *cc, const flag_list *fl, unit_state *s,
+                             const char *source, bool default_link) {
+  if (!s->to_cache) {
+    snprintf(s->out, sizeof s->out, "%s/hlo-jit-%ld-XXXXXX", tmp_dir(), (long)getpid());
+    int fd = mkstemp(s->out);
+    if (fd < 0) {
+      hlo_status st = status_new(HLO_INTERNAL, "cannot make a temporary file %s: %s", s->out,
+                                 strerror(errno));
+      s->out[0] = 0;
+      return st;
+    }
+    close(fd);
+  }
+  if (s->src_fd >= 0) close(s->src_fd);
+  if (s->log_fd >= 0) close(s->log_fd);
+  s->src_fd = anon_file();
+  s->log_fd = anon_file();
+  if (s->src_fd < 0 || s->log_fd < 0 || !write_all(s->src_fd, source, strlen(source)) ||
+      lseek(s->src_fd, 0, SEEK_SET) != 0)
+    return status_new(HLO_INTERNAL, "cannot write a temporary file in %s: %s", tmp_dir(),
+                      strerror(errno));
+  const char *argv[MAX_CC_WORDS + NUM_FLAGS + MAX_EXTRA + NUM_LINK + 8];
   int a = 0;
-  argv[a++] = (char *)cc;
-  for (int f = 0; f < fl->n; f++) argv[a++] = (char *)fl->v[f];
+  for (int i = 0; i < cc->n; i++) argv[a++] = cc->w[i];
+  for (int f = 0; f < fl->n; f++) argv[a++] = fl->v[f];
   argv[a++] = "-o";
   argv[a++] = s->out;
-  argv[a++] = s->src;
-  argv[a++] = "-lm";
+  argv[a++] = "-x";
+  argv[a++] = "c";
+  argv[a++] = "-";
+  if (default_link) argv[a++] = "-lm";
+  else
+    for (int f = 0; f < NUM_LINK; f++) argv[a++] = link_flags[f];
   argv[a] = NULL;
-  HLO_TRY(spawn(argv, s->log, &s->pid));
+  HLO_TRY(spawn((char *const *)argv, s->src_fd, s->log_fd, &s->pid));
   s->started = true;
   return NULL;
 }
 
-/* Waits for unit s; an error quoting the compiler's log when it failed. */
-static hlo_status finish_unit(const char *cc, unit_state *s) {
+/* Waits for unit s; an error quoting the compiler's messages, located at
+ * the kernel they point into, when it failed. */
+static hlo_status finish_unit(const cc_cmd *cc, const cpu_jit_unit *u, unit_state *s) {
   s->started = false;
   s->exit_code = wait_exit(s->pid);
   if (s->exit_code == 0) return NULL;
   if (s->exit_code == 127)
-    return status_new(HLO_UNAVAILABLE, "no C compiler: `%s` could not be run; set HLO_CC", cc);
-  char *msg = read_head(s->log, 2048);
-  hlo_status st =
-      status_new(HLO_INTERNAL, "the C compiler `%s` failed (exit %d) on the generated code:\n%s",
-                 cc, s->exit_code, msg && *msg ? msg : "(no output)");
+    return status_new(HLO_UNAVAILABLE, "no C compiler: `%s` could not be run; set HLO_CC",
+                      cc->text);
+  char *msg = read_head_fd(s->log_fd, 2048);
+  /* the first "<stdin>:LINE:" names the kernel */
+  long line = 0;
+  for (const char *at = msg ? strstr(msg, "<stdin>:") : NULL; at && line <= 0;
+       at = strstr(at + 8, "<stdin>:"))
+    line = strtol(at + 8, NULL, 10);
+  char head[1200];
+  snprintf(head, sizeof head, "the C compiler `%.1100s` failed (exit %d) on", cc->text,
+           s->exit_code);
+  hlo_status st = unit_error(HLO_INTERNAL, u, kernel_at_line(u, line), head,
+                             msg && *msg ? msg : "(no output)");
   free(msg);
   return st;
 }
 
 /* Frees the state: unloads what was loaded when `unload`, removes the
- * temporary files and the work folder. */
-static void cleanup(unit_state *us, uint32_t nunits, const char *work, bool unload) {
+ * temporary files. */
+static void cleanup(unit_state *us, uint32_t nunits, bool unload) {
   for (uint32_t i = 0; i < nunits; i++) {
     unit_state *s = &us[i];
     if (s->started) wait_exit(s->pid);
     if (unload && s->handle) dlclose(s->handle);
-    if (work[0]) {
-      unlink(s->src);
-      unlink(s->log);
-    }
+    if (s->src_fd >= 0) close(s->src_fd);
+    if (s->log_fd >= 0) close(s->log_fd);
     /* the compiler's output, unless it became a cache entry (a loaded
        object stays mapped) */
     if (!s->hit && !s->committed && s->out[0]) unlink(s->out);
   }
-  if (work[0]) rmdir(work);
   free(us);
 }
 
-hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, const char *cc,
+hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, const char *cc_text,
                                  const char *dump_dir, cpu_jit **out) {
   *out = NULL;
-  if (!cc || !*cc) cc = getenv("HLO_CC");
-  if (!cc || !*cc) cc = "cc";
+  if (!cc_text || !*cc_text) cc_text = getenv("HLO_CC");
+  if (!cc_text || !*cc_text) cc_text = "cc";
+  cc_cmd cc;
+  HLO_TRY(split_cc(cc_text, &cc));
   if (dump_dir) HLO_TRY(dump_units(units, nunits, dump_dir));
   unit_state *us = calloc(nunits ? nunits : 1, sizeof *us);
   cpu_jit *j = calloc(1, sizeof *j);
   void **handles = calloc(nunits ? nunits : 1, sizeof *handles);
-  char work[4096] = "";
   if (!us || !j || !handles) {
     free(us), free(j), free(handles);
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
+  for (uint32_t i = 0; i < nunits; i++) us[i].src_fd = us[i].log_fd = -1;
+  static pthread_once_t libm_once = PTHREAD_ONCE_INIT;
+  pthread_once(&libm_once, load_libm);
 
   /* 1. the cache */
   flag_list fl;
@@ -330,22 +556,23 @@ hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, con
   char ccid[CC_ID_MAX];
   if (cache) {
     pthread_once(&cpu_once, read_cpu_identity);
-    compiler_identity(cc, ccid);
+    compiler_identity(&cc, dir, ccid);
   }
   uint32_t misses = 0;
   for (uint32_t i = 0; i < nunits; i++) {
     unit_state *s = &us[i];
     if (cache) {
-      const char *parts[NUM_FLAGS + MAX_EXTRA + 3];
+      const char *parts[NUM_FLAGS + MAX_EXTRA + NUM_LINK + 3];
       size_t np = 0;
       parts[np++] = ccid;
       parts[np++] = cpu_identity;
       for (int f = 0; f < fl.n; f++) parts[np++] = fl.v[f];
+      for (int f = 0; f < NUM_LINK; f++) parts[np++] = link_flags[f];
       parts[np++] = units[i].source;
       kernel_cache_key(parts, np, s->key);
       if (kernel_cache_lookup(dir, s->key, s->so)) {
         s->handle = dlopen(s->so, RTLD_NOW | RTLD_LOCAL);
-        s->hit = s->handle && find_symbols(s->handle, &units[i]);
+        s->hit = s->handle && find_symbols(s->handle, &units[i]) == units[i].n;
         if (!s->hit) {  /* a bad entry: recompiled and replaced */
           if (s->handle) dlclose(s->handle);
           s->handle = NULL;
@@ -357,53 +584,70 @@ hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, con
     misses += !s->hit;
   }
 
-  /* 2. the misses, at most P compilers at once */
+  /* 2. the misses, at most P compilers at once; the sweep of stale
+     temporaries runs while the first ones compile */
   hlo_status st = NULL;
-  if (misses) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(work, sizeof work, "%s/hlo-jit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(work)) {
-      st = status_new(HLO_INTERNAL, "cannot make a temporary folder %s: %s", work,
-                      strerror(errno));
-      work[0] = 0;
-    }
-  }
   uint32_t parallel = (uint32_t)thread_pool_default_threads(), running = 0, next_wait = 0;
+  bool swept = false;
   for (uint32_t i = 0; i < nunits && !st; i++) {
     if (us[i].hit) continue;
     while (running >= parallel && !st) {  /* wait for the oldest one still running */
+      if (!swept) sweep_once(cache ? dir : NULL), swept = true;
       while (!us[next_wait].started) next_wait++;
-      st = finish_unit(cc, &us[next_wait]);
+      st = finish_unit(&cc, &units[next_wait], &us[next_wait]);
       running--;
     }
-    if (!st) st = start_unit(cc, &fl, work, i, &us[i], units[i].source);
+    if (!st) st = start_unit(&cc, &fl, &us[i], units[i].source, false);
     running += us[i].started;
   }
+  if (misses && !swept) sweep_once(cache ? dir : NULL);
   for (uint32_t i = 0; i < nunits; i++) {
     if (!us[i].started) continue;
-    hlo_status s2 = finish_unit(cc, &us[i]);
+    hlo_status s2 = finish_unit(&cc, &units[i], &us[i]);
     if (st) hlo_status_free(s2);
     else st = s2;
   }
 
-  /* 3. store and load what was compiled */
+  /* 3. store and load what was compiled; an object that does not load is
+     compiled once more with the compiler's default link (a runtime library
+     the flags need, e.g. -fsanitize=undefined added by a wrapper), and that
+     one is kept */
   for (uint32_t i = 0; i < nunits && !st; i++) {
     unit_state *s = &us[i];
     if (s->hit) continue;
-    s->committed = s->to_cache && kernel_cache_commit(dir, s->key, s->out, s->so);
-    if (!s->committed) snprintf(s->so, sizeof s->so, "%s", s->out);
-    s->handle = dlopen(s->so, RTLD_NOW | RTLD_LOCAL);
+    char why[1024] = "";
+    for (int attempt = 0; attempt < 2 && !s->handle && !st; attempt++) {
+      if (attempt) {
+        s->to_cache = cache && kernel_cache_temp_path(dir, s->key, s->out);
+        st = start_unit(&cc, &fl, s, units[i].source, true);
+        if (!st) st = finish_unit(&cc, &units[i], s);
+        if (st) break;
+      }
+      s->committed = s->to_cache && kernel_cache_commit(dir, s->key, s->out, s->so);
+      if (!s->committed) snprintf(s->so, sizeof s->so, "%s", s->out);
+      s->handle = dlopen(s->so, RTLD_NOW | RTLD_LOCAL);
+      if (!s->handle) snprintf(why, sizeof why, "%s", dlerror());
+      if (!s->committed) {  /* loaded (or not): the file is not needed any more */
+        unlink(s->out);
+        s->out[0] = 0;
+      } else if (!s->handle) {
+        kernel_cache_remove(dir, s->key);
+        s->committed = false;
+        s->out[0] = 0;
+      }
+    }
+    if (st) break;
+    uint32_t missing = s->handle ? find_symbols(s->handle, &units[i]) : 0;
     if (!s->handle) {
-      st = status_new(HLO_INTERNAL, "cannot load the compiled kernels: %s", dlerror());
+      st = unit_error(HLO_INTERNAL, &units[i], units[i].n, "cannot load the compiled code of",
+                      why);
+    } else if (missing < units[i].n) {
       if (s->committed) kernel_cache_remove(dir, s->key);
-    } else if (!find_symbols(s->handle, &units[i])) {
-      if (s->committed) kernel_cache_remove(dir, s->key);
-      st = status_new(HLO_INTERNAL, "compiled kernels lack one of %u kernels (first %s)",
-                      units[i].n, units[i].n ? units[i].names[0] : "?");
+      st = unit_error(HLO_INTERNAL, &units[i], missing, "the compiled code lacks", NULL);
     }
   }
   for (uint32_t i = 0; i < nunits; i++) handles[i] = us[i].handle;
-  cleanup(us, nunits, work, st != NULL);
+  cleanup(us, nunits, st != NULL);
   if (st) {
     free(j);
     free(handles);

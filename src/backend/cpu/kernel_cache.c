@@ -2,7 +2,9 @@
  * kernel_cache.h for the key, the layout and the robustness rules). */
 #include "backend/cpu/kernel_cache.h"
 #include "support/path.h"
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -171,15 +173,17 @@ bool kernel_cache_lookup(const char *dir, const char *key, char out_path[KERNEL_
   return c == 1;
 }
 
-bool kernel_cache_temp_path(const char *dir, const char *key,
-                            char out_path[KERNEL_CACHE_PATH_MAX]) {
+/* A new empty file DIR/.tmp-KEY-PID-COUNT-NS.SUFFIX, unique in the process
+ * and among processes (the pid is what kernel_cache_sweep reads back). */
+static bool make_temp(const char *dir, const char *key, const char *suffix,
+                      char out_path[KERNEL_CACHE_PATH_MAX]) {
   static _Atomic unsigned counter;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   for (int attempt = 0; attempt < 4; attempt++) {
     unsigned c = atomic_fetch_add(&counter, 1);
-    int w = snprintf(out_path, KERNEL_CACHE_PATH_MAX, "%s/.tmp-%s-%ld-%u-%lx.so", dir, key,
-                     (long)getpid(), c, (unsigned long)ts.tv_nsec);
+    int w = snprintf(out_path, KERNEL_CACHE_PATH_MAX, "%s/.tmp-%s-%ld-%u-%lx.%s", dir, key,
+                     (long)getpid(), c, (unsigned long)ts.tv_nsec, suffix);
     if (w <= 0 || w >= KERNEL_CACHE_PATH_MAX) return false;
     /* made here, so an unwritable folder is found before the compiler runs */
     int fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -190,6 +194,11 @@ bool kernel_cache_temp_path(const char *dir, const char *key,
     if (errno != EEXIST) return false;
   }
   return false;
+}
+
+bool kernel_cache_temp_path(const char *dir, const char *key,
+                            char out_path[KERNEL_CACHE_PATH_MAX]) {
+  return make_temp(dir, key, "so", out_path);
 }
 
 bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
@@ -218,4 +227,72 @@ bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
 void kernel_cache_remove(const char *dir, const char *key) {
   char p[KERNEL_CACHE_PATH_MAX];
   if (dir && entry_path(dir, key, p)) unlink(p);
+}
+
+/* ------------------------------------------------------------------ notes */
+
+static bool note_path(const char *dir, const char *key, char out[KERNEL_CACHE_PATH_MAX]) {
+  int w = snprintf(out, KERNEL_CACHE_PATH_MAX, "%s/%s.note", dir, key);
+  return w > 0 && w < KERNEL_CACHE_PATH_MAX;
+}
+
+bool kernel_cache_read_note(const char *dir, const char *key, double max_age_s, char *out,
+                            size_t cap) {
+  char p[KERNEL_CACHE_PATH_MAX];
+  if (!dir || !cap || !note_path(dir, key, p)) return false;
+  out[0] = 0;
+  int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      (max_age_s <= 0 || difftime(time(NULL), st.st_mtime) <= max_age_s))
+    n = read(fd, out, cap - 1);
+  close(fd);
+  /* a note is one line ending in '\n': anything else (empty, cut short) is
+     absent */
+  if (n <= 0 || out[n - 1] != '\n') {
+    out[0] = 0;
+    return false;
+  }
+  out[n - 1] = 0;
+  return strchr(out, '\n') == NULL;
+}
+
+void kernel_cache_write_note(const char *dir, const char *key, const char *text) {
+  char tmp[KERNEL_CACHE_PATH_MAX], p[KERNEL_CACHE_PATH_MAX];
+  if (!dir || strchr(text, '\n') || !note_path(dir, key, p) || !make_temp(dir, key, "note", tmp))
+    return;
+  int fd = open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  size_t n = strlen(text);
+  bool ok = fd >= 0 && write(fd, text, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
+  if (fd >= 0) ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp, p) != 0) unlink(tmp);
+}
+
+/* ------------------------------------------------------------------ sweep */
+
+void kernel_cache_sweep(const char *dir) {
+  DIR *d = dir ? opendir(dir) : NULL;
+  if (!d) return;
+  time_t now = time(NULL);
+  pid_t self = getpid();
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    /* ".tmp-" KEY (32 hex digits) "-" PID "-" ... */
+    const char *n = e->d_name;
+    if (strncmp(n, ".tmp-", 5) || strlen(n) < 5 + 32 + 2 || n[5 + 32] != '-') continue;
+    char *end = NULL;
+    long pid = strtol(n + 5 + 32 + 1, &end, 10);
+    char p[KERNEL_CACHE_PATH_MAX];
+    struct stat st;
+    if (snprintf(p, sizeof p, "%s/%s", dir, n) >= (int)sizeof p || lstat(p, &st) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    double age = difftime(now, st.st_mtime);
+    bool dead = end && *end == '-' && pid > 0 && pid != (long)self && kill((pid_t)pid, 0) != 0 &&
+                errno == ESRCH;
+    if (age > KERNEL_CACHE_STALE_S || (dead && age > KERNEL_CACHE_DEAD_GRACE_S)) unlink(p);
+  }
+  closedir(d);
 }

@@ -3,13 +3,16 @@
  * loads in a millisecond instead of running the C compiler (issue 7: the
  * test suite compiles thousands of small programs). It is meant to grow
  * into the whole-executable cache of issue 8; the interface is six calls
- * (dir, key, lookup, temp_path, commit, remove).
+ * (dir, key, lookup, temp_path, commit, remove), plus small text notes
+ * (read_note, write_note: the JIT keeps each compiler's version line there)
+ * and the sweep of stale temporaries.
  *
  * Key: XXH3-128 (xxhash, Debian's libxxhash-dev, used header-only; a build
  * without <xxhash.h> falls back to FNV-1a, see kernel_cache.c) of the
- * parts the caller gives — the JIT gives the compiler's identity (its
- * resolved path and the first line of `cc --version`, read once per
- * compiler), the host CPU's identity (-march=native code is CPU-specific:
+ * parts the caller gives — the JIT gives the compiler's identity (the
+ * command, its resolved path and the first line of `cc --version`, kept
+ * as a note keyed by the binary's inode, size and mtime), the link flags,
+ * the host CPU's identity (-march=native code is CPU-specific:
  * /proc/cpuinfo's vendor, family, model and flags), the flags and the
  * generated source — printed as 32 hex digits.
  *
@@ -19,15 +22,16 @@
  * object as the compiler wrote it, followed by a 32-byte trailer (magic
  * "HLOKC001", the object's length, its XXH3-64, 8 zero bytes; the dynamic
  * loader ignores bytes past the ELF's sections), so a truncated or corrupted
- * entry is detected before it is loaded.
+ * entry is detected before it is loaded. Notes are DIR/KEY.note; temporaries
+ * are DIR/.tmp-KEY-PID-..., swept when stale (kernel_cache_sweep).
  *
  * Robustness: entries are written under a temporary name in DIR and
  * rename(2)d into place (atomic: a reader sees the whole old entry, the whole
  * new one or none; two processes storing one key both succeed, one wins);
  * an entry that fails its check is treated as a miss (the caller recompiles
  * and stores it again, replacing it); an unwritable or uncreatable
- * directory disables storing silently (callers compile in a temporary
- * folder as if there were no cache). Nothing here returns an error: every
+ * directory disables storing silently (callers compile to a temporary
+ * file as if there were no cache). Nothing here returns an error: every
  * failure is a miss.
  *
  * Thread safety: all calls may run concurrently, in one process or many. */
@@ -68,5 +72,24 @@ bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
 /* Removes the entry of `key` from `dir` (one that passed its check but turned
  * out unusable: dlopen failed or a symbol is missing). */
 void kernel_cache_remove(const char *dir, const char *key);
+
+/* Notes: one line of text (no newline) kept in `dir` under `key` (DIR/KEY.note,
+ * written atomically like an entry). read_note copies it to out (at most
+ * cap - 1 bytes and a NUL) and says whether it was there, whole, and
+ * written at most max_age_s seconds ago (<= 0: any age); write_note stores
+ * it (rewriting makes it new), silently doing nothing when it cannot. */
+bool kernel_cache_read_note(const char *dir, const char *key, double max_age_s, char *out,
+                            size_t cap);
+void kernel_cache_write_note(const char *dir, const char *key, const char *text);
+
+/* A temporary in the cache folder (".tmp-KEY-PID-...") is stale when older
+ * than KERNEL_CACHE_STALE_S seconds, or than KERNEL_CACHE_DEAD_GRACE_S when
+ * process PID is gone on this machine (an interrupted run; the grace covers
+ * a folder shared with another machine, whose pids mean nothing here). */
+#define KERNEL_CACHE_STALE_S 3600
+#define KERNEL_CACHE_DEAD_GRACE_S 300
+/* Removes the stale temporaries of `dir` (NULL: nothing). Entries are never
+ * touched. Never fails. */
+void kernel_cache_sweep(const char *dir);
 
 #endif /* HLO_BACKEND_CPU_KERNEL_CACHE_H */

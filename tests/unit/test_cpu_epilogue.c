@@ -1,0 +1,139 @@
+/* test_cpu_epilogue.c — output fusion of a GEMM and the kernel that reads
+ * its rows (runtime/executable_cpu_epilogue.c): which pairs are merged
+ * (the statistics' `epilogues`) and that the merged step computes what the
+ * interpreter does, on shapes whose rows split unevenly over the threads. */
+#include "test.h"
+#include "testlib.h"
+
+static const hlo_compile_options cpu_opts = {.backend = HLO_BACKEND_CPU};
+
+/* bias + GELU-like (tanh) + row sum: the mlp block's epilogue */
+#define MLP(M, K, N)                                                                            \
+  "func.func @main(%x: tensor<" #M "x" #K "xf32>, %w: tensor<" #K "x" #N "xf32>, %b: tensor<" #N \
+  "xf32>) -> (tensor<" #M "x" #N "xf32>, tensor<" #M "xf32>) {\n"                               \
+  "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<" #M "x" #K      \
+  "xf32>, tensor<" #K "x" #N "xf32>) -> tensor<" #M "x" #N "xf32>\n"                            \
+  "  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<" #N "xf32>) -> tensor<" #M "x" #N \
+  "xf32>\n"                                                                                     \
+  "  %2 = stablehlo.add %0, %1 : tensor<" #M "x" #N "xf32>\n"                                   \
+  "  %3 = stablehlo.tanh %2 : tensor<" #M "x" #N "xf32>\n"                                      \
+  "  %4 = stablehlo.multiply %2, %3 : tensor<" #M "x" #N "xf32>\n"                              \
+  "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"                                        \
+  "  %5 = stablehlo.reduce(%4 init: %z) applies stablehlo.add across dimensions = [1] : "      \
+  "(tensor<" #M "x" #N "xf32>, tensor<f32>) -> tensor<" #M "xf32>\n"                            \
+  "  return %4, %5 : tensor<" #M "x" #N "xf32>, tensor<" #M "xf32>\n"                           \
+  "}\n"
+
+TEST(gemm_with_elementwise_epilogue) {
+  /* rows 1, 3, 7, 64, 129: fewer rows than threads, uneven splits */
+  static const char *texts[] = {MLP(1, 16, 8), MLP(3, 16, 40), MLP(7, 33, 5), MLP(64, 32, 96),
+                                MLP(129, 64, 72)};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    runtime_cpu_stats cs = {0};
+    bool skipped = false;
+    CHECK(tl_backends_agree("mlp.mlir", texts[i], &cpu_opts, 0x3, 64, 7 + i, &cs, &skipped));
+    if (skipped) return;
+    CHECK_EQ_INT(cs.blas, 1);
+    CHECK_EQ_INT(cs.epilogues, 1);
+  }
+}
+
+TEST(not_merged) {
+  /* the consumer reads the product transposed (a tile of it is a column):
+   * no epilogue; the consumer also needs a value made after the GEMM from
+   * the product's own reduction: no epilogue either */
+  static const char *text =
+      "func.func @main(%x: tensor<6x8xf32>, %w: tensor<8x6xf32>) -> tensor<6x6xf32> {\n"
+      "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<6x8xf32>, "
+      "tensor<8x6xf32>) -> tensor<6x6xf32>\n"
+      "  %1 = stablehlo.transpose %0, dims = [1, 0] : (tensor<6x6xf32>) -> tensor<6x6xf32>\n"
+      "  %2 = stablehlo.exponential %1 : tensor<6x6xf32>\n"
+      "  return %2 : tensor<6x6xf32>\n"
+      "}\n";
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("transposed.mlir", text, &cpu_opts, 0x1, 64, 3, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.blas, 1);
+  CHECK_EQ_INT(cs.epilogues, 0);
+}
+
+TEST(softmax_rows_after_gemm) {
+  /* the attention pattern: scores = q k^T, then a row softmax that reads
+   * the scores in two kernels (max, then exp / sum / divide); a second
+   * GEMM reads the probabilities */
+  static const char *text =
+      "func.func @main(%q: tensor<37x16xf32>, %k: tensor<37x16xf32>, %v: tensor<37x16xf32>) -> "
+      "tensor<37x16xf32> {\n"
+      "  %s = stablehlo.dot_general %q, %k, contracting_dims = [1] x [1] : (tensor<37x16xf32>, "
+      "tensor<37x16xf32>) -> tensor<37x37xf32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [1] : "
+      "(tensor<37x37xf32>, tensor<f32>) -> tensor<37xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<37xf32>) -> tensor<37x37xf32>\n"
+      "  %d = stablehlo.subtract %s, %mb : tensor<37x37xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<37x37xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %t = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<37x37xf32>, tensor<f32>) -> tensor<37xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [0] : (tensor<37xf32>) -> tensor<37x37xf32>\n"
+      "  %p = stablehlo.divide %e, %tb : tensor<37x37xf32>\n"
+      "  %o = stablehlo.dot_general %p, %v, contracting_dims = [1] x [0] : (tensor<37x37xf32>, "
+      "tensor<37x16xf32>) -> tensor<37x16xf32>\n"
+      "  return %o : tensor<37x16xf32>\n"
+      "}\n";
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("attention.mlir", text, &cpu_opts, 0x1, 64, 11, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.blas, 2);
+  CHECK(cs.epilogues >= 1);
+}
+
+TEST(check_mode_keeps_steps_apart) {
+  /* --check compiles without output fusion: each kernel is compared */
+  hlo_compile_options o = cpu_opts;
+  o.check = true;
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("mlp.mlir", MLP(9, 16, 24), &o, 0x3, 64, 5, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.epilogues, 0);
+}
+
+TEST(epilogue_in_place_over_the_product) {
+  /* bias + tanh over the 40x64 product, read only by a second GEMM: the
+   * epilogue writes over the product's own rows (no second buffer), and
+   * the restrict-free kernel still computes the interpreter's values */
+  static const char *text =
+      "func.func @main(%x: tensor<40x24xf32>, %w: tensor<24x64xf32>, %b: tensor<64xf32>, "
+      "%v: tensor<64x8xf32>) -> tensor<40x8xf32> {\n"
+      "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<40x24xf32>, "
+      "tensor<24x64xf32>) -> tensor<40x64xf32>\n"
+      "  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) -> tensor<40x64xf32>\n"
+      "  %2 = stablehlo.add %0, %1 : tensor<40x64xf32>\n"
+      "  %3 = stablehlo.tanh %2 : tensor<40x64xf32>\n"
+      "  %4 = stablehlo.dot_general %3, %v, contracting_dims = [1] x [0] : (tensor<40x64xf32>, "
+      "tensor<64x8xf32>) -> tensor<40x8xf32>\n"
+      "  return %4 : tensor<40x8xf32>\n"
+      "}\n";
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("inplace.mlir", text, &cpu_opts, 0x1, 64, 13, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.epilogues, 1);
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_status st = hlo_module_parse("inplace.mlir", text, strlen(text), &m);
+  if (!st) st = hlo_executable_compile(m, NULL, &cpu_opts, &e);
+  hlo_memory_analysis ma = {0};
+  if (!st) st = hlo_executable_memory_analysis(e, &ma);
+  CHECK(st == NULL);
+  hlo_status_free(st);
+  /* the product (10240 bytes) and the tanh share one slot */
+  CHECK(ma.temp_bytes >= 40 * 64 * 4 && ma.temp_bytes < 2 * 40 * 64 * 4);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+}
+
+TEST_MAIN()
