@@ -17,19 +17,28 @@
  *           out0[x0 * N1 + x1] = v7;
  *         }}}}
  *
- * A reduction kernel opens the parallel loops, sets `acc` to the init
- * value, runs the reduction loops with the body and the combiner inside,
- * and stores `acc` after them. With reduction lanes (kernel.h) the
- * accumulator is `accl[L]` (lane 0 from init, the others from the
- * combiner's identity), the innermost reduction loop runs in blocks of L
- * with an inner `for (xl = 0; xl < L; xl++)` loop folding element xb + xl
- * into accl[xl] (the loop gcc vectorises), the tail into accl[0], and a
- * tree over the lanes makes `acc`. `acc` and the combiner are of the
- * kernel's acc_dtype (wider than the output for bf16/f16 and f32 sums),
- * rounded to the output's type once, at the store. Each kernel is preceded
+ * Inside the parallel loops, the kernel's stages (kernel.h) run one after
+ * the other over the row of the current point: a stage's instructions that
+ * do not vary along the row first (kernel_row_varying: once per row), then
+ * its row loops. A REDUCE stage sets `accS` to the init value, runs the row
+ * loops with the body and the combiner inside, and makes the row value
+ * `rS` (the accumulator rounded once to the reduce's type); with reduction
+ * lanes (kernel.h) the accumulator is `acclS[L]` (lane 0 from init, the
+ * others from the combiner's identity), the innermost row loop runs in
+ * blocks of L with an inner `for (xl = 0; xl < L; xl++)` loop folding
+ * element xb + xl into acclS[xl] (the loop gcc vectorises), the tail into
+ * acclS[0], and a tree over the lanes makes `accS`. When the folded value
+ * is kept in a temporary, the points run first as a plain loop nest and
+ * the lanes then fold the temporary (a mixed loop of masks, divides and
+ * the fold vectorised poorly: 2x on llama's masked softmax). A MAP stage
+ * stores per-row outputs before its loops and the others inside them.
+ * Temporaries are arrays `tmpT[row]` of the function (the thread's stack).
+ * `acc` and the combiner are of the stage's acc_dtype (wider than the
+ * output for bf16/f16 and f32 sums). Each kernel is preceded
  * by a one-line comment: its index space, tile count, buffers, lanes. */
 #include "codegen/cstyle.h"
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "ir/element.h"
@@ -172,6 +181,19 @@ static const char *op_template(const cstyle_dialect *d, hlo_opcode op, hlo_dtype
   }
 }
 
+/* The linear position in the row (the row dims, row-major) of the current
+ * point: a temporary's index. */
+static void print_row_linear(strbuf *o, const kernel *k) {
+  kernel_affine a;
+  memset(&a, 0, sizeof a);
+  int64_t stride = 1;
+  for (uint32_t d = k->rank; d-- > k->rank - k->num_reduce_dims;) {
+    a.coeff[d] = stride;
+    stride *= k->dims[d];
+  }
+  print_affine(o, &a, k->rank);
+}
+
 /* Prints instruction `i` of `l` as `const T pfxI = EXPR;`. `param0/1` name
  * the combiner's parameters. */
 static hlo_status print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o,
@@ -192,6 +214,14 @@ static hlo_status print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o
   switch (in->kind) {
   case KI_PARAM:
     sb_puts(o, in->input == 0 ? param0 : param1);
+    break;
+  case KI_ROW:
+    sb_printf(o, "r%u", in->input);
+    break;
+  case KI_TEMP:
+    sb_printf(o, "tmp%u[", in->input);
+    print_row_linear(o, k);
+    sb_putc(o, ']');
     break;
   case KI_CONST:
     print_const(d, o, in->dtype, in->cval.i, in->cval.f);
@@ -260,63 +290,204 @@ static void put_indent(char *buf, size_t cap, uint32_t level) {
   buf[n] = 0;
 }
 
-/* Declares the accumulator of a reduction: `acc` = init, or with lanes
- * `accl[L]`, lane 0 = init and the others the combiner's identity. */
+/* Declares the accumulator of REDUCE stage `s`: `accS` = init, or with
+ * lanes `acclS[L]`, lane 0 = init and the others the combiner's identity. */
 static hlo_status open_accumulator(const cstyle_dialect *d, const kernel *k, strbuf *o,
-                                   uint32_t lanes, const char *ind) {
-  hlo_dtype adt = k->acc_dtype;
+                                   uint32_t s, uint32_t lanes, const char *ind) {
+  const kernel_stage *st = &k->stages[s];
+  hlo_dtype adt = st->acc_dtype;
   const char *at = cstyle_compute_type(adt);
   if (!at)
     return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: accumulator type %s", k->name,
                      hlo_dtype_name(adt));
   if (!lanes) {
-    sb_printf(o, "%s%s acc = ", ind, at);
-    print_const(d, o, adt, k->init.i, k->init.f);
+    sb_printf(o, "%s%s acc%u = ", ind, at, s);
+    print_const(d, o, adt, st->init.i, st->init.f);
     sb_puts(o, ";\n");
     return NULL;
   }
-  sb_printf(o, "%s%s accl[%u];\n%saccl[0] = ", ind, at, lanes, ind);
-  print_const(d, o, adt, k->init.i, k->init.f);
-  sb_printf(o, ";\n%sfor (int64_t xl = 1; xl < %u; xl++) accl[xl] = ", ind, lanes);
-  print_const(d, o, adt, k->identity.i, k->identity.f);
+  sb_printf(o, "%s%s accl%u[%u];\n%saccl%u[0] = ", ind, at, s, lanes, ind, s);
+  print_const(d, o, adt, st->init.i, st->init.f);
+  sb_printf(o, ";\n%sfor (int64_t xl = 1; xl < %u; xl++) accl%u[xl] = ", ind, lanes, s);
+  print_const(d, o, adt, st->identity.i, st->identity.f);
   sb_puts(o, ";\n");
   return NULL;
 }
 
-/* The body, then the combiner folding the reduced value into `acc` (a C
- * lvalue): `acc = combiner(acc, value)`. */
-static hlo_status print_fold(const cstyle_dialect *d, const kernel *k, strbuf *o,
-                             const char *acc, const char *ind) {
-  for (uint32_t i = 0; i < k->num_body; i++)
-    HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
-  char v[24];
-  snprintf(v, sizeof v, "v%u", k->outputs[0].value);
-  for (uint32_t i = 0; i < k->num_comb; i++)
-    HLO_TRY(print_inst(d, k, o, k->comb, i, "c", acc, v, ind));
-  sb_printf(o, "%s%s = c%u;\n", ind, acc, k->comb_result);
+/* Stage s's instructions that vary along the row, the temporaries it
+ * writes, and (REDUCE) the combiner folding its value into `acc` (a C
+ * lvalue, NULL for a MAP stage), then (MAP) the outputs it stores along
+ * the row. */
+static hlo_status print_point(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
+                              const bool *vary, const char *acc, const char *ind) {
+  const kernel_stage *st = &k->stages[s];
+  for (uint32_t i = st->body_begin; i < st->body_end; i++)
+    if (vary[i]) HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  for (uint32_t t = 0; t < k->num_temps; t++) {
+    if (k->temps[t].stage != s) continue;
+    sb_printf(o, "%stmp%u[", ind, t);
+    print_row_linear(o, k);
+    sb_printf(o, "] = v%u;\n", k->temps[t].value);
+  }
+  if (acc) {
+    char v[24];
+    snprintf(v, sizeof v, "v%u", st->value);
+    for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
+      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", acc, v, ind));
+    sb_printf(o, "%s%s = c%u;\n", ind, acc, st->comb_result);
+  }
   return NULL;
 }
 
-/* After the reduction loops: the lanes combined as a tree into `acc`, then
- * the store (the one rounding of a wider accumulator: f64 -> f32 here,
- * f32 -> bf16/f16 in the store). */
-static hlo_status close_accumulator(const cstyle_dialect *d, const kernel *k, strbuf *o,
-                                    uint32_t lanes, const char *ind) {
+/* Whether output o's map ignores the row variables. */
+static bool output_per_row(const kernel *k, const kernel_output *out) {
+  if (!k->num_reduce_dims) return true;
+  if (out->map.flat) return false;
+  for (uint32_t j = 0; j < out->map.rank; j++)
+    for (uint32_t dd = k->rank - k->num_reduce_dims; dd < k->rank; dd++)
+      if (out->map.dim[j].coeff[dd]) return false;
+  return true;
+}
+
+/* Opens the loops over the row dims [np, last) at level *level. */
+static void open_row_loops(const kernel *k, strbuf *o, uint32_t last, uint32_t *level, char *ind,
+                           size_t cap) {
+  for (uint32_t dd = k->rank - k->num_reduce_dims; dd < last; dd++) {
+    sb_printf(o, "%sfor (int64_t x%u = 0; x%u < %lld; x%u++) {\n", ind, dd, dd,
+              (long long)k->dims[dd], dd);
+    put_indent(ind, cap, ++*level);
+  }
+}
+
+static void close_row_loops(const kernel *k, strbuf *o, uint32_t last, uint32_t *level, char *ind,
+                            size_t cap) {
+  for (uint32_t dd = k->rank - k->num_reduce_dims; dd < last; dd++) {
+    put_indent(ind, cap, --*level);
+    sb_printf(o, "%s}\n", ind);
+  }
+}
+
+/* One stage over the row of the current parallel point (see kernel.h):
+ * instructions that do not vary along the row first, then the row loops. */
+static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
+                              const bool *vary, uint32_t level) {
+  const kernel_stage *st = &k->stages[s];
+  char ind[64];
+  put_indent(ind, sizeof ind, level);
+  for (uint32_t i = st->body_begin; i < st->body_end; i++)
+    if (!vary[i]) HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  if (st->kind == KSTAGE_MAP) {
+    bool loop = false;
+    for (uint32_t i = st->body_begin; i < st->body_end; i++) loop |= vary[i];
+    for (uint32_t t = 0; t < k->num_temps; t++) loop |= k->temps[t].stage == s;
+    for (uint32_t oi = 0; oi < k->num_outputs; oi++) {
+      const kernel_output *out = &k->outputs[oi];
+      if (out->stage != s) continue;
+      if (!output_per_row(k, out) || vary[out->value]) {
+        loop = true;
+        continue;
+      }
+      char v[24];
+      snprintf(v, sizeof v, "v%u", out->value);
+      store(o, k, oi, v, ind);
+    }
+    if (!loop) return NULL;
+    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    HLO_TRY(print_point(d, k, o, s, vary, NULL, ind));
+    for (uint32_t oi = 0; oi < k->num_outputs; oi++) {
+      const kernel_output *out = &k->outputs[oi];
+      if (out->stage != s || (output_per_row(k, out) && !vary[out->value])) continue;
+      char v[24];
+      snprintf(v, sizeof v, "v%u", out->value);
+      store(o, k, oi, v, ind);
+    }
+    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    return NULL;
+  }
+  /* REDUCE: with lanes (kernel.h) lane xl folds the elements xb + xl of the
+   * innermost row dim; the tail (past the last multiple of L) goes to lane 0 */
+  uint32_t lanes = k->sched.reduce_lanes[s] > 1 ? k->sched.reduce_lanes[s] : 0;
+  HLO_TRY(open_accumulator(d, k, o, s, lanes, ind));
+  char acc[32];
+  uint32_t r = k->rank - 1;
+  int32_t vt = -1; /* the temporary holding the folded value, if any */
+  for (uint32_t t = 0; t < k->num_temps; t++)
+    if (k->temps[t].stage == s && k->temps[t].value == st->value) vt = (int32_t)t;
+  if (lanes && vt >= 0) {
+    /* the folded value is kept in a temporary: the points in one plain
+     * loop nest (which vectorises like an elementwise kernel), then the
+     * lanes fold the temporary (2x on a masked softmax's first stage, bench/KERNELS.md) */
+    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    HLO_TRY(print_point(d, k, o, s, vary, NULL, ind));
+    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    long long n = 1;
+    for (uint32_t dd = k->rank - k->num_reduce_dims; dd < k->rank; dd++) n *= (long long)k->dims[dd];
+    long long nm = n - n % (long long)lanes;
+    char ind2[80], ind3[96], a0[32], a1[32];
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    snprintf(ind3, sizeof ind3, "%s    ", ind);
+    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
+    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
+    snprintf(a0, sizeof a0, "accl%u[xl]", s);
+    snprintf(a1, sizeof a1, "tmp%d[xb + xl]", vt);
+    for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
+      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind3));
+    sb_printf(o, "%saccl%u[xl] = c%u;\n%s}\n%s}\n", ind3, s, st->comb_result, ind2, ind);
+    if (nm < n) {
+      sb_printf(o, "%sfor (int64_t xr = %lld; xr < %lld; xr++) {\n", ind, nm, n);
+      snprintf(a0, sizeof a0, "accl%u[0]", s);
+      snprintf(a1, sizeof a1, "tmp%d[xr]", vt);
+      for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
+        HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind2));
+      sb_printf(o, "%saccl%u[0] = c%u;\n%s}\n", ind2, s, st->comb_result, ind);
+    }
+  } else {
+  open_row_loops(k, o, lanes ? r : k->rank, &level, ind, sizeof ind);
+  if (!lanes) {
+    snprintf(acc, sizeof acc, "acc%u", s);
+    HLO_TRY(print_point(d, k, o, s, vary, acc, ind));
+  } else {
+    long long n = (long long)k->dims[r], nm = n - n % (long long)lanes;
+    char ind2[64], ind3[64];
+    put_indent(ind2, sizeof ind2, level + 1);
+    put_indent(ind3, sizeof ind3, level + 2);
+    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
+    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
+    sb_printf(o, "%sconst int64_t x%u = xb + xl;\n", ind3, r);
+    snprintf(acc, sizeof acc, "accl%u[xl]", s);
+    HLO_TRY(print_point(d, k, o, s, vary, acc, ind3));
+    sb_printf(o, "%s}\n%s}\n", ind2, ind);
+    if (nm < n) {
+      sb_printf(o, "%sfor (int64_t x%u = %lld; x%u < %lld; x%u++) {\n", ind, r, nm, r, n, r);
+      snprintf(acc, sizeof acc, "accl%u[0]", s);
+      HLO_TRY(print_point(d, k, o, s, vary, acc, ind2));
+      sb_printf(o, "%s}\n", ind);
+    }
+  }
+  close_row_loops(k, o, lanes ? r : k->rank, &level, ind, sizeof ind);
+  }
+  const char *at = cstyle_compute_type(st->acc_dtype);
   if (lanes) {
+    /* the lanes combined as a tree */
     sb_printf(o, "%sfor (int64_t w = %u; w >= 1; w /= 2) {\n", ind, lanes / 2);
     sb_printf(o, "%s  for (int64_t xl = 0; xl < w; xl++) {\n", ind);
-    char ind2[64];
+    char ind2[80], a0[32], a1[32];
     snprintf(ind2, sizeof ind2, "%s    ", ind);
-    for (uint32_t i = 0; i < k->num_comb; i++)
-      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", "accl[xl]", "accl[xl + w]", ind2));
-    sb_printf(o, "%saccl[xl] = c%u;\n%s  }\n%s}\n", ind2, k->comb_result, ind, ind);
-    sb_printf(o, "%sconst %s acc = accl[0];\n", ind, cstyle_compute_type(k->acc_dtype));
+    snprintf(a0, sizeof a0, "accl%u[xl]", s);
+    snprintf(a1, sizeof a1, "accl%u[xl + w]", s);
+    for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
+      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind2));
+    sb_printf(o, "%saccl%u[xl] = c%u;\n%s  }\n%s}\n", ind2, s, st->comb_result, ind, ind);
+    sb_printf(o, "%sconst %s acc%u = accl%u[0];\n", ind, at, s, s);
   }
-  hlo_dtype ct = kernel_compute_dtype(k->outputs[0].buf.dtype);
-  char v[32];
-  if (ct != k->acc_dtype) snprintf(v, sizeof v, "(%s)acc", cstyle_compute_type(ct));
-  else snprintf(v, sizeof v, "acc");
-  store(o, k, 0, v, ind);
+  /* the row value: the accumulator rounded once to the reduce's type */
+  hlo_dtype ct = kernel_compute_dtype(st->dtype);
+  const char *rt = cstyle_compute_type(st->dtype);
+  const char *rnd = st->dtype == HLO_BF16 ? "hlo_round_bf16" : st->dtype == HLO_F16 ? "hlo_round_f16" : "";
+  if (ct != st->acc_dtype || *rnd)
+    sb_printf(o, "%sconst %s r%u = %s((%s)acc%u);\n", ind, rt, s, rnd, rt, s);
+  else
+    sb_printf(o, "%sconst %s r%u = acc%u;\n", ind, rt, s, s);
   return NULL;
 }
 
@@ -332,7 +503,12 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     sb_printf(o, "%s%lld%s", dd ? ", " : "", (long long)k->dims[dd], dd >= np ? " red" : "");
   sb_printf(o, "], %lld tiles, %u inputs, %u outputs", (long long)kernel_num_tiles(k), k->num_inputs,
             k->num_outputs);
-  if (k->num_reduce_dims && s->reduce_lanes > 1) sb_printf(o, ", %u reduction lanes", s->reduce_lanes);
+  if (k->num_stages > 1) sb_printf(o, ", %u stages", k->num_stages);
+  if (k->num_temps) sb_printf(o, ", %u temporaries", k->num_temps);
+  uint32_t maxl = 0;
+  for (uint32_t st = 0; st < k->num_stages; st++)
+    if (s->reduce_lanes[st] > maxl) maxl = s->reduce_lanes[st];
+  if (k->num_reduce_dims && maxl > 1) sb_printf(o, ", %u reduction lanes", maxl);
   sb_puts(o, " */\n");
   sb_printf(o, "%s %s(void *const *bufs, int64_t tile_begin, int64_t tile_end) {\n",
             d->kernel_prefix, k->name);
@@ -352,6 +528,18 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     sb_printf(o, "  %s *%s out%u = (%s *)bufs[%u];\n", st,
               k->outputs[i].buf.may_alias ? "" : d->restrict_kw, i, st, k->num_inputs + i);
   }
+  int64_t row = 1;
+  for (uint32_t dd = np; dd < k->rank; dd++) row *= k->dims[dd];
+  for (uint32_t t = 0; t < k->num_temps; t++) {
+    const char *ct = cstyle_compute_type(k->temps[t].dtype);
+    if (!ct)
+      return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
+                       hlo_dtype_name(k->temps[t].dtype));
+    sb_printf(o, "  %s tmp%u[%lld];\n", ct, t, (long long)(row > 0 ? row : 1));
+  }
+  bool *vary = malloc((k->num_body ? k->num_body : 1) * sizeof *vary);
+  if (!vary) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  kernel_row_varying(k, vary);
   sb_printf(o, "  %s\n", d->tile_open);
   level++;
   put_indent(ind, sizeof ind, level);
@@ -379,16 +567,10 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     put_indent(ind, sizeof ind, ++level);
     opened++;
   }
-  /* element loops; with reduction lanes the innermost (reduction) dim is
-   * printed by the lanes section below */
-  uint32_t lanes = k->num_reduce_dims && s->reduce_lanes > 1 ? s->reduce_lanes : 0;
-  uint32_t last_open = lanes ? k->rank - 1 : k->rank;
-  for (uint32_t dd = 0; dd <= last_open && dd < k->rank + 1; dd++) {
-    if (dd == np && k->num_reduce_dims) HLO_TRY(open_accumulator(d, k, o, lanes, ind));
-    if (dd == last_open) break;
+  /* the parallel element loops; inside, the stages over the row */
+  for (uint32_t dd = 0; dd < np; dd++) {
     int64_t n = k->dims[dd], tile = s->tile[dd];
-    bool split = tile < n && dd < np; /* reduction dims are never split */
-    if (!split) {
+    if (tile >= n) {
       sb_printf(o, "%sfor (int64_t x%u = 0; x%u < %lld; x%u++) {\n", ind, dd, dd, (long long)n, dd);
     } else {
       if (n % tile == 0)
@@ -403,43 +585,10 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     put_indent(ind, sizeof ind, ++level);
     opened++;
   }
-  if (!k->num_reduce_dims) {
-    for (uint32_t i = 0; i < k->num_body; i++)
-      HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
-    for (uint32_t i = 0; i < k->num_outputs; i++) {
-      char v[24];
-      snprintf(v, sizeof v, "v%u", k->outputs[i].value);
-      store(o, k, i, v, ind);
-    }
-  } else if (!lanes) {
-    HLO_TRY(print_fold(d, k, o, "acc", ind));
-  } else {
-    /* lane xl folds the elements xb + xl; the tail (past the last multiple
-     * of L) goes to lane 0 */
-    uint32_t r = k->rank - 1;
-    long long n = (long long)k->dims[r], nm = n - n % (long long)lanes;
-    char ind2[64], ind3[64];
-    put_indent(ind2, sizeof ind2, level + 1);
-    put_indent(ind3, sizeof ind3, level + 2);
-    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
-    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
-    sb_printf(o, "%sconst int64_t x%u = xb + xl;\n", ind3, r);
-    HLO_TRY(print_fold(d, k, o, "accl[xl]", ind3));
-    sb_printf(o, "%s}\n%s}\n", ind2, ind);
-    if (nm < n) {
-      sb_printf(o, "%sfor (int64_t x%u = %lld; x%u < %lld; x%u++) {\n", ind, r, nm, r, n, r);
-      HLO_TRY(print_fold(d, k, o, "accl[0]", ind2));
-      sb_printf(o, "%s}\n", ind);
-    }
-    if (np == r) HLO_TRY(close_accumulator(d, k, o, lanes, ind));
-  }
-  /* close the loops; a reduction stores after its reduction loops */
-  for (uint32_t dd = last_open; dd-- > 0;) {
-    put_indent(ind, sizeof ind, --level);
-    sb_printf(o, "%s}\n", ind);
-    opened--;
-    if (dd == np && k->num_reduce_dims) HLO_TRY(close_accumulator(d, k, o, lanes, ind));
-  }
+  hlo_status err = NULL;
+  for (uint32_t st = 0; st < k->num_stages && !err; st++) err = print_stage(d, k, o, st, vary, level);
+  free(vary);
+  HLO_TRY(err);
   while (opened--) {
     put_indent(ind, sizeof ind, --level);
     sb_printf(o, "%s}\n", ind);

@@ -21,6 +21,7 @@ hlo_status kernel_create(const char *name, uint32_t rank, const int64_t *dims, c
     return oom();
   }
   k->rank = rank;
+  k->num_stages = 1; /* stage 0: a MAP stage (zeroed) */
   for (uint32_t d = 0; d < rank; d++) {
     k->dims[d] = dims[d];
     k->sched.tile[d] = dims[d] > 0 ? dims[d] : 1;
@@ -72,6 +73,7 @@ hlo_status kernel_add_output(kernel *k, hlo_dtype dt, uint32_t rank, const int64
   HLO_TRY(fill_buffer(&o->buf, dt, rank, dims, v));
   o->map = *map;
   o->value = value;
+  o->stage = k->num_stages ? k->num_stages - 1 : 0;
   k->num_outputs++;
   return NULL;
 }
@@ -86,12 +88,13 @@ kinst kinst_make(kinst_kind kind, hlo_dtype dtype) {
   return in;
 }
 
-hlo_status kernel_add_inst(kernel *k, bool comb, const kinst *in, uint32_t *out_index) {
-  kinst **list = comb ? &k->comb : &k->body;
-  uint32_t *n = comb ? &k->num_comb : &k->num_body, *cap = comb ? &k->cap_comb : &k->cap_body;
+/* Appends `in` to list (*list, *n, *cap), reusing an identical instruction
+ * at or after `from` (CSE by structure within a stage). */
+static hlo_status list_add(kinst **list, uint32_t *n, uint32_t *cap, uint32_t from,
+                           const kinst *in, bool cse, uint32_t *out_index) {
   /* CSE: instructions are built from kinst_make (zeroed), so equal
    * instructions are equal bytes. KI_PARAM is never merged with another kind. */
-  for (uint32_t i = 0; i < *n; i++)
+  for (uint32_t i = from; cse && i < *n; i++)
     if (!memcmp(&(*list)[i], in, sizeof *in)) {
       *out_index = i;
       return NULL;
@@ -105,6 +108,77 @@ hlo_status kernel_add_inst(kernel *k, bool comb, const kinst *in, uint32_t *out_
   }
   (*list)[*n] = *in;
   *out_index = (*n)++;
+  return NULL;
+}
+
+hlo_status kernel_add_inst(kernel *k, bool comb, const kinst *in, uint32_t *out_index) {
+  if (!k->num_stages) k->num_stages = 1;
+  kernel_stage *st = &k->stages[k->num_stages - 1];
+  if (comb) {
+    HLO_TRY(list_add(&k->comb, &k->num_comb, &k->cap_comb, st->comb_begin, in, true, out_index));
+    st->comb_end = k->num_comb;
+  } else {
+    HLO_TRY(list_add(&k->body, &k->num_body, &k->cap_body, st->body_begin, in, true, out_index));
+    st->body_end = k->num_body;
+  }
+  return NULL;
+}
+
+hlo_status kernel_begin_stage(kernel *k, kernel_stage_kind kind, uint32_t *out_stage) {
+  if (k->num_stages == 1 && k->stages[0].body_begin == k->stages[0].body_end &&
+      k->stages[0].comb_begin == k->stages[0].comb_end && !k->num_outputs) {
+    k->num_stages = 0; /* the empty stage 0 of kernel_create */
+  }
+  if (k->num_stages >= KERNEL_MAX_STAGES)
+    return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: more than %d stages", k->name,
+                     KERNEL_MAX_STAGES);
+  kernel_stage *st = &k->stages[k->num_stages];
+  memset(st, 0, sizeof *st);
+  st->kind = kind;
+  st->body_begin = st->body_end = k->num_body;
+  st->comb_begin = st->comb_end = k->num_comb;
+  k->sched.reduce_lanes[k->num_stages] = 0;
+  *out_stage = k->num_stages++;
+  return NULL;
+}
+
+hlo_status kernel_append_stage(kernel *k, const kernel *part, uint32_t *out_stage,
+                               uint32_t *out_offset) {
+  const kernel_stage *ps = &part->stages[part->num_stages - 1];
+  uint32_t s;
+  HLO_TRY(kernel_begin_stage(k, ps->kind, &s));
+  kernel_stage *st = &k->stages[s];
+  uint32_t boff = k->num_body - ps->body_begin, coff = k->num_comb - ps->comb_begin;
+  for (uint32_t i = ps->body_begin; i < ps->body_end; i++) {
+    kinst in = part->body[i];
+    for (uint32_t a = 0; a < in.num_args; a++) in.args[a] += boff;
+    if (in.guard >= 0) in.guard += (int32_t)boff;
+    uint32_t idx;
+    HLO_TRY(list_add(&k->body, &k->num_body, &k->cap_body, 0, &in, false, &idx));
+  }
+  for (uint32_t i = ps->comb_begin; i < ps->comb_end; i++) {
+    kinst in = part->comb[i];
+    for (uint32_t a = 0; a < in.num_args; a++) in.args[a] += coff;
+    uint32_t idx;
+    HLO_TRY(list_add(&k->comb, &k->num_comb, &k->cap_comb, 0, &in, false, &idx));
+  }
+  st->body_end = k->num_body;
+  st->comb_end = k->num_comb;
+  st->value = ps->value + boff;
+  st->comb_result = ps->comb_result + coff;
+  st->dtype = ps->dtype;
+  st->acc_dtype = ps->acc_dtype;
+  st->init = ps->init;
+  st->identity = ps->identity;
+  for (uint32_t o = 0; o < part->num_outputs; o++) {
+    const kernel_output *po = &part->outputs[o];
+    if (po->stage != part->num_stages - 1) continue;
+    HLO_TRY(kernel_add_output(k, po->buf.dtype, po->buf.rank, po->buf.dims, po->buf.value,
+                              &po->map, po->value + boff));
+    k->outputs[k->num_outputs - 1].stage = s;
+  }
+  *out_stage = s;
+  if (out_offset) *out_offset = boff;
   return NULL;
 }
 
@@ -148,32 +222,38 @@ void kernel_schedule_default(kernel *k, int64_t inner_tile) {
   } else if (np > 0) {
     k->sched.tile[np - 1] = 1;
   }
-  k->sched.reduce_lanes = 0;
-  int64_t id_i;
-  double id_f;
-  if (k->num_reduce_dims && kernel_reduce_identity(k, &id_i, &id_f)) {
-    int size = dtype_bits(k->acc_dtype) / 8;
+  for (uint32_t s = 0; s < k->num_stages; s++) {
+    kernel_stage *st = &k->stages[s];
+    k->sched.reduce_lanes[s] = 0;
+    int64_t id_i;
+    double id_f;
+    if (!k->num_reduce_dims || st->kind != KSTAGE_REDUCE || !kernel_stage_identity(k, s, &id_i, &id_f))
+      continue;
+    int size = dtype_bits(st->acc_dtype) / 8;
     uint32_t lanes = (uint32_t)(128 / (size > 0 ? size : 1));
     if (lanes > 64) lanes = 64;
     if (lanes < 8) lanes = 8;
     if (k->dims[k->rank - 1] >= 2 * (int64_t)lanes) {
-      k->sched.reduce_lanes = lanes;
-      if (dtype_is_float(k->acc_dtype)) k->identity.f = id_f;
-      else k->identity.i = id_i;
+      k->sched.reduce_lanes[s] = lanes;
+      if (dtype_is_float(st->acc_dtype)) st->identity.f = id_f;
+      else st->identity.i = id_i;
     }
   }
 }
 
-bool kernel_reduce_identity(const kernel *k, int64_t *i, double *f) {
+bool kernel_stage_identity(const kernel *k, uint32_t stage, int64_t *i, double *f) {
   *i = 0;
   *f = 0;
-  if (!k->num_reduce_dims || k->num_comb != 3 || k->comb_result != 2) return false;
-  const kinst *p0 = &k->comb[0], *p1 = &k->comb[1], *r = &k->comb[2];
+  if (stage >= k->num_stages) return false;
+  const kernel_stage *st = &k->stages[stage];
+  uint32_t b = st->comb_begin;
+  if (st->kind != KSTAGE_REDUCE || st->comb_end - b != 3 || st->comb_result != b + 2) return false;
+  const kinst *p0 = &k->comb[b], *p1 = &k->comb[b + 1], *r = &k->comb[b + 2];
   if (p0->kind != KI_PARAM || p1->kind != KI_PARAM || p0->input == p1->input ||
-      r->kind != KI_OP || r->num_args != 2 || r->args[0] == r->args[1] || r->args[0] > 1 ||
-      r->args[1] > 1 || r->dtype != k->acc_dtype)
+      r->kind != KI_OP || r->num_args != 2 || r->args[0] == r->args[1] || r->args[0] < b ||
+      r->args[0] > b + 1 || r->args[1] < b || r->args[1] > b + 1 || r->dtype != st->acc_dtype)
     return false;
-  hlo_dtype dt = k->acc_dtype;
+  hlo_dtype dt = st->acc_dtype;
   hlo_dtype_class cls = dtype_class(dt);
   bool fl = cls == HLO_CLASS_FLOAT, bo = cls == HLO_CLASS_BOOL, un = cls == HLO_CLASS_UINT;
   if (!fl && !bo && cls != HLO_CLASS_SINT && !un) return false;
@@ -198,6 +278,102 @@ bool kernel_reduce_identity(const kernel *k, int64_t *i, double *f) {
   }
 }
 
+bool kernel_op_expensive(hlo_opcode op) {
+  switch (op) {
+  case OP_DIVIDE: case OP_REMAINDER: case OP_EXPONENTIAL: case OP_EXPONENTIAL_MINUS_ONE:
+  case OP_LOG: case OP_LOG_PLUS_ONE: case OP_LOGISTIC: case OP_TANH: case OP_SINE:
+  case OP_COSINE: case OP_TAN: case OP_SQRT: case OP_RSQRT: case OP_CBRT: case OP_POWER:
+  case OP_ATAN2:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Whether affine `a` has a non-zero coefficient on a row variable. */
+static bool affine_on_row(const kernel *k, const kernel_affine *a) {
+  for (uint32_t d = k->rank - k->num_reduce_dims; d < k->rank && d < KERNEL_MAX_RANK; d++)
+    if (a->coeff[d]) return true;
+  return false;
+}
+
+void kernel_row_varying(const kernel *k, bool *out) {
+  for (uint32_t i = 0; i < k->num_body; i++) {
+    const kinst *in = &k->body[i];
+    bool v = false;
+    if (k->num_reduce_dims) {
+      switch (in->kind) {
+      case KI_LOAD:
+        for (uint32_t j = 0; j < (in->map.flat ? 1 : in->map.rank) && !v; j++)
+          v = affine_on_row(k, &in->map.dim[j]);
+        if (in->guard >= 0 && (uint32_t)in->guard < i) v = v || out[in->guard];
+        break;
+      case KI_INDEX: v = affine_on_row(k, &in->index); break;
+      case KI_TEMP: v = true; break;
+      case KI_OP:
+        for (uint32_t a = 0; a < in->num_args; a++) v = v || (in->args[a] < i && out[in->args[a]]);
+        break;
+      default: break;
+      }
+    }
+    out[i] = v;
+  }
+}
+
+bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile) {
+  *rows_per_tile = 0;
+  if (buffer >= k->num_inputs + k->num_outputs) return false;
+  const kernel_schedule *s = &k->sched;
+  uint32_t T = s->num_thread_dims;
+  int64_t n[KERNEL_MAX_RANK], W[KERNEL_MAX_RANK];
+  for (uint32_t d = 0; d < T; d++) n[d] = (k->dims[d] + s->tile[d] - 1) / s->tile[d];
+  int64_t w = 1;
+  for (uint32_t d = T; d-- > 0;) {
+    W[d] = w;
+    w *= n[d] > 0 ? n[d] : 1;
+  }
+  int64_t r = -1;
+  bool any = false;
+  /* one map: the leading dim is sum_d c_d x_d with x_d = t_d s_d + u_d over
+   * the thread dims: tile t = sum_d t_d W_d covers rows [t r, (t+1) r) iff
+   * c_d s_d = r W_d for every split thread dim and sum_d c_d (s_d - 1) < r */
+  for (uint32_t i = 0; i <= k->num_body; i++) {
+    const kernel_map *m;
+    if (buffer >= k->num_inputs) {
+      if (i > 0) break;
+      m = &k->outputs[buffer - k->num_inputs].map;
+    } else {
+      if (i == k->num_body) break;
+      const kinst *in = &k->body[i];
+      if (in->kind != KI_LOAD || in->input != buffer) continue;
+      m = &in->map;
+    }
+    if (m->flat || m->rank == 0) return false;
+    const kernel_affine *a = &m->dim[0];
+    if (a->offset != 0) return false;
+    for (uint32_t d = T; d < KERNEL_MAX_RANK; d++)
+      if (a->coeff[d]) return false;
+    int64_t within = 0, rr = -1;
+    for (uint32_t d = 0; d < T; d++) {
+      int64_t c = a->coeff[d];
+      if (c < 0) return false;
+      within += c * (s->tile[d] - 1);
+      if (n[d] <= 1) continue;
+      if (c == 0 || (c * s->tile[d]) % W[d]) return false;
+      int64_t q = c * s->tile[d] / W[d];
+      if (rr >= 0 && rr != q) return false;
+      rr = q;
+    }
+    if (rr < 0) rr = within + 1; /* one tile: it covers the rows it reads */
+    if (within >= rr || (r >= 0 && r != rr)) return false;
+    r = rr;
+    any = true;
+  }
+  if (!any) return false;
+  *rows_per_tile = r;
+  return true;
+}
+
 hlo_status kernel_check_schedule(const kernel *k) {
   const kernel_schedule *s = &k->sched;
   uint32_t np = k->rank - k->num_reduce_dims;
@@ -212,15 +388,68 @@ hlo_status kernel_check_schedule(const kernel *k) {
     if (d >= np && s->tile[d] != n)
       return status_new(HLO_INTERNAL, "kernel %s: reduction dim %u is split", k->name, d);
   }
-  uint32_t l = s->reduce_lanes;
-  if (l > 1 && (!k->num_reduce_dims || (l & (l - 1)) || l > 1024))
-    return status_new(HLO_INTERNAL, "kernel %s: %u reduction lanes (a power of two up to 1024, "
-                      "reductions only)", k->name, l);
-  int64_t id_i;
-  double id_f;
-  if (l > 1 && !kernel_reduce_identity(k, &id_i, &id_f))
-    return status_new(HLO_INTERNAL, "kernel %s: reduction lanes need a combiner with an identity",
-                      k->name);
+  if (k->num_stages < 1 || k->num_stages > KERNEL_MAX_STAGES)
+    return status_new(HLO_INTERNAL, "kernel %s: %u stages", k->name, k->num_stages);
+  uint32_t next_body = 0, next_comb = 0;
+  for (uint32_t st = 0; st < k->num_stages; st++) {
+    const kernel_stage *g = &k->stages[st];
+    if (g->body_begin != next_body || g->body_end < g->body_begin || g->comb_begin != next_comb ||
+        g->comb_end < g->comb_begin)
+      return status_new(HLO_INTERNAL, "kernel %s: stage %u's ranges are not contiguous", k->name, st);
+    next_body = g->body_end;
+    next_comb = g->comb_end;
+    if (g->kind == KSTAGE_REDUCE &&
+        (!k->num_reduce_dims || g->value < g->body_begin || g->value >= g->body_end ||
+         g->comb_result < g->comb_begin || g->comb_result >= g->comb_end))
+      return status_new(HLO_INTERNAL, "kernel %s: REDUCE stage %u without a row, value or combiner",
+                        k->name, st);
+    for (uint32_t i = g->body_begin; i < g->body_end; i++) {
+      const kinst *in = &k->body[i];
+      for (uint32_t a = 0; a < in->num_args; a++)
+        if (in->args[a] < g->body_begin || in->args[a] >= i)
+          return status_new(HLO_INTERNAL, "kernel %s: instruction %u reads %u outside its stage",
+                            k->name, i, in->args[a]);
+      if (in->kind == KI_LOAD && in->guard >= 0 &&
+          ((uint32_t)in->guard < g->body_begin || (uint32_t)in->guard >= i))
+        return status_new(HLO_INTERNAL, "kernel %s: instruction %u's guard is outside its stage",
+                          k->name, i);
+      if (in->kind == KI_ROW &&
+          (in->input >= st || k->stages[in->input].kind != KSTAGE_REDUCE))
+        return status_new(HLO_INTERNAL, "kernel %s: instruction %u reads the row value of stage %u",
+                          k->name, i, in->input);
+      if (in->kind == KI_TEMP &&
+          (in->input >= k->num_temps || k->temps[in->input].stage >= st))
+        return status_new(HLO_INTERNAL, "kernel %s: instruction %u reads temporary %u", k->name,
+                          i, in->input);
+      if (in->kind == KI_LOAD && in->input >= k->num_inputs)
+        return status_new(HLO_INTERNAL, "kernel %s: instruction %u loads input %u", k->name, i,
+                          in->input);
+    }
+    uint32_t l = s->reduce_lanes[st];
+    if (l > 1 && (g->kind != KSTAGE_REDUCE || (l & (l - 1)) || l > 1024))
+      return status_new(HLO_INTERNAL, "kernel %s: %u reduction lanes (a power of two up to 1024, "
+                        "reductions only)", k->name, l);
+    int64_t id_i;
+    double id_f;
+    if (l > 1 && !kernel_stage_identity(k, st, &id_i, &id_f))
+      return status_new(HLO_INTERNAL, "kernel %s: reduction lanes need a combiner with an identity",
+                        k->name);
+  }
+  if (next_body != k->num_body || next_comb != k->num_comb)
+    return status_new(HLO_INTERNAL, "kernel %s: instructions outside every stage", k->name);
+  for (uint32_t t = 0; t < k->num_temps; t++) {
+    const kernel_temp *tp = &k->temps[t];
+    if (tp->stage >= k->num_stages || tp->value < k->stages[tp->stage].body_begin ||
+        tp->value >= k->stages[tp->stage].body_end || !k->num_reduce_dims)
+      return status_new(HLO_INTERNAL, "kernel %s: temporary %u", k->name, t);
+  }
+  for (uint32_t o = 0; o < k->num_outputs; o++) {
+    const kernel_output *out = &k->outputs[o];
+    if (out->stage >= k->num_stages || k->stages[out->stage].kind != KSTAGE_MAP ||
+        out->value < k->stages[out->stage].body_begin || out->value >= k->stages[out->stage].body_end)
+      return status_new(HLO_INTERNAL, "kernel %s: output %u is not stored by a MAP stage's value",
+                        k->name, o);
+  }
   return NULL;
 }
 
@@ -276,8 +505,8 @@ static void print_buffer(strbuf *o, const kernel_buffer *b) {
 
 static const char *const cmp_names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 
-static void print_insts(strbuf *o, const char *pfx, const kinst *l, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
+static void print_insts(strbuf *o, const char *pfx, const kinst *l, uint32_t from, uint32_t n) {
+  for (uint32_t i = from; i < n; i++) {
     const kinst *in = &l[i];
     sb_printf(o, "  %%%s%u = ", pfx, i);
     switch (in->kind) {
@@ -295,6 +524,8 @@ static void print_insts(strbuf *o, const char *pfx, const kinst *l, uint32_t n) 
       print_affine(o, &in->index);
       break;
     case KI_PARAM: sb_printf(o, "param %u", in->input); break;
+    case KI_ROW: sb_printf(o, "row stage%u", in->input); break;
+    case KI_TEMP: sb_printf(o, "temp%u", in->input); break;
     case KI_OP: {
       const char *nm = op_name(in->op);
       sb_puts(o, nm && !strncmp(nm, "stablehlo.", 10) ? nm + 10 : nm ? nm : "?");
@@ -315,28 +546,40 @@ void kernel_print(const kernel *k, strbuf *o) {
   sb_puts(o, "] tiles [");
   for (uint32_t d = 0; d < k->rank; d++)
     sb_printf(o, "%s%lld", d ? ", " : "", (long long)k->sched.tile[d]);
-  sb_printf(o, "] thread_dims %u", k->sched.num_thread_dims);
-  if (k->sched.reduce_lanes > 1) sb_printf(o, " reduce_lanes %u", k->sched.reduce_lanes);
-  sb_putc(o, '\n');
+  sb_printf(o, "] thread_dims %u\n", k->sched.num_thread_dims);
   for (uint32_t i = 0; i < k->num_inputs; i++) {
     sb_printf(o, "  in%u: ", i);
     print_buffer(o, &k->inputs[i]);
     sb_puts(o, k->inputs[i].literal ? " (constant)\n" : "\n");
   }
-  print_insts(o, "", k->body, k->num_body);
-  if (k->num_reduce_dims) {
-    sb_puts(o, "  combiner:\n");
-    print_insts(o, "c", k->comb, k->num_comb);
-    sb_printf(o, "  accumulator %%c%u in %s\n", k->comb_result, hlo_dtype_name(k->acc_dtype));
-    hlo_dtype dt = k->outputs ? k->outputs[0].buf.dtype : HLO_F32;
-    if (dtype_is_float(dt)) sb_printf(o, "  init %.9g\n", k->init.f);
-    else sb_printf(o, "  init %lld\n", (long long)k->init.i);
+  for (uint32_t t = 0; t < k->num_temps; t++)
+    sb_printf(o, "  temp%u: %s per row, stage %u stores %%%u\n", t,
+              hlo_dtype_name(k->temps[t].dtype), k->temps[t].stage, k->temps[t].value);
+  bool many = k->num_stages > 1 || (k->num_stages == 1 && k->stages[0].kind == KSTAGE_REDUCE);
+  for (uint32_t s = 0; s < k->num_stages; s++) {
+    const kernel_stage *st = &k->stages[s];
+    if (many) {
+      sb_printf(o, " stage%u %s", s, st->kind == KSTAGE_REDUCE ? "reduce" : "map");
+      if (k->sched.reduce_lanes[s] > 1) sb_printf(o, " reduce_lanes %u", k->sched.reduce_lanes[s]);
+      sb_putc(o, '\n');
+    }
+    print_insts(o, "", k->body, st->body_begin, st->body_end);
+    if (st->kind == KSTAGE_REDUCE) {
+      sb_puts(o, "  combiner:\n");
+      print_insts(o, "c", k->comb, st->comb_begin, st->comb_end);
+      sb_printf(o, "  accumulator %%c%u in %s\n", st->comb_result, hlo_dtype_name(st->acc_dtype));
+      if (dtype_is_float(st->dtype)) sb_printf(o, "  init %.9g\n", st->init.f);
+      else sb_printf(o, "  init %lld\n", (long long)st->init.i);
+      sb_printf(o, "  row value = reduce(%%%u) : %s\n", st->value, hlo_dtype_name(st->dtype));
+    }
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     sb_printf(o, "  out%u: ", i);
     print_buffer(o, &k->outputs[i].buf);
     sb_puts(o, " at ");
     print_map(o, &k->outputs[i].map);
-    sb_printf(o, k->num_reduce_dims ? " = reduce(%%%u)\n" : " = %%%u\n", k->outputs[i].value);
+    sb_printf(o, " = %%%u", k->outputs[i].value);
+    if (many) sb_printf(o, " (stage%u)", k->outputs[i].stage);
+    sb_putc(o, '\n');
   }
 }

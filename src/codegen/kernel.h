@@ -50,24 +50,57 @@
  *   KI_CONST, KI_INDEX (an affine function of the index variables as i64:
  *   iota, concatenate's bounds), KI_OP (a StableHLO elementwise op by its
  *   opcode — the spec's names, so the op -> text tables of the dialects are
- *   indexed by hlo_opcode), KI_PARAM (combiner arguments). Every value has
+ *   indexed by hlo_opcode), KI_PARAM (combiner arguments), KI_ROW and
+ *   KI_TEMP (a row value, a temporary: see Stages). Every value has
  *   its StableHLO element type `dtype`; it is COMPUTED in the computation
  *   type: bf16/f16 in f32, the others in themselves. A bf16/f16 KI_OP result
  *   is rounded to its type right after the op (each StableHLO op's result is
  *   a bf16 value, as XLA's elemental emitter does on CPU and GPU, and as the
  *   interpreter does), and stores convert to the storage format.
  *
- * - Outputs (`outputs`): buffer type, map (identity today; a transpose or a
- *   concatenate could be written in place with another map) and the body
- *   value stored. Several outputs share the index space (multi-output
- *   fusion). For a reduction there is one output, of the kept dims: `value`
- *   is the body value reduced over the reduction dims, folded with the
- *   combiner `comb` (its own SSA list over KI_PARAM 0 = accumulator and
- *   KI_PARAM 1 = element; `comb_result` is the new accumulator),
- *   starting from `init` (a constant of the output's type). The accumulator
- *   and the combiner are computed in `acc_dtype`, which may be WIDER than
- *   the output's type, and rounded to the output's type once, at the store
- *   (XLA does the same): bf16/f16 reductions accumulate in f32 (no per-step
+ * - Stages (`stages`): the body is cut into an ordered list of STAGES, each
+ *   a contiguous range of it, all over the same parallel points (the tile
+ *   index stays "points of the leading, kept dims"). For each parallel point
+ *   (a ROW: the trailing `num_reduce_dims` dims), the stages run one after
+ *   the other, each over the whole row:
+ *     KSTAGE_REDUCE  its instructions at every point of the row, `value`
+ *                    folded with the stage's combiner `comb` (its own range
+ *                    of k->comb, SSA over KI_PARAM 0 = accumulator and
+ *                    KI_PARAM 1 = element; `comb_result` is the new
+ *                    accumulator) from `init` (a constant) in `acc_dtype`;
+ *                    the result, rounded once to the reduce's type `dtype`,
+ *                    is the stage's ROW VALUE, which later stages read with
+ *                    KI_ROW (input = the stage);
+ *     KSTAGE_MAP     its instructions at every point of the row; stores the
+ *                    outputs whose `stage` it is.
+ *   An instruction reads only instructions of its own stage; what crosses
+ *   stages is a row value (KI_ROW) or a TEMPORARY (`temps`): a row-sized
+ *   scratch written by one stage at every point of the row (`value`) and
+ *   read by later stages at the same point (KI_TEMP). The lowering writes
+ *   an expensive per-point value (exp(x - max) of a softmax, GELU's output
+ *   before a LayerNorm) to a temporary instead of computing it again in a
+ *   later stage (XLA's rule: never duplicate an expensive producer); cheap
+ *   values (a load, x - mean) are recomputed from L1. An instruction that
+ *   does not vary along the row (kernel_row_varying: a KI_ROW, a constant,
+ *   a load whose map ignores the row dims, ops of those) is evaluated once
+ *   per row, before the stage's row loops (mean, rsqrt(var + eps)), and an
+ *   output whose map and value do not vary is stored once per row. So
+ *   softmax is one kernel of three stages (max; sum of exp, the exp kept in
+ *   a temporary; divide and store), LayerNorm three, RMSNorm two: the
+ *   matrix is read from memory once and written once. An elementwise kernel
+ *   is one MAP stage (no row dims: every instruction runs once per point);
+ *   a plain reduction a REDUCE stage and a MAP stage storing its row value.
+ *   The C emitter prints a row's stages one after the other inside the
+ *   parallel loops; a CUDA emitter maps a row to a block, temporaries to
+ *   shared memory and a REDUCE stage to a block-wide tree.
+ *
+ * - Outputs (`outputs`): buffer type, map over the index variables, the
+ *   body value stored and the MAP stage that stores it. Several outputs
+ *   share the index space (multi-output fusion); an output of the kept
+ *   dims (a reduce's result) has a map that ignores the row dims and is
+ *   stored once per row. Accumulators (per REDUCE stage) may be WIDER than
+ *   the reduce's type, rounded to it once, at the end of the row (XLA does
+ *   the same): bf16/f16 reductions accumulate in f32 (no per-step
  *   rounding), and an f32 add-reduction accumulates in f64, so a long row's
  *   sum stays within an ULP or two of the interpreter's pairwise sum
  *   (a sequential f32 sum drifts by O(n) ULP and stalls at 2^24); f32
@@ -96,7 +129,8 @@
  * from the module it was lowered from: `loc` (the source text),
  * kernel_buffer.value and .literal — keep the module alive while you use
  * those (emitting errors are located at `loc`). Limits: rank <=
- * KERNEL_MAX_RANK. */
+ * KERNEL_MAX_RANK, KERNEL_MAX_STAGES stages, KERNEL_MAX_TEMPS temporaries
+ * of KERNEL_MAX_TEMP_BYTES per row in all. */
 #ifndef HLO_CODEGEN_KERNEL_H
 #define HLO_CODEGEN_KERNEL_H
 #include <stdbool.h>
@@ -133,7 +167,9 @@ typedef struct kernel_buffer {
                                  output written in place over an input): no restrict */
 } kernel_buffer;
 
-typedef enum kinst_kind { KI_LOAD, KI_CONST, KI_INDEX, KI_OP, KI_PARAM } kinst_kind;
+/* KI_ROW: the row value of REDUCE stage `input` (an earlier stage); KI_TEMP:
+ * temporary `input` at this point of the row (written by an earlier stage). */
+typedef enum kinst_kind { KI_LOAD, KI_CONST, KI_INDEX, KI_OP, KI_PARAM, KI_ROW, KI_TEMP } kinst_kind;
 
 /* compare directions (the spec's comparison_direction) */
 typedef enum kernel_cmp { KCMP_EQ, KCMP_NE, KCMP_LT, KCMP_LE, KCMP_GT, KCMP_GE } kernel_cmp;
@@ -147,7 +183,8 @@ typedef struct kinst {
   kernel_cmp cmp;             /* KI_OP compare: direction */
   uint32_t num_args;
   uint32_t args[KINST_MAX_ARGS]; /* KI_OP: earlier instructions */
-  uint32_t input;             /* KI_LOAD: input number; KI_PARAM: parameter number */
+  uint32_t input;             /* KI_LOAD: input number; KI_PARAM: parameter number;
+                                 KI_ROW: stage number; KI_TEMP: temporary number */
   int32_t guard;              /* KI_LOAD: an i1 instruction, or -1 (always loaded) */
   int32_t indirect;           /* reserved for gather-like loads; -1 in v0 */
   kernel_map map;             /* KI_LOAD */
@@ -158,13 +195,49 @@ typedef struct kinst {
 typedef struct kernel_output {
   kernel_buffer buf;
   kernel_map map;             /* over the kept (parallel) index variables */
-  uint32_t value;             /* body instruction stored (reduced, for reductions) */
+  uint32_t value;             /* body instruction stored */
+  uint32_t stage;             /* the MAP stage that stores it */
 } kernel_output;
+
+#define KERNEL_MAX_STAGES 16
+#define KERNEL_MAX_TEMPS 8
+
+typedef enum kernel_stage_kind { KSTAGE_MAP, KSTAGE_REDUCE } kernel_stage_kind;
+
+typedef union kernel_scalar { int64_t i; double f; } kernel_scalar;
+
+/* One stage (see the top): its instructions are body[body_begin, body_end);
+ * a REDUCE stage's combiner is comb[comb_begin, comb_end). Indices in
+ * instructions (args, guard, value, comb_result) are absolute. */
+typedef struct kernel_stage {
+  kernel_stage_kind kind;
+  uint32_t body_begin, body_end;
+  /* KSTAGE_REDUCE: */
+  uint32_t value;             /* the body instruction folded */
+  uint32_t comb_begin, comb_end, comb_result;
+  hlo_dtype dtype;            /* the reduce's element type: the row value's */
+  hlo_dtype acc_dtype;        /* the accumulator's type (see the top) */
+  kernel_scalar init;         /* initial value, in dtype */
+  kernel_scalar identity;     /* with lanes: the combiner's identity in acc_dtype
+                                 (kernel_stage_identity) */
+} kernel_stage;
+
+/* A row-sized scratch (the product of the row dims, in the computation type
+ * of `dtype`), written by stage `stage` with body value `value` at every
+ * point of the row, read by KI_TEMP in later stages. */
+typedef struct kernel_temp {
+  hlo_dtype dtype;
+  uint32_t stage, value;
+} kernel_temp;
+
+/* The most bytes of temporaries one kernel keeps per row (a C emitter puts
+ * them on the stack; CUDA in shared memory). */
+#define KERNEL_MAX_TEMP_BYTES (64 * 1024)
 
 typedef struct kernel_schedule {
   int64_t tile[KERNEL_MAX_RANK];
   uint32_t num_thread_dims;
-  /* Reductions: 0 or 1, one accumulator folds the row in order. L > 1 (a
+  /* Per REDUCE stage: 0 or 1, one accumulator folds the row in order. L > 1 (a
    * power of two): the innermost reduction dim is folded into L PARTIAL
    * accumulators (lanes), lane l taking the elements whose index is l mod L
    * (those past the last multiple of L go to lane 0); lane 0 starts from
@@ -176,7 +249,7 @@ typedef struct kernel_schedule {
    * says which). A CPU emitter gets an inner loop over the lanes that
    * vectorises (a plain float sum or NaN-aware max does not: the order is
    * fixed); a CUDA emitter would map lanes to the threads of a warp. */
-  uint32_t reduce_lanes;
+  uint32_t reduce_lanes[KERNEL_MAX_STAGES];
 } kernel_schedule;
 
 typedef struct kernel {
@@ -191,12 +264,11 @@ typedef struct kernel {
   uint32_t num_body, cap_body;
   kinst *body;
   uint32_t num_comb, cap_comb;
-  kinst *comb;                /* combiner (reductions) */
-  uint32_t comb_result;       /* the combiner instruction that is the new accumulator */
-  union { int64_t i; double f; } init; /* reductions: initial value */
-  hlo_dtype acc_dtype;        /* reductions: the accumulator's type (see above) */
-  union { int64_t i; double f; } identity; /* reductions with lanes: the combiner's identity
-                                              in acc_dtype (kernel_reduce_identity) */
+  kinst *comb;                /* the REDUCE stages' combiners */
+  uint32_t num_stages;        /* >= 1 (kernel_create makes stage 0, a MAP stage) */
+  kernel_stage stages[KERNEL_MAX_STAGES];
+  uint32_t num_temps;
+  kernel_temp temps[KERNEL_MAX_TEMPS];
   hlo_loc loc;                /* the fusion's first op, for errors */
 } kernel;
 
@@ -212,15 +284,30 @@ void kernel_destroy(kernel *k);
 HLO_MUST_USE hlo_status kernel_add_input(kernel *k, hlo_dtype dt, uint32_t rank,
                                          const int64_t *dims, const hlo_value *v,
                                          uint32_t *out_index);
-/* Appends an output storing body value `value` through `map`. */
+/* Appends an output storing body value `value` through `map`, stored by
+ * the last stage. */
 HLO_MUST_USE hlo_status kernel_add_output(kernel *k, hlo_dtype dt, uint32_t rank,
                                           const int64_t *dims, const hlo_value *v,
                                           const kernel_map *map, uint32_t value);
-/* Appends `in` to the body (comb = false) or the combiner (comb = true) and
- * writes its index to *out_index; an identical earlier instruction is
- * reused instead (CSE by structure). Errors: HLO_RESOURCE_EXHAUSTED. */
+/* Appends `in` to the last stage's body (comb = false) or combiner (comb =
+ * true) and writes its (absolute) index to *out_index; an identical
+ * earlier instruction of that stage is reused instead (CSE by structure).
+ * Errors: HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status kernel_add_inst(kernel *k, bool comb, const kinst *in,
                                         uint32_t *out_index);
+/* Appends a new empty stage of `kind` (fields other than the ranges
+ * zeroed: the caller fills a REDUCE stage's value, dtype, acc_dtype, init);
+ * *out_stage is its number. A kernel whose only stage is empty reuses it.
+ * Errors: HLO_UNIMPLEMENTED past KERNEL_MAX_STAGES. */
+HLO_MUST_USE hlo_status kernel_begin_stage(kernel *k, kernel_stage_kind kind, uint32_t *out_stage);
+/* Appends the last stage of `part` (a kernel used as a stage builder: its
+ * last stage's instructions, combiner and the outputs it stores) to `k`,
+ * renumbering instruction indices; its inputs must already be k's (KI_LOAD
+ * input numbers, KI_ROW and KI_TEMP numbers are k's). *out_stage is its
+ * number in k, *out_offset the index its first body instruction got.
+ * Errors: HLO_UNIMPLEMENTED past KERNEL_MAX_STAGES, HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status kernel_append_stage(kernel *k, const kernel *part, uint32_t *out_stage,
+                                            uint32_t *out_offset);
 /* A zeroed instruction of `kind` and `dtype` (guard/indirect -1). */
 kinst kinst_make(kinst_kind kind, hlo_dtype dtype);
 
@@ -235,21 +322,42 @@ int64_t kernel_num_tiles(const kernel *k);
 /* The default CPU schedule: every parallel dim but the innermost is a thread
  * dim with tile 1; the innermost parallel dim of an elementwise kernel is a
  * thread dim too, split in tiles of `inner_tile` elements (0: 4096), so
- * that a 1-d kernel still spreads over threads. Reduction dims whole; a
- * reduction whose combiner has an identity (kernel_reduce_identity) and
- * whose innermost reduction dim holds at least 2 L elements gets L =
- * 128 bytes / the accumulator's size lanes (8..64: four 256-bit vectors),
- * and k->identity. */
+ * that a 1-d kernel still spreads over threads. Reduction (row) dims whole;
+ * a REDUCE stage whose combiner has an identity (kernel_stage_identity) and
+ * whose innermost row dim holds at least 2 L elements gets L = 128 bytes /
+ * the accumulator's size lanes (8..64: four 256-bit vectors), and its
+ * `identity`. */
 void kernel_schedule_default(kernel *k, int64_t inner_tile);
-/* Whether k's combiner is one commutative op of both parameters (add,
+/* Whether stage `stage`'s combiner (a REDUCE stage) is one commutative op of both parameters (add,
  * multiply, maximum, minimum, and, or, xor) whose identity in acc_dtype is
  * known; if so writes it to *i (integers, bool) or *f (floats): add, or,
  * xor 0 (-0.0 for floats: -0 + x is x for every x); multiply 1; and all
  * ones (true); maximum -inf, the type's min (false); minimum +inf, its max
  * (true). */
-bool kernel_reduce_identity(const kernel *k, int64_t *i, double *f);
-/* Checks the schedule against the rules above (tiles in [1, dim], reduction
- * dims unsplit and not thread dims). Errors: HLO_INTERNAL naming the rule. */
+bool kernel_stage_identity(const kernel *k, uint32_t stage, int64_t *i, double *f);
+/* Whether `op` is expensive to compute again (transcendentals, divide,
+ * remainder, power, atan2: the fusion pass's EXPENSIVE role). */
+bool kernel_op_expensive(hlo_opcode op);
+/* Writes to out[0..k->num_body) whether each body instruction varies along
+ * the row (depends on a row index variable through a load's map or guard,
+ * an index, a temporary, or an argument that does); the others are
+ * evaluated once per row. With no row dims nothing varies. */
+void kernel_row_varying(const kernel *k, bool *out);
+/* Whether tile t of k touches exactly rows [t*r, (t+1)*r) of the leading
+ * dim of buffer `buffer` (numbered as the calling convention: inputs, then
+ * outputs), for every t (the last tile may be short), and no other rows; if
+ * so writes r to *rows_per_tile. True when every load (or the store) of the
+ * buffer has a per-dim map whose leading dim is an affine function of the
+ * thread dims only, consistent with the row-major tile numbering. A lead
+ * runs such a kernel as a GEMM's epilogue: tile t right after the GEMM
+ * wrote rows [t*r, (t+1)*r) of it. False for a buffer not read (written)
+ * through the body or a flat map. */
+bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile);
+/* Checks the schedule and the stages against the rules above (tiles in
+ * [1, dim], reduction dims unsplit and not thread dims, lanes only on
+ * REDUCE stages with an identity, stage ranges contiguous, instructions
+ * reading only their own stage, KI_ROW/KI_TEMP only earlier stages).
+ * Errors: HLO_INTERNAL naming the rule. */
 HLO_MUST_USE hlo_status kernel_check_schedule(const kernel *k);
 
 /* A readable dump of the kernel (index space, schedule, buffers, body) for

@@ -39,12 +39,30 @@ typedef struct memo_entry {
   uint32_t inst;
 } memo_entry;
 
+/* A memo of one stage (the one being built); `done` keeps those of the
+ * stages already appended to the kernel, with absolute instruction indices
+ * and their stage in `guard`'s place (entries of unguarded values only). */
+typedef struct memo_list {
+  memo_entry *e;
+  uint32_t n, cap;
+} memo_list;
+
+/* A REDUCE stage made for reduce result `v` read at kept-dims map `map`. */
+typedef struct reduce_stage {
+  const hlo_value *v;
+  kernel_map map;
+  uint32_t stage;
+} reduce_stage;
+
 typedef struct lower_ctx {
-  kernel *k;
+  kernel *k;                  /* the kernel: inputs, stages, temporaries, outputs */
+  kernel *cur;                /* the builder of the stage being lowered (one stage) */
   const hlo_op *const *ops;
   uint32_t num_ops;
-  memo_entry *memo;
-  uint32_t num_memo, cap_memo;
+  memo_list memo, done;
+  reduce_stage *reds;
+  uint32_t num_reds;
+  bool *varying;              /* scratch for kernel_row_varying over k */
 } lower_ctx;
 
 static hlo_status oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
@@ -90,19 +108,19 @@ static hlo_status check_type(const hlo_op *op, const hlo_type *t, const hlo_loc 
 }
 
 static hlo_status add(lower_ctx *c, const kinst *in, uint32_t *out) {
-  return kernel_add_inst(c->k, false, in, out);
+  return kernel_add_inst(c->cur, false, in, out);
 }
 
-static hlo_status memo_put(lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+static hlo_status memo_add(memo_list *l, const hlo_value *v, const kernel_map *m, int32_t g,
                            uint32_t inst) {
-  if (c->num_memo == c->cap_memo) {
-    uint32_t nc = c->cap_memo ? c->cap_memo * 2 : 32;
-    memo_entry *n = realloc(c->memo, nc * sizeof *n);
+  if (l->n == l->cap) {
+    uint32_t nc = l->cap ? l->cap * 2 : 32;
+    memo_entry *n = realloc(l->e, nc * sizeof *n);
     if (!n) return oom();
-    c->memo = n;
-    c->cap_memo = nc;
+    l->e = n;
+    l->cap = nc;
   }
-  memo_entry *e = &c->memo[c->num_memo++];
+  memo_entry *e = &l->e[l->n++];
   memset(e, 0, sizeof *e);
   e->v = v;
   e->map = *m;
@@ -111,16 +129,26 @@ static hlo_status memo_put(lower_ctx *c, const hlo_value *v, const kernel_map *m
   return NULL;
 }
 
-static bool memo_get(const lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
-                     uint32_t *inst) {
-  for (uint32_t i = 0; i < c->num_memo; i++) {
-    const memo_entry *e = &c->memo[i];
+static hlo_status memo_put(lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+                           uint32_t inst) {
+  return memo_add(&c->memo, v, m, g, inst);
+}
+
+static bool memo_find(const memo_list *l, const hlo_value *v, const kernel_map *m, int32_t g,
+                      uint32_t *inst) {
+  for (uint32_t i = l->n; i-- > 0;) {
+    const memo_entry *e = &l->e[i];
     if (e->v == v && e->guard == g && !memcmp(&e->map, m, sizeof *m)) {
       *inst = e->inst;
       return true;
     }
   }
   return false;
+}
+
+static bool memo_get(const lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+                     uint32_t *inst) {
+  return memo_find(&c->memo, v, m, g, inst);
 }
 
 /* The kernel input holding `v` (added on first use). */
@@ -337,10 +365,30 @@ static hlo_status gen_concat(lower_ctx *c, const hlo_op *op, const kernel_map *m
   return st;
 }
 
-static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *m, int32_t g,
+static hlo_status gen_reduce(lower_ctx *c, const hlo_op *red, const kernel_map *m, uint32_t *out);
+static hlo_status try_temp(lower_ctx *c, const hlo_value *v, const kernel_map *m, uint32_t *out,
+                           bool *used);
+
+static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *mm, int32_t g,
                       uint32_t *out) {
+  /* an index variable of a unit dim is always 0: dropped, so that equal
+   * indices are equal maps (memo keys, temporaries) */
+  kernel_map canon = *mm;
+  const kernel_map *m = &canon;
+  for (uint32_t d = 0; d < c->k->rank && d < KERNEL_MAX_RANK; d++)
+    if (c->k->dims[d] == 1)
+      for (uint32_t j = 0; j < (canon.flat ? 1 : canon.rank); j++) canon.dim[j].coeff[d] = 0;
   if (memo_get(c, v, m, g, out)) return NULL;
   const hlo_op *op = v->def;
+  if (g < 0 && c->k->num_reduce_dims) {
+    bool used = false;
+    HLO_TRY(try_temp(c, v, m, out, &used));
+    if (used) return memo_put(c, v, m, g, *out);
+  }
+  if (op && op->opcode == OP_REDUCE && in_fusion(c, op)) {
+    HLO_TRY(gen_reduce(c, op, m, out));
+    return memo_put(c, v, m, g, *out);
+  }
   if (!op || !in_fusion(c, op)) {
     const hlo_attr *lit = op && op->opcode == OP_CONSTANT ? op_attr(op, "value") : NULL;
     uint32_t input;
@@ -448,10 +496,11 @@ static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *m, int
   return memo_put(c, v, m, g, *out);
 }
 
-/* The reduce's combiner region into k->comb. */
+/* The reduce's combiner region into the current stage's combiner. */
 static hlo_status lower_combiner(lower_ctx *c, const hlo_op *red) {
   const hlo_block *b = &red->regions[0].block;
   hlo_dtype dt = red->results[0].type->dtype;
+  kernel *k = c->cur;
   if (b->num_args != 2) return unimpl(red, "a reduce of several operands");
   /* values of the block, mapped to combiner instructions by value id order
    * of appearance: a small linear table */
@@ -461,7 +510,7 @@ static hlo_status lower_combiner(lower_ctx *c, const hlo_op *red) {
     kinst p = kinst_make(KI_PARAM, dt);
     p.input = a;
     vals[nv] = &b->args[a];
-    HLO_TRY(kernel_add_inst(c->k, true, &p, &insts[nv]));
+    HLO_TRY(kernel_add_inst(k, true, &p, &insts[nv]));
     nv++;
   }
   for (const hlo_op *op = b->first; op; op = op->next) {
@@ -469,7 +518,7 @@ static hlo_status lower_combiner(lower_ctx *c, const hlo_op *red) {
       if (op->num_operands != 1) return unimpl(red, "a reduce of several operands");
       for (uint32_t i = 0; i < nv; i++)
         if (vals[i] == op->operands[0]) {
-          c->k->comb_result = insts[i];
+          k->stages[k->num_stages - 1].comb_result = insts[i];
           return NULL;
         }
       return status_at(HLO_INTERNAL, &op->loc, "reduce body returns an unknown value");
@@ -497,76 +546,268 @@ static hlo_status lower_combiner(lower_ctx *c, const hlo_op *red) {
       }
     }
     vals[nv] = &op->results[0];
-    HLO_TRY(kernel_add_inst(c->k, true, &in, &insts[nv]));
+    HLO_TRY(kernel_add_inst(k, true, &in, &insts[nv]));
     nv++;
   }
   return status_at(HLO_INTERNAL, &red->loc, "reduce body has no terminator");
 }
 
-/* Picks k->acc_dtype for a reduction of element type `dt` whose combiner is
- * lowered, and retypes the combiner's instructions of type `dt` to it (see
- * kernel.h): bf16/f16 accumulate in f32 (the result is rounded once, at the
- * store; XLA's reductions do the same), an f32 combiner that is just
- * add(acc, element) accumulates in f64 (a sequential f32 sum of a long row
- * drifts O(n) ULP from the interpreter's pairwise sum; in f64 it stays
- * within an ULP of the exact sum for rows below ~2^29), anything else in
- * `dt`. */
+/* Picks the accumulator type of the current REDUCE stage (element type
+ * `dt`, combiner lowered) and retypes the combiner's instructions of type
+ * `dt` to it (see kernel.h): bf16/f16 accumulate in f32 (the result is
+ * rounded once, at the end of the row; XLA's reductions do the same), an
+ * f32 combiner that is just add(acc, element) accumulates in f64 (a
+ * sequential f32 sum of a long row drifts O(n) ULP from the interpreter's
+ * pairwise sum; in f64 it stays within an ULP of the exact sum for rows
+ * below ~2^29), anything else in `dt`. */
 static void choose_accumulator(kernel *k, hlo_dtype dt) {
+  kernel_stage *st = &k->stages[k->num_stages - 1];
   hlo_dtype acc = dt;
+  uint32_t b = st->comb_begin;
   if (dt == HLO_BF16 || dt == HLO_F16) {
     acc = HLO_F32;
-  } else if (dt == HLO_F32 && k->num_comb == 3) {
-    const kinst *r = &k->comb[k->comb_result];
+  } else if (dt == HLO_F32 && st->comb_end - b == 3) {
+    const kinst *r = &k->comb[st->comb_result];
     if (r->kind == KI_OP && r->op == OP_ADD && r->num_args == 2 &&
         k->comb[r->args[0]].kind == KI_PARAM && k->comb[r->args[1]].kind == KI_PARAM &&
         r->args[0] != r->args[1])
       acc = HLO_F64;
   }
-  k->acc_dtype = acc;
+  st->acc_dtype = acc;
   if (acc == dt) return;
-  for (uint32_t i = 0; i < k->num_comb; i++)
+  for (uint32_t i = b; i < st->comb_end; i++)
     if (k->comb[i].dtype == dt) k->comb[i].dtype = acc;
 }
 
-static hlo_status lower_reduce(lower_ctx *c, const hlo_op *red, const char *name, kernel **out) {
+/* A new stage builder of `kind` (a one-stage kernel over k's index space). */
+static hlo_status new_builder(lower_ctx *c, kernel_stage_kind kind, kernel **out) {
+  HLO_TRY(kernel_create("stage", c->k->rank, c->k->dims, &c->k->loc, out));
+  (*out)->num_reduce_dims = c->k->num_reduce_dims;
+  (*out)->stages[0].kind = kind;
+  return NULL;
+}
+
+/* Appends builder b's stage to c->k, moving its memo into c->done. */
+static hlo_status finish_stage(lower_ctx *c, kernel *b, uint32_t *out_stage) {
+  uint32_t off;
+  HLO_TRY(kernel_append_stage(c->k, b, out_stage, &off));
+  for (uint32_t i = 0; i < c->memo.n; i++) {
+    const memo_entry *e = &c->memo.e[i];
+    if (e->guard < 0) HLO_TRY(memo_add(&c->done, e->v, &e->map, -1, e->inst + off));
+  }
+  c->memo.n = 0;
+  return NULL;
+}
+
+/* Whether map `m` ignores the row variables. */
+static bool map_per_row(const kernel *k, const kernel_map *m) {
+  if (m->flat) return false;
+  for (uint32_t j = 0; j < m->rank; j++)
+    for (uint32_t d = k->rank - k->num_reduce_dims; d < k->rank; d++)
+      if (m->dim[j].coeff[d]) return false;
+  return true;
+}
+
+/* The cost of recomputing body instruction `i` of k at every point of a
+ * row: 8 per expensive op, 1 per other instruction, over its operand tree
+ * (shared operands counted once per use; capped); what does not vary along
+ * the row (vary[], kernel_row_varying) is computed once per row: free. */
+static int64_t inst_cost(const kernel *k, const bool *vary, uint32_t i, int depth) {
+  const kinst *in = &k->body[i];
+  if (!vary[i]) return 0;
+  int64_t c = in->kind == KI_OP && kernel_op_expensive(in->op) ? 8 : 1;
+  if (in->kind != KI_OP || depth > 16) return c;
+  for (uint32_t a = 0; a < in->num_args && c < 64; a++) c += inst_cost(k, vary, in->args[a], depth + 1);
+  return c;
+}
+
+/* Materialising (see kernel.h, Stages): value v at map m was computed by a
+ * stage already appended; when it varies along the row and is expensive to
+ * compute again, that stage writes it to a temporary (one per value) and
+ * *out reads it here. *used says whether it did. */
+static hlo_status try_temp(lower_ctx *c, const hlo_value *v, const kernel_map *m, uint32_t *out,
+                           bool *used) {
+  *used = false;
+  kernel *k = c->k;
+  uint32_t i;
+  if (!memo_find(&c->done, v, m, -1, &i)) return NULL;
+  bool *vary = realloc(c->varying, (k->num_body ? k->num_body : 1) * sizeof *vary);
+  if (!vary) return oom();
+  c->varying = vary;
+  kernel_row_varying(k, vary);
+  if (inst_cost(k, vary, i, 0) < 8) return NULL;
+  uint32_t t = 0;
+  while (t < k->num_temps && k->temps[t].value != i) t++;
+  if (t == k->num_temps) {
+    int64_t row = 1, bytes = 0;
+    for (uint32_t d = k->rank - k->num_reduce_dims; d < k->rank; d++) row *= k->dims[d];
+    for (uint32_t j = 0; j <= k->num_temps; j++) {
+      hlo_dtype dt = j < k->num_temps ? k->temps[j].dtype : k->body[i].dtype;
+      bytes += row * (kernel_compute_dtype(dt) == HLO_F64 || dtype_bits(dt) == 64 ? 8 : 4);
+    }
+    if (k->num_temps == KERNEL_MAX_TEMPS || bytes > KERNEL_MAX_TEMP_BYTES) return NULL;
+    uint32_t s = 0;
+    while (s + 1 < k->num_stages && k->stages[s].body_end <= i) s++;
+    k->temps[t].dtype = k->body[i].dtype;
+    k->temps[t].stage = s;
+    k->temps[t].value = i;
+    k->num_temps++;
+  }
+  kinst in = kinst_make(KI_TEMP, k->body[i].dtype);
+  in.input = t;
+  HLO_TRY(add(c, &in, out));
+  *used = true;
+  return NULL;
+}
+
+/* Validates a reduce of the fusion: one operand, over its trailing dims in
+ * order, a constant init; *nd = its number of reduced dims. */
+static hlo_status check_reduce(const hlo_op *red, uint32_t *nd) {
   if (red->num_operands != 2 || red->num_results != 1 || red->num_regions != 1)
     return unimpl(red, "a reduce of several operands");
   const hlo_value *x = red->operands[0], *init = red->operands[1];
   HLO_TRY(check_type(red, x->type, &red->loc));
   HLO_TRY(check_type(red, red->results[0].type, &red->loc));
   const int64_t *dims;
-  uint32_t nd;
-  if (!ints_attr(red, "dimensions", &dims, &nd))
+  uint32_t n;
+  if (!ints_attr(red, "dimensions", &dims, &n))
     return status_at(HLO_INVALID_ARGUMENT, &red->loc, "%s: bad dimensions", short_name(red));
   uint32_t rank = x->type->rank;
-  for (uint32_t i = 0; i < nd; i++)
-    if (dims[i] != (int64_t)(rank - nd + i))
+  if (n > rank) return status_at(HLO_INVALID_ARGUMENT, &red->loc, "%s: bad dimensions", short_name(red));
+  for (uint32_t i = 0; i < n; i++)
+    if (dims[i] != (int64_t)(rank - n + i))
       return unimpl(red, "a reduce over dims other than the trailing ones (in order)");
   const hlo_op *iop = init->def;
   const hlo_attr *lit = iop && iop->opcode == OP_CONSTANT ? op_attr(iop, "value") : NULL;
   if (!lit || lit->kind != ATTR_DENSE || lit->u.dense.resource)
     return unimpl(red, "a reduce whose init value is not a constant");
-  HLO_TRY(kernel_create(name, rank, x->type->dims, &red->loc, &c->k));
-  c->k->num_reduce_dims = nd;
-  kinst iv = const_of(lit, init->type->dtype);
-  c->k->init.i = iv.cval.i;
-  if (dtype_is_float(init->type->dtype)) c->k->init.f = iv.cval.f;
-  HLO_TRY(lower_combiner(c, red));
-  choose_accumulator(c->k, red->results[0].type->dtype);
-  kernel_map m = kernel_map_identity(rank);
-  uint32_t v;
-  HLO_TRY(gen(c, x, &m, -1, &v));
-  kernel_map om = kernel_map_identity(rank - nd);
-  const hlo_type *rt = red->results[0].type;
-  HLO_TRY(kernel_add_output(c->k, rt->dtype, rt->rank, rt->dims, &red->results[0], &om, v));
-  kernel_schedule_default(c->k, 0);
-  *out = c->k;
-  c->k = NULL;
+  *nd = n;
   return NULL;
 }
 
+/* The REDUCE stage of reduce `red` read at kept-dims map m (*out_stage),
+ * lowered now when this (reduce, map) has none yet. */
+static hlo_status reduce_stage_of(lower_ctx *c, const hlo_op *red, const kernel_map *m,
+                                  uint32_t *out_stage) {
+  kernel *k = c->k;
+  uint32_t nd;
+  HLO_TRY(check_reduce(red, &nd));
+  const hlo_value *x = red->operands[0];
+  uint32_t rank = x->type->rank, kr = rank - nd, np = k->rank - k->num_reduce_dims;
+  if (!k->num_reduce_dims || m->rank != kr || !map_per_row(k, m))
+    return unimpl(red, "a reduce whose result is read along the row of the kernel");
+  uint32_t s = UINT32_MAX;
+  for (uint32_t i = 0; i < c->num_reds; i++)
+    if (c->reds[i].v == &red->results[0] && !memcmp(&c->reds[i].map, m, sizeof *m))
+      s = c->reds[i].stage;
+  if (s == UINT32_MAX) {
+    /* the operand's index: kept dims from m, reduced dims the row variables
+     * (their non-unit dims in order) */
+    kernel_map om;
+    memset(&om, 0, sizeof om);
+    om.rank = rank;
+    for (uint32_t j = 0; j < kr; j++) om.dim[j] = m->dim[j];
+    uint32_t d = np;
+    for (uint32_t j = kr; j < rank; j++) {
+      if (x->type->dims[j] == 1) continue;
+      while (d < k->rank && k->dims[d] == 1) d++;
+      if (d == k->rank || k->dims[d] != x->type->dims[j])
+        return unimpl(red, "a reduce whose row differs from the kernel's");
+      om.dim[j].coeff[d++] = 1;
+    }
+    while (d < k->rank && k->dims[d] == 1) d++;
+    if (d != k->rank) return unimpl(red, "a reduce whose row differs from the kernel's");
+    const hlo_attr *lit = op_attr(red->operands[1]->def, "value");
+    kernel *saved = c->cur;
+    memo_list saved_memo = c->memo;
+    memset(&c->memo, 0, sizeof c->memo);
+    kernel *b = NULL;
+    hlo_status st = new_builder(c, KSTAGE_REDUCE, &b);
+    if (!st) {
+      c->cur = b;
+      kernel_stage *bs = &b->stages[0];
+      hlo_dtype rt = red->results[0].type->dtype;
+      kinst iv = const_of(lit, red->operands[1]->type->dtype);
+      bs->init.i = iv.cval.i;
+      if (dtype_is_float(red->operands[1]->type->dtype)) bs->init.f = iv.cval.f;
+      bs->dtype = rt;
+      st = lower_combiner(c, red);
+      if (!st) choose_accumulator(b, rt);
+      uint32_t v = 0;
+      if (!st) st = gen(c, x, &om, -1, &v);
+      if (!st) {
+        b->stages[0].value = v;
+        st = finish_stage(c, b, &s);
+      }
+    }
+    free(c->memo.e);
+    c->memo = saved_memo;
+    c->cur = saved;
+    kernel_destroy(b);
+    HLO_TRY(st);
+    reduce_stage *nr = realloc(c->reds, (c->num_reds + 1) * sizeof *nr);
+    if (!nr) return oom();
+    c->reds = nr;
+    memset(&nr[c->num_reds], 0, sizeof *nr);
+    nr[c->num_reds].v = &red->results[0];
+    nr[c->num_reds].map = *m;
+    nr[c->num_reds].stage = s;
+    c->num_reds++;
+  }
+  *out_stage = s;
+  return NULL;
+}
+
+/* A reduce's row value at kept-dims map m: a KI_ROW of its REDUCE stage. */
+static hlo_status gen_reduce(lower_ctx *c, const hlo_op *red, const kernel_map *m, uint32_t *out) {
+  uint32_t s;
+  HLO_TRY(reduce_stage_of(c, red, m, &s));
+  kinst in = kinst_make(KI_ROW, red->results[0].type->dtype);
+  in.input = s;
+  return add(c, &in, out);
+}
+
+/* The non-unit dims of dims[0..n) into out (their count). */
+static uint32_t non_unit(const int64_t *dims, uint32_t n, int64_t *out) {
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (dims[i] != 1) out[m++] = dims[i];
+  return m;
+}
+
+/* The map of an output of shape t over the index space (k's dims, the
+ * first np parallel): the identity when t is the space; else t's non-unit
+ * dims matched in order with the space's (or the parallel dims') non-unit
+ * dims, unit dims at 0. False when t is neither. */
+static bool output_map(const kernel *k, const hlo_type *t, kernel_map *m) {
+  uint32_t np = k->rank - k->num_reduce_dims;
+  if (t->rank == k->rank && (!t->rank || !memcmp(t->dims, k->dims, t->rank * sizeof *t->dims))) {
+    *m = kernel_map_identity(t->rank);
+    return true;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? np : k->rank;
+    memset(m, 0, sizeof *m);
+    m->rank = t->rank;
+    uint32_t d = 0, j = 0;
+    bool ok = true;
+    for (; j < t->rank && ok; j++) {
+      if (t->dims[j] == 1) continue;
+      while (d < n && k->dims[d] == 1) d++;
+      if (d == n || k->dims[d] != t->dims[j]) ok = false;
+      else m->dim[j].coeff[d++] = 1;
+    }
+    while (ok && d < n && k->dims[d] == 1) d++;
+    if (ok && d == n) return true;
+  }
+  return false;
+}
+
+/* Lowers the fusion; `pre` (num_pre): REDUCE stages made first, in order
+ * (a first lowering's stages: so that a value computed by a REDUCE stage is
+ * there, for a temporary, before a later stage needs it). */
 static hlo_status lower(lower_ctx *c, const hlo_value *const *outs, uint32_t no, const char *name,
-                        kernel **out) {
+                        const reduce_stage *pre, uint32_t num_pre, kernel **out) {
   if (no == 0 || c->num_ops == 0)
     return status_new(HLO_INVALID_ARGUMENT, "lower_fusion: no ops or no outputs");
   for (uint32_t i = 0; i < no; i++)
@@ -574,24 +815,61 @@ static hlo_status lower(lower_ctx *c, const hlo_value *const *outs, uint32_t no,
       return status_at(HLO_INVALID_ARGUMENT, &outs[i]->loc,
                        "lower_fusion: output %u is not made by an op of the fusion", i);
   const hlo_op *first = outs[0]->def;
-  if (first->opcode == OP_REDUCE) {
-    if (no != 1) return unimpl(first, "a reduce with other outputs");
-    return lower_reduce(c, first, name, out);
-  }
-  const hlo_type *t = outs[0]->type;
+  /* the index space: the first output's shape, or the reduced operand's when
+   * it is a reduce; with reduces, the trailing dims matching their reduced
+   * dims are the row */
+  const hlo_op *red = first->opcode == OP_REDUCE ? first : NULL;
+  for (uint32_t i = 0; i < c->num_ops && !red; i++)
+    if (c->ops[i]->opcode == OP_REDUCE) red = c->ops[i];
+  uint32_t nd = 0;
+  if (red) HLO_TRY(check_reduce(red, &nd));
+  const hlo_type *t = first->opcode == OP_REDUCE ? first->operands[0]->type : outs[0]->type;
   HLO_TRY(check_type(first, t, &first->loc));
-  HLO_TRY(kernel_create(name, t->rank, t->dims, &first->loc, &c->k));
-  kernel_map m = kernel_map_identity(t->rank);
-  for (uint32_t i = 0; i < no; i++) {
-    const hlo_type *ti = outs[i]->type;
-    if (outs[i]->def->opcode == OP_REDUCE) return unimpl(outs[i]->def, "a reduce with other outputs");
-    HLO_TRY(check_type(outs[i]->def, ti, &outs[i]->def->loc));
-    if (ti->rank != t->rank || (t->rank && memcmp(ti->dims, t->dims, t->rank * sizeof *t->dims)))
-      return unimpl(outs[i]->def, "outputs of different shapes");
-    uint32_t v;
-    HLO_TRY(gen(c, outs[i], &m, -1, &v));
-    HLO_TRY(kernel_add_output(c->k, ti->dtype, ti->rank, ti->dims, outs[i], &m, v));
+  uint32_t nr = 0;
+  if (red) {
+    const hlo_type *xt = red->operands[0]->type;
+    int64_t want[KERNEL_MAX_RANK], have[KERNEL_MAX_RANK];
+    uint32_t nw = non_unit(xt->dims + xt->rank - nd, nd, want);
+    int64_t tf[KERNEL_MAX_RANK], xf[KERNEL_MAX_RANK];
+    uint32_t ntf = non_unit(t->dims, t->rank, tf), nxf = non_unit(xt->dims, xt->rank, xf);
+    bool found = false, full = ntf == nxf && !memcmp(tf, xf, ntf * sizeof *tf);
+    for (nr = 1; full && nr <= t->rank && !found; nr++) {
+      uint32_t nh = non_unit(t->dims + t->rank - nr, nr, have);
+      found = nh == nw && !memcmp(have, want, nw * sizeof *want);
+      if (found) break;
+    }
+    if (!found) {
+      /* the first output is not of the row's space: the reduce's operand is */
+      if (!nd) return unimpl(red, "a reduce over no dims");
+      t = xt;
+      HLO_TRY(check_type(red, t, &red->loc));
+      nr = nd;
+    }
   }
+  HLO_TRY(kernel_create(name, t->rank, t->dims, &first->loc, &c->k));
+  c->k->num_reduce_dims = nr;
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < num_pre && !st; i++) {
+    uint32_t sn;
+    st = reduce_stage_of(c, pre[i].v->def, &pre[i].map, &sn);
+  }
+  kernel *b = NULL;
+  if (!st) st = new_builder(c, KSTAGE_MAP, &b);
+  if (!st) c->cur = b;
+  for (uint32_t i = 0; i < no && !st; i++) {
+    const hlo_type *ti = outs[i]->type;
+    st = check_type(outs[i]->def, ti, &outs[i]->def->loc);
+    kernel_map m;
+    if (!st && !output_map(c->k, ti, &m)) st = unimpl(outs[i]->def, "outputs of different shapes");
+    uint32_t v = 0;
+    if (!st) st = gen(c, outs[i], &m, -1, &v);
+    if (!st) st = kernel_add_output(b, ti->dtype, ti->rank, ti->dims, outs[i], &m, v);
+  }
+  uint32_t s;
+  if (!st) st = finish_stage(c, b, &s);
+  kernel_destroy(b);
+  c->cur = NULL;
+  HLO_TRY(st);
   kernel_schedule_default(c->k, 0);
   *out = c->k;
   c->k = NULL;
@@ -605,8 +883,26 @@ hlo_status lower_fusion(const hlo_op *const *ops, uint32_t num_ops, const hlo_va
   c.ops = ops;
   c.num_ops = num_ops;
   *out = NULL;
-  hlo_status st = lower(&c, outputs, num_outputs, name, out);
+  hlo_status st = lower(&c, outputs, num_outputs, name, NULL, 0, out);
+  if (!st && c.num_reds > 0) {
+    /* again, with the REDUCE stages made first (see lower) */
+    reduce_stage *pre = c.reds;
+    uint32_t num_pre = c.num_reds;
+    kernel_destroy(*out);
+    *out = NULL;
+    free(c.memo.e);
+    free(c.done.e);
+    free(c.varying);
+    memset(&c, 0, sizeof c);
+    c.ops = ops;
+    c.num_ops = num_ops;
+    st = lower(&c, outputs, num_outputs, name, pre, num_pre, out);
+    free(pre);
+  }
   kernel_destroy(c.k);
-  free(c.memo);
+  free(c.memo.e);
+  free(c.done.e);
+  free(c.reds);
+  free(c.varying);
   return st;
 }

@@ -1,6 +1,6 @@
 /* verify_fusion.c — the checks of hlo.fusion (its definition is in ops.def;
  * the fusion pass, src/passes/fusion.c, makes it):
- *   ATTR  `kind` is the string "loop", "input" or "output"; `name`, when
+ *   ATTR  `kind` is the string "loop", "input", "row" or "output"; `name`, when
  *         present, is a string;
  *   SIG   one region whose block takes one argument per operand, each of
  *         the operand's type; at least one result;
@@ -46,8 +46,10 @@ hlo_status verify_fusion(vctx *c, const hlo_op *op) {
   if (!k || k->kind != ATTR_STRING)
     return verr(op, "ATTR", "requires a string attribute 'kind' (\"loop\", \"input\" or \"output\")");
   bool is_input = !strcmp(k->u.str.s, "input");
-  if (strcmp(k->u.str.s, "loop") && !is_input && strcmp(k->u.str.s, "output"))
-    return verr(op, "ATTR", "kind \"%s\" is not \"loop\", \"input\" or \"output\"", k->u.str.s);
+  if (strcmp(k->u.str.s, "loop") && !is_input && strcmp(k->u.str.s, "output") &&
+      strcmp(k->u.str.s, "row")) /* row: reductions and their consumers (fusion.c) */
+    return verr(op, "ATTR", "kind \"%s\" is not \"loop\", \"input\", \"row\" or \"output\"",
+                k->u.str.s);
   const hlo_attr *nm = op_attr(op, "name");
   if (nm && nm->kind != ATTR_STRING) return verr(op, "ATTR", "'name' must be a string");
   if (op->num_regions != 1) return verr(op, "SIG", "expects one region, has %u", op->num_regions);

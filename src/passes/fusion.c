@@ -11,11 +11,16 @@
  *            dims, a constant init value, a one-op combiner: add, multiply,
  *            maximum, minimum, and, or) and the body holds the elementwise
  *            producers of its operand; the index space is the operand's.
+ *   "row"    a row fusion (rule 5 below): reductions over the trailing dims
+ *            of one index space, the ops that feed them and the ops that
+ *            use their results along the same rows (softmax, LayerNorm,
+ *            RMSNorm: one kernel that runs stage after stage over each
+ *            row, codegen/kernel.h, Stages); it may have several results
+ *            (multi-output: a member read by ops after the fusion).
  *   "output" kOutput: a dot or convolution with an elementwise epilogue.
  *            Reserved: not made yet.
  * A fusion's body is isolated from above: what it reads from outside is an
- * operand. Multi-output (sibling) fusion is left for later: each fusion has
- * the one result of its root.
+ * operand. Loop and input fusions have the one result of their root.
  *
  * THE RULES (ideas from XLA's instruction_fusion.cc and gpu_fusible.cc; our
  * own formulation). Which ops may be fused at all is one table, k_fusible
@@ -44,14 +49,31 @@
  *   4. a LAYOUT producer or an iota is not read through a reshape that
  *      merges dims (lower_fusion cannot compose layout ops under a reshape
  *      whose index map needs div/mod; splits and unit dims are affine).
+ * Then ROW MERGING (rule 5; XLA's GPU emitters fuse a softmax the same way,
+ * as one "diamond chain"): a group whose results are read by other groups
+ * joins one of them (the first, in block order of their members, that
+ * takes it; the other readers, and ops, then read it as an extra result of
+ * the fusion: multi-output) when the union
+ *   a. holds a reduce, and all its reduces reduce the same row (the same
+ *      non-unit trailing dims) of operands of the same non-unit dims;
+ *   b. is made of groups whose index spaces are that full shape or the
+ *      shape of its kept dims ("row-level" values such as mean and
+ *      rsqrt(var + eps), computed once per row in the kernel, so rule 3
+ *      does not apply to them);
+ *   c. has every outside reader of its results after its last member (the
+ *      fusion takes that member's place; no path leaves it and comes back);
+ *   d. has at most FUSION_MAX_OPS ops, and lower_fusion makes one row
+ *      kernel of it (the code generator is the judge of what it can hold).
+ * Merging repeats to a fixed point, so softmax's four groups (max; exp;
+ * sum; divide) and LayerNorm's seven become one fusion each. Nothing is
+ * duplicated: an expensive member read by several stages of the kernel is
+ * kept in a row temporary (lower_fusion), never computed again per element.
  * The ops of while, if and case bodies (and sdy computations) are fused
  * too, per block, recursively. Scanning backwards, a producer is decided
  * after all of its consumers, so rule 2 sees their final groups. Every
  * fusible op ends in some fusion (a lone one makes a fusion of one op), so a
  * backend sees fusions and the ops it must run itself (dot, convolution,
- * gather, other reduces, ...). Softmax gives four fusions: its exp feeds
- * both the sum and the divide and, being expensive, is not duplicated into
- * the two (XLA's CPU rules give the same); three needs multi-output fusion.
+ * gather, other reduces, ...).
  * Rule 3 is conservative for slice and concatenate, which do not recompute
  * (a refinement for later). */
 #include <stdio.h>
@@ -59,6 +81,7 @@
 #include <string.h>
 
 #include "codegen/kernel.h"
+#include "codegen/lower_fusion.h"
 #include "ir/element.h"
 #include "passes/pass_util.h"
 #include "passes/passes.h"
@@ -195,8 +218,11 @@ typedef struct block_ctx {
   int32_t *group;      /* group per op, -1: none */
   int32_t *cand;       /* the group whose candidate the op is, -1: none */
   uint8_t *flat;       /* candidate read through a reshape that merges dims */
-  uint32_t *roots;     /* group -> root op index */
+  uint32_t *roots;     /* group -> root op index (the last member, after row merging) */
   uint32_t num_groups;
+  int32_t *uf;         /* row merging: group -> its representative (union-find) */
+  uint8_t *gred;       /* group holds a reduce */
+  int32_t *head, *next; /* row merging: the members of each union, a list */
   uint32_t *counter;   /* fusions named so far in the module: the block's are
                           named fusion.(*counter + K) in program order */
 } block_ctx;
@@ -311,6 +337,231 @@ static hlo_status form_groups(block_ctx *c) {
   return NULL;
 }
 
+/* ------------------------------------------------------ row merging */
+
+/* No path compression: try_merge links tentatively and may undo the link. */
+static int32_t uf_find(const block_ctx *c, int32_t g) {
+  while (c->uf[g] != g) g = c->uf[g];
+  return g;
+}
+
+/* The non-unit dims of dims[0..n) into out; their count. */
+static uint32_t non_unit_dims(const int64_t *dims, uint32_t n, int64_t *out) {
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (dims[i] != 1) out[m++] = dims[i];
+  return m;
+}
+
+/* The row structure of a union of groups (see the header, rule 5): the
+ * reduces' operands agree on their non-unit dims (the "full" shape) and on
+ * their reduced dims, and every group's index space is full or of the kept
+ * dims ("row-level": values computed once per row). */
+typedef struct row_shape {
+  bool set;
+  int64_t full[KERNEL_MAX_RANK], kept[KERNEL_MAX_RANK], red[KERNEL_MAX_RANK];
+  uint32_t nfull, nkept, nred;
+} row_shape;
+
+static bool row_add_reduce(row_shape *r, const hlo_op *red) {
+  const hlo_type *t = red->operands[0]->type;
+  uint32_t nd = red->results[0].type->rank <= t->rank ? t->rank - red->results[0].type->rank : 0;
+  int64_t full[KERNEL_MAX_RANK], kept[KERNEL_MAX_RANK], rd[KERNEL_MAX_RANK];
+  uint32_t nf = non_unit_dims(t->dims, t->rank, full);
+  uint32_t nk = non_unit_dims(t->dims, t->rank - nd, kept);
+  uint32_t nr = non_unit_dims(t->dims + t->rank - nd, nd, rd);
+  if (!r->set) {
+    r->set = true;
+    memcpy(r->full, full, sizeof full), r->nfull = nf;
+    memcpy(r->kept, kept, sizeof kept), r->nkept = nk;
+    memcpy(r->red, rd, sizeof rd), r->nred = nr;
+    return true;
+  }
+  return nf == r->nfull && nk == r->nkept && nr == r->nred &&
+         !memcmp(full, r->full, nf * sizeof *full) && !memcmp(rd, r->red, nr * sizeof *rd);
+}
+
+static bool row_space_ok(const row_shape *r, const hlo_type *t) {
+  int64_t d[KERNEL_MAX_RANK];
+  uint32_t n = non_unit_dims(t->dims, t->rank, d);
+  return (n == r->nfull && !memcmp(d, r->full, n * sizeof *d)) ||
+         (n == r->nkept && !memcmp(d, r->kept, n * sizeof *d));
+}
+
+/* The index space of group g's original root: its result, or a reduce's
+ * operand. */
+static const hlo_type *root_space(const block_ctx *c, uint32_t root) {
+  const hlo_op *op = c->ops[root];
+  return c->role[root] == FUSION_REDUCE ? op->operands[0]->type : op->results[0].type;
+}
+
+static int cmp_u32(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* The members of unions u and (when >= 0) v, in block order, into list
+ * (capacity c->n); their count. */
+static uint32_t union_members(block_ctx *c, int32_t u, int32_t v, uint32_t *list) {
+  uint32_t n = 0;
+  for (int32_t j = c->head[u]; j >= 0; j = c->next[j]) list[n++] = (uint32_t)j;
+  for (int32_t j = v >= 0 ? c->head[v] : -1; j >= 0; j = c->next[j]) list[n++] = (uint32_t)j;
+  qsort(list, n, sizeof *list, cmp_u32);
+  return n;
+}
+
+/* Whether ops[j] is in union u. */
+static bool in_union(block_ctx *c, int64_t j, int32_t u) {
+  return j >= 0 && c->group[j] >= 0 && uf_find(c, c->group[j]) == u;
+}
+
+/* The values of members[0..n) of union u read outside it (by an op of the
+ * block not in u, or the terminator), into outs (capacity: results of the
+ * members); the last member's results first. Their count. */
+static uint32_t union_outputs(block_ctx *c, int32_t u, const uint32_t *members, uint32_t n,
+                              const hlo_value **outs, int64_t *first_user) {
+  uint32_t no = 0;
+  *first_user = INT64_MAX;
+  for (uint32_t pass = 0; pass < 2; pass++)
+    for (uint32_t q = 0; q < n; q++) {
+      bool last = q + 1 == n;
+      if ((pass == 0) != last) continue;
+      const hlo_op *op = c->ops[members[q]];
+      for (uint32_t r = 0; r < op->num_results; r++) {
+        uint32_t nu = 0;
+        const use_ref *us = use_index_uses(c->ui, &op->results[r], &nu);
+        bool out = false;
+        for (uint32_t k = 0; k < nu; k++) {
+          int64_t a = op_index(c, ancestor_in_block(c, us[k].user));
+          if (in_union(c, a, u)) continue;
+          out = true;
+          if (a < 0) a = INT64_MAX - 1;
+          if (a < *first_user) *first_user = a;
+        }
+        if (out) outs[no++] = &op->results[r];
+      }
+    }
+  return no;
+}
+
+/* Rule 5 for merging union a into union b: see the header. */
+static bool try_merge(block_ctx *c, int32_t a, int32_t b, uint32_t *members,
+                      const hlo_value **outs, const hlo_op **ops) {
+  if (!c->gred[a] && !c->gred[b]) return false;
+  int32_t save = c->uf[a];
+  c->uf[a] = b; /* tentatively */
+  uint32_t n = union_members(c, a, b, members);
+  bool ok = n <= FUSION_MAX_OPS;
+  row_shape rs;
+  memset(&rs, 0, sizeof rs);
+  for (uint32_t q = 0; q < n && ok; q++)
+    if (c->role[members[q]] == FUSION_REDUCE) ok = row_add_reduce(&rs, c->ops[members[q]]);
+  ok = ok && rs.set;
+  /* every original group of the union has a full or row-level space */
+  for (uint32_t g = 0; g < c->num_groups && ok; g++)
+    if (uf_find(c, (int32_t)g) == b) ok = row_space_ok(&rs, root_space(c, c->roots[g]));
+  int64_t first_user = INT64_MAX;
+  uint32_t no = ok ? union_outputs(c, b, members, n, outs, &first_user) : 0;
+  /* every outside user comes after the last member: the fusion takes the
+   * last member's place, and no path leaves the union and comes back */
+  ok = ok && no > 0 && first_user > (int64_t)members[n - 1];
+  if (ok) {
+    for (uint32_t q = 0; q < n; q++) ops[q] = c->ops[members[q]];
+    kernel *k = NULL;
+    hlo_status st = lower_fusion(ops, n, outs, no, "row_check", &k);
+    ok = !st && k && k->num_reduce_dims > 0;
+    hlo_status_free(st);
+    kernel_destroy(k);
+  }
+  if (!ok) {
+    c->uf[a] = save;
+    return false;
+  }
+  c->gred[b] = 1;
+  /* b's list gets a's members */
+  int32_t t = c->head[a];
+  while (t >= 0 && c->next[t] >= 0) t = c->next[t];
+  if (t >= 0) {
+    c->next[t] = c->head[b];
+    c->head[b] = c->head[a];
+  }
+  c->head[a] = -1;
+  return true;
+}
+
+/* Merges groups into row fusions (rule 5): a group joins a group that
+ * reads its results when the union is a row fusion (other readers, after
+ * it, read them as extra results); repeated to a fixed point. */
+static hlo_status merge_rows(block_ctx *c) {
+  bool any_reduce = false;
+  for (uint32_t g = 0; g < c->num_groups; g++) any_reduce |= c->gred[g];
+  if (!any_reduce) return NULL;
+  uint32_t *members = xmalloc(c->n * sizeof *members);
+  uint32_t nres = 0;
+  for (uint32_t j = 0; j < c->n; j++) nres += c->ops[j]->num_results;
+  const hlo_value **outs = xmalloc((nres ? nres : 1) * sizeof *outs);
+  const hlo_op **ops = xmalloc(c->n * sizeof *ops);
+  if (!members || !outs || !ops) {
+    free(members), free(outs), free(ops);
+    return oom();
+  }
+  for (uint32_t g = 0; g < c->num_groups; g++) c->head[g] = -1;
+  for (uint32_t j = c->n; j-- > 0;)
+    if (c->group[j] >= 0) {
+      c->next[j] = c->head[c->group[j]];
+      c->head[c->group[j]] = (int32_t)j;
+    }
+  for (int round = 0, changed = 1; changed && round < 64; round++) {
+    changed = 0;
+    for (uint32_t g = 0; g < c->num_groups; g++) {
+      int32_t a = (int32_t)g;
+      if (uf_find(c, a) != a) continue;
+      /* the unions reading a's results (a few); a joins the first that
+       * takes it, the others then read it as a result of the fusion
+       * (multi-output: try_merge checks that they come after it) */
+      int32_t cons[4];
+      uint32_t ncons = 0;
+      bool many = false;
+      for (int32_t j = c->head[a]; j >= 0 && !many; j = c->next[j]) {
+        const hlo_op *op = c->ops[j];
+        for (uint32_t r = 0; r < op->num_results && !many; r++) {
+          uint32_t nu = 0;
+          const use_ref *us = use_index_uses(c->ui, &op->results[r], &nu);
+          for (uint32_t k = 0; k < nu && !many; k++) {
+            int64_t x = op_index(c, ancestor_in_block(c, us[k].user));
+            if (x < 0 || c->group[x] < 0) continue;
+            int32_t h = uf_find(c, c->group[x]);
+            bool seen = h == a;
+            for (uint32_t q = 0; q < ncons; q++) seen |= cons[q] == h;
+            if (seen) continue;
+            if (ncons == 4) many = true;
+            else cons[ncons++] = h;
+          }
+        }
+      }
+      if (many) continue;
+      for (uint32_t q = 0; q < ncons; q++)
+        if (try_merge(c, a, cons[q], members, outs, ops)) {
+          changed = 1;
+          break;
+        }
+    }
+  }
+  free(members);
+  free(outs);
+  free(ops);
+  /* relabel: each op's group is its union's representative, whose root is
+   * the last member */
+  for (uint32_t j = 0; j < c->n; j++)
+    if (c->group[j] >= 0) {
+      int32_t u = uf_find(c, c->group[j]);
+      if (u != c->group[j]) c->gred[u] = 2; /* merged */
+      c->group[j] = u;
+      c->roots[u] = j;
+    }
+  return NULL;
+}
+
 /* ---------------------------------------------------------- rewriting */
 
 /* A constant copied into every fusion that reads it. */
@@ -357,13 +608,40 @@ static hlo_status materialize(block_ctx *c, int32_t g) {
       }
     }
   }
+  /* the results: the values read outside the group (several for a
+   * multi-output row fusion), the root's first */
+  uint32_t *members = xmalloc(c->n * sizeof *members);
+  uint32_t nres = 0, nm = 0;
+  for (uint32_t j = first; j <= root_i && members; j++)
+    if (c->group[j] == g) {
+      members[nm++] = j;
+      nres += c->ops[j]->num_results;
+    }
+  const hlo_value **outs = xmalloc((nres ? nres : 1) * sizeof *outs);
+  hlo_type **out_types = xmalloc((nres ? nres : 1) * sizeof *out_types);
+  if (!st && (!members || !outs || !out_types)) st = oom();
+  uint32_t no = 0;
+  if (!st) {
+    int64_t first_user;
+    no = union_outputs(c, g, members, nm, outs, &first_user);
+    if (!no || outs[0] != &root->results[0]) {
+      /* an unused root stays the result; keep it first */
+      uint32_t k = 0;
+      while (k < no && outs[k] != &root->results[0]) k++;
+      if (k == no) no++;
+      for (; k > 0; k--) outs[k] = outs[k - 1];
+      outs[0] = &root->results[0];
+    }
+    for (uint32_t k = 0; k < no; k++) out_types[k] = outs[k]->type;
+  }
   hlo_op *fop = NULL;
   if (!st) {
-    fop = op_create(c->m, OP_FUSION, inputs, num_in, &root->results[0].type, 1, 1, root->loc);
+    fop = op_create(c->m, OP_FUSION, inputs, num_in, out_types, no, 1, root->loc);
     if (!fop) st = oom();
-    /* the fusion's result keeps the root's SSA name (interpreter.print
-     * and probes name values by it) */
-    else fop->results[0].name = root->results[0].name;
+    /* the fusion's results keep their SSA names (interpreter.print and
+     * probes name values by them) */
+    else
+      for (uint32_t k = 0; k < no; k++) fop->results[k].name = outs[k]->name;
   }
   hlo_block *body = fop ? &fop->regions[0].block : NULL;
   if (!st) st = block_set_args(c->m, body, in_types, num_in);
@@ -379,15 +657,20 @@ static hlo_status materialize(block_ctx *c, int32_t g) {
     if (!st) st = op_clone(c->m, op, body, NULL, &vm, &count, UINT64_MAX, NULL);
   }
   if (!st) {
-    hlo_value *res = ptrmap_get(&vm, &root->results[0]);
-    hlo_op *ret = op_create(c->m, OP_RETURN, &res, 1, NULL, 0, 0, root->loc);
-    if (!ret) st = oom();
-    else block_append(body, ret);
+    hlo_value **res = xmalloc(no * sizeof *res);
+    if (!res) st = oom();
+    for (uint32_t k = 0; k < no && !st; k++) res[k] = ptrmap_get(&vm, outs[k]);
+    hlo_op *ret = st ? NULL : op_create(c->m, OP_RETURN, res, no, NULL, 0, 0, root->loc);
+    if (!st && !ret) st = oom();
+    else if (ret) block_append(body, ret);
+    free(res);
   }
   if (!st) {
-    const char *kind = c->role[root_i] == FUSION_REDUCE ? "input" : "loop";
+    const char *kind = c->gred[g] == 2 ? "row" : c->role[root_i] == FUSION_REDUCE ? "input" : "loop";
     char name[32];
-    snprintf(name, sizeof name, "fusion.%u", *c->counter + c->num_groups - 1 - (uint32_t)g);
+    uint32_t later = 0; /* fusions after this one in the block */
+    for (uint32_t h = (uint32_t)g + 1; h < c->num_groups; h++) later += c->uf[h] == (int32_t)h;
+    snprintf(name, sizeof name, "fusion.%u", *c->counter + later);
     hlo_attr *ka = attr_string(&c->m->arena, kind, strlen(kind));
     hlo_attr *na = attr_string(&c->m->arena, name, strlen(name));
     if (!ka || !na) st = oom();
@@ -398,7 +681,11 @@ static hlo_status materialize(block_ctx *c, int32_t g) {
     op_insert_before(root, fop);
     st = use_index_add_op(c->ui, fop);
   }
-  if (!st) st = use_index_replace_all(c->ui, &root->results[0], &fop->results[0]);
+  for (uint32_t k = 0; k < no && !st; k++)
+    st = use_index_replace_all(c->ui, (hlo_value *)outs[k], &fop->results[k]);
+  free(members);
+  free(outs);
+  free(out_types);
   /* the members, consumers first (each is unused when it goes) */
   for (uint32_t j = root_i + 1; j-- > first && !st;)
     if (c->group[j] == g) use_index_erase(c->ui, c->ops[j]);
@@ -440,8 +727,14 @@ static hlo_status fuse_block(hlo_module_ir *m, use_index *ui, hlo_block *b, uint
   c.cand = xmalloc(c.n * sizeof *c.cand);
   c.flat = xcalloc(c.n, 1);
   c.roots = xmalloc(c.n * sizeof *c.roots);
+  c.uf = xmalloc(c.n * sizeof *c.uf);
+  c.gred = xcalloc(c.n, 1);
+  c.head = xmalloc(c.n * sizeof *c.head);
+  c.next = xmalloc(c.n * sizeof *c.next);
   hlo_status st = NULL;
-  if (!c.ops || !c.role || !c.group || !c.cand || !c.flat || !c.roots) st = oom();
+  if (!c.ops || !c.role || !c.group || !c.cand || !c.flat || !c.roots || !c.uf || !c.gred ||
+      !c.head || !c.next)
+    st = oom();
   uint32_t i = 0;
   for (hlo_op *op = b->first; op && !st; op = op->next, i++) {
     c.ops[i] = op;
@@ -450,15 +743,29 @@ static hlo_status fuse_block(hlo_module_ir *m, use_index *ui, hlo_block *b, uint
     if (!ptrmap_put(&c.index, op, (void *)(uintptr_t)(i + 1))) st = oom();
   }
   if (!st) st = form_groups(&c);
+  for (uint32_t g = 0; g < c.num_groups && !st; g++) {
+    c.uf[g] = (int32_t)g;
+    c.gred[g] = c.role[c.roots[g]] == FUSION_REDUCE;
+  }
+  if (!st) st = merge_rows(&c);
   /* roots from the last to the first: later fusions read earlier roots,
    * which are replaced through the use index */
-  for (uint32_t g = 0; g < c.num_groups && !st; g++) st = materialize(&c, (int32_t)g);
+  uint32_t made = 0;
+  for (uint32_t g = 0; g < c.num_groups && !st; g++)
+    if (c.uf[g] == (int32_t)g) {
+      st = materialize(&c, (int32_t)g);
+      made++;
+    }
   /* splat constants copied into fusions and read by nothing else now */
   for (uint32_t j = 0; j < c.n && !st; j++)
     if (c.role[j] == FUSION_CONSTANT && c.ops[j]->parent == b &&
         !use_index_op_used(ui, c.ops[j]) && duplicable(&c.ops[j]->results[0]))
       use_index_erase(ui, c.ops[j]);
-  *counter += c.num_groups;
+  *counter += made;
+  free(c.uf);
+  free(c.gred);
+  free(c.head);
+  free(c.next);
   free(c.ops);
   free(c.role);
   free(c.group);

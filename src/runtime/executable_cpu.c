@@ -364,30 +364,48 @@ static kernel_affine linear_of(const kernel_map *m, const int64_t *dims, uint32_
   return a;
 }
 
-/* The input of kernel k whose buffer its single output may be written over
- * (an elementwise kernel whose every load of that input reads exactly the
- * element it writes: same element size and count, the same linear offset
- * as the store, no guard), or -1. */
+/* The input of kernel k whose buffer its single output may be written over,
+ * or -1: same element size and count, and
+ *   - an elementwise kernel: every load of that input reads exactly the
+ *     element it writes (the same linear offset as the store, no guard);
+ *   - a row kernel (stages, kernel.h): the loads of the storing (last) MAP
+ *     stage read exactly the element written, and the earlier stages, which
+ *     finish a row before the last one writes it, read only the rows of the
+ *     tile they run in (kernel_tiles_rows, as the output's): softmax and
+ *     LayerNorm over their input, row by row. */
 static int32_t inplace_input(const kernel *k) {
-  if (k->num_reduce_dims || k->num_outputs != 1) return -1;
+  if (k->num_outputs != 1) return -1;
   const kernel_output *o = &k->outputs[0];
+  bool rows = k->num_reduce_dims > 0;
+  uint32_t last = k->num_stages ? k->num_stages - 1 : 0;
+  int64_t out_rows = 0;
+  if (rows && (o->stage != last || k->stages[last].kind != KSTAGE_MAP ||
+               !kernel_tiles_rows(k, k->num_inputs, &out_rows)))
+    return -1;
   kernel_affine at = linear_of(&o->map, o->buf.dims, o->buf.rank);
   int64_t n = 1;
   for (uint32_t d = 0; d < o->buf.rank; d++) n *= o->buf.dims[d];
+  uint32_t store_begin = rows ? k->stages[last].body_begin : 0;
   for (uint32_t i = 0; i < k->num_inputs; i++) {
     const kernel_buffer *in = &k->inputs[i];
     int64_t m = 1;
     for (uint32_t d = 0; d < in->rank; d++) m *= in->dims[d];
     if (in->literal || hlo_dtype_size(in->dtype) != hlo_dtype_size(o->buf.dtype) || m != n)
       continue;
-    bool ok = true, loaded = false;
+    bool ok = true, loaded = false, earlier = false;
     for (uint32_t j = 0; j < k->num_body && ok; j++) {
       const kinst *q = &k->body[j];
       if (q->kind != KI_LOAD || q->input != i) continue;
       loaded = true;
+      if (j < store_begin) {
+        earlier = true;
+        continue;
+      }
       kernel_affine la = linear_of(&q->map, in->dims, in->rank);
       ok = q->guard < 0 && !memcmp(&la, &at, sizeof la);
     }
+    int64_t in_rows = 0;
+    if (ok && earlier) ok = kernel_tiles_rows(k, i, &in_rows) && in_rows == out_rows;
     if (ok && loaded) return (int32_t)i;
   }
   return -1;

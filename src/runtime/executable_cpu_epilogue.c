@@ -131,7 +131,13 @@ hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
       for (uint32_t i = 0; i < q->nin && i < k->num_inputs; i++)
         if (q->in[i] == c) at = at < 0 ? (int32_t)i : -2;
       if (at < 0) continue; /* not read, or read as two inputs */
-      int64_t tpr = tiles_per_row(k, (uint32_t)at, g->g.m);
+      /* a row kernel (one tile per row, kernel_tiles_rows), or an
+       * elementwise kernel with one or more tiles per row */
+      int64_t rows = 0, tpr = 0;
+      if (kernel_tiles_rows(k, (uint32_t)at, &rows) && rows == 1 && kernel_num_tiles(k) == g->g.m)
+        tpr = 1;
+      else
+        tpr = tiles_per_row(k, (uint32_t)at, g->g.m);
       if (!tpr || !inputs_ready(p, q, c, gi)) continue;
       HLO_TRY(merge(p, gi, ki, k, tpr));
       x->stats.epilogues++;

@@ -1,11 +1,13 @@
 // PIPELINE: fusion
 // The fusion pass (src/passes/fusion.c): loop fusions of elementwise and
-// layout chains, input fusions of reductions, and what is not fused.
+// layout chains, input fusions of reductions, row fusions of reductions
+// with the ops that use their result along the same rows, and what is not
+// fused.
 
 // Softmax (jax.nn.softmax over the last dim): max-reduce, exp of the
-// difference, sum-reduce, divide. Four fusions and nothing else: the exp
-// feeds both the sum and the divide, and being expensive it is not
-// duplicated into both (three fusions needs multi-output fusion, later).
+// difference, sum-reduce, divide. One "row" fusion (rule 5): the four
+// groups of rules 1-4 (the exp feeds both the sum and the divide and, being
+// expensive, is duplicated into neither) merge, one kernel per row.
 func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
@@ -19,32 +21,20 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   return %r : tensor<2x8xf32>
 }
 // CHECK: func.func @main(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
-// CHECK-NEXT: %0 = "hlo.fusion"(%arg0) <{kind = "input", name = "fusion.0"}> ({
+// CHECK-NEXT: %0 = "hlo.fusion"(%arg0) <{kind = "row", name = "fusion.0"}> ({
 // CHECK-NEXT: ^bb0(%arg1: tensor<2x8xf32>):
 // CHECK-NEXT: %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
-// CHECK-NEXT: %4 = stablehlo.reduce(%arg1 init: %cst) applies stablehlo.maximum across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
-// CHECK-NEXT: stablehlo.return %4 : tensor<2xf32>
-// CHECK-NEXT: }) : (tensor<2x8xf32>) -> tensor<2xf32>
-// CHECK-NEXT: %1 = "hlo.fusion"(%0, %arg0) <{kind = "loop", name = "fusion.1"}> ({
-// CHECK-NEXT: ^bb0(%arg1: tensor<2xf32>, %arg2: tensor<2x8xf32>):
-// CHECK-NEXT: %4 = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %5 = stablehlo.subtract %arg2, %4 : tensor<2x8xf32>
-// CHECK-NEXT: %6 = stablehlo.exponential %5 : tensor<2x8xf32>
-// CHECK-NEXT: stablehlo.return %6 : tensor<2x8xf32>
-// CHECK-NEXT: }) : (tensor<2xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %2 = "hlo.fusion"(%1) <{kind = "input", name = "fusion.2"}> ({
-// CHECK-NEXT: ^bb0(%arg1: tensor<2x8xf32>):
-// CHECK-NEXT: %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT: %4 = stablehlo.reduce(%arg1 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
-// CHECK-NEXT: stablehlo.return %4 : tensor<2xf32>
-// CHECK-NEXT: }) : (tensor<2x8xf32>) -> tensor<2xf32>
-// CHECK-NEXT: %3 = "hlo.fusion"(%2, %1) <{kind = "loop", name = "fusion.3"}> ({
-// CHECK-NEXT: ^bb0(%arg1: tensor<2xf32>, %arg2: tensor<2x8xf32>):
-// CHECK-NEXT: %4 = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %5 = stablehlo.divide %arg2, %4 : tensor<2x8xf32>
-// CHECK-NEXT: stablehlo.return %5 : tensor<2x8xf32>
-// CHECK-NEXT: }) : (tensor<2xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: return %3 : tensor<2x8xf32>
+// CHECK-NEXT: %1 = stablehlo.reduce(%arg1 init: %cst) applies stablehlo.maximum across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK-NEXT: %2 = stablehlo.broadcast_in_dim %1, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %3 = stablehlo.subtract %arg1, %2 : tensor<2x8xf32>
+// CHECK-NEXT: %4 = stablehlo.exponential %3 : tensor<2x8xf32>
+// CHECK-NEXT: %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %5 = stablehlo.reduce(%4 init: %cst_0) applies stablehlo.add across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK-NEXT: %6 = stablehlo.broadcast_in_dim %5, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %7 = stablehlo.divide %4, %6 : tensor<2x8xf32>
+// CHECK-NEXT: stablehlo.return %7 : tensor<2x8xf32>
+// CHECK-NEXT: }) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: return %0 : tensor<2x8xf32>
 // -----
 // Bias + GELU (tanh approximation) after a dot: one loop fusion; the dot
 // stays outside (output fusion is for later); the splat constants are
@@ -91,10 +81,9 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -
 // CHECK-NEXT: }) : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT: return %1 : tensor<4x16xf32>
 // -----
-// LayerNorm over the last dim: each reduce is an input fusion with its
-// producers (the square goes into the second); the mean and the variance
-// (divides of 2 elements) are not fused through the broadcasts that would
-// recompute them 8 times; the scale and shift join the last loop fusion.
+// LayerNorm over the last dim: one "row" fusion: both reduces, the mean and
+// the variance (per-row values: computed once per row in the kernel, not
+// once per element), the scale and the shift.
 func.func @main(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %n = stablehlo.constant dense<8.0> : tensor<2xf32>
@@ -117,51 +106,29 @@ func.func @main(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> te
   return %y3 : tensor<2x8xf32>
 }
 // CHECK: func.func @main(%arg0: tensor<2x8xf32>, %arg1: tensor<8xf32>, %arg2: tensor<8xf32>) -> tensor<2x8xf32> {
-// CHECK-NEXT: %0 = "hlo.fusion"(%arg0) <{kind = "input", name = "fusion.0"}> ({
-// CHECK-NEXT: ^bb0(%arg3: tensor<2x8xf32>):
+// CHECK-NEXT: %0 = "hlo.fusion"(%arg0, %arg1, %arg2) <{kind = "row", name = "fusion.0"}> ({
+// CHECK-NEXT: ^bb0(%arg3: tensor<2x8xf32>, %arg4: tensor<8xf32>, %arg5: tensor<8xf32>):
 // CHECK-NEXT: %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT: %6 = stablehlo.reduce(%arg3 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
-// CHECK-NEXT: stablehlo.return %6 : tensor<2xf32>
-// CHECK-NEXT: }) : (tensor<2x8xf32>) -> tensor<2xf32>
-// CHECK-NEXT: %1 = "hlo.fusion"(%0) <{kind = "loop", name = "fusion.1"}> ({
-// CHECK-NEXT: ^bb0(%arg3: tensor<2xf32>):
-// CHECK-NEXT: %cst = stablehlo.constant dense<8.000000e+00> : tensor<2xf32>
-// CHECK-NEXT: %6 = stablehlo.divide %arg3, %cst : tensor<2xf32>
-// CHECK-NEXT: stablehlo.return %6 : tensor<2xf32>
-// CHECK-NEXT: }) : (tensor<2xf32>) -> tensor<2xf32>
-// CHECK-NEXT: %2 = "hlo.fusion"(%1, %arg0) <{kind = "loop", name = "fusion.2"}> ({
-// CHECK-NEXT: ^bb0(%arg3: tensor<2xf32>, %arg4: tensor<2x8xf32>):
-// CHECK-NEXT: %6 = stablehlo.broadcast_in_dim %arg3, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %7 = stablehlo.subtract %arg4, %6 : tensor<2x8xf32>
-// CHECK-NEXT: stablehlo.return %7 : tensor<2x8xf32>
-// CHECK-NEXT: }) : (tensor<2xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %3 = "hlo.fusion"(%2) <{kind = "input", name = "fusion.3"}> ({
-// CHECK-NEXT: ^bb0(%arg3: tensor<2x8xf32>):
-// CHECK-NEXT: %6 = stablehlo.multiply %arg3, %arg3 : tensor<2x8xf32>
-// CHECK-NEXT: %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-NEXT: %7 = stablehlo.reduce(%6 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
-// CHECK-NEXT: stablehlo.return %7 : tensor<2xf32>
-// CHECK-NEXT: }) : (tensor<2x8xf32>) -> tensor<2xf32>
-// CHECK-NEXT: %4 = "hlo.fusion"(%3) <{kind = "loop", name = "fusion.4"}> ({
-// CHECK-NEXT: ^bb0(%arg3: tensor<2xf32>):
-// CHECK-NEXT: %cst = stablehlo.constant dense<8.000000e+00> : tensor<2xf32>
-// CHECK-NEXT: %6 = stablehlo.divide %arg3, %cst : tensor<2xf32>
-// CHECK-NEXT: %cst_0 = stablehlo.constant dense<9.99999974E-6> : tensor<2xf32>
-// CHECK-NEXT: %7 = stablehlo.add %6, %cst_0 : tensor<2xf32>
-// CHECK-NEXT: %8 = stablehlo.rsqrt %7 : tensor<2xf32>
-// CHECK-NEXT: stablehlo.return %8 : tensor<2xf32>
-// CHECK-NEXT: }) : (tensor<2xf32>) -> tensor<2xf32>
-// CHECK-NEXT: %5 = "hlo.fusion"(%4, %2, %arg1, %arg2) <{kind = "loop", name = "fusion.5"}> ({
-// CHECK-NEXT: ^bb0(%arg3: tensor<2xf32>, %arg4: tensor<2x8xf32>, %arg5: tensor<8xf32>, %arg6: tensor<8xf32>):
-// CHECK-NEXT: %6 = stablehlo.broadcast_in_dim %arg3, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %7 = stablehlo.multiply %arg4, %6 : tensor<2x8xf32>
-// CHECK-NEXT: %8 = stablehlo.broadcast_in_dim %arg5, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %9 = stablehlo.broadcast_in_dim %arg6, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: %10 = stablehlo.multiply %7, %8 : tensor<2x8xf32>
-// CHECK-NEXT: %11 = stablehlo.add %10, %9 : tensor<2x8xf32>
-// CHECK-NEXT: stablehlo.return %11 : tensor<2x8xf32>
-// CHECK-NEXT: }) : (tensor<2xf32>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
-// CHECK-NEXT: return %5 : tensor<2x8xf32>
+// CHECK-NEXT: %1 = stablehlo.reduce(%arg3 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK-NEXT: %cst_0 = stablehlo.constant dense<8.000000e+00> : tensor<2xf32>
+// CHECK-NEXT: %2 = stablehlo.divide %1, %cst_0 : tensor<2xf32>
+// CHECK-NEXT: %3 = stablehlo.broadcast_in_dim %2, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %4 = stablehlo.subtract %arg3, %3 : tensor<2x8xf32>
+// CHECK-NEXT: %5 = stablehlo.multiply %4, %4 : tensor<2x8xf32>
+// CHECK-NEXT: %6 = stablehlo.reduce(%5 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>
+// CHECK-NEXT: %7 = stablehlo.divide %6, %cst_0 : tensor<2xf32>
+// CHECK-NEXT: %cst_1 = stablehlo.constant dense<9.99999974E-6> : tensor<2xf32>
+// CHECK-NEXT: %8 = stablehlo.add %7, %cst_1 : tensor<2xf32>
+// CHECK-NEXT: %9 = stablehlo.rsqrt %8 : tensor<2xf32>
+// CHECK-NEXT: %10 = stablehlo.broadcast_in_dim %9, dims = [0] : (tensor<2xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %11 = stablehlo.multiply %4, %10 : tensor<2x8xf32>
+// CHECK-NEXT: %12 = stablehlo.broadcast_in_dim %arg4, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %13 = stablehlo.broadcast_in_dim %arg5, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: %14 = stablehlo.multiply %11, %12 : tensor<2x8xf32>
+// CHECK-NEXT: %15 = stablehlo.add %14, %13 : tensor<2x8xf32>
+// CHECK-NEXT: stablehlo.return %15 : tensor<2x8xf32>
+// CHECK-NEXT: }) : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: return %0 : tensor<2x8xf32>
 // -----
 // An expensive producer with two consumers is not duplicated.
 func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
@@ -223,3 +190,90 @@ func.func @main(%x: tensor<4xf32>, %y: tensor<16x4xf32>) -> (tensor<16x4xf32>, t
 // CHECK-NEXT: stablehlo.return %5 : tensor<16x4xf32>
 // CHECK-NEXT: }) : (tensor<4xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
 // CHECK-NEXT: return %1, %2 : tensor<16x4xf32>, tensor<16x4xf32>
+// -----
+// RMSNorm (llama) on a [1, 4, 8] activation whose per-row values have a
+// unit dim ([1, 4, 1]): one "row" fusion.
+func.func @main(%x: tensor<1x4x8xf32>, %g: tensor<8xf32>) -> tensor<1x4x8xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<8.0> : tensor<1x4x1xf32>
+  %eps = stablehlo.constant dense<1.0e-6> : tensor<1x4x1xf32>
+  %sq = stablehlo.multiply %x, %x : tensor<1x4x8xf32>
+  %s = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<1x4x8xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %s1 = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x4xf32>) -> tensor<1x4x1xf32>
+  %ms = stablehlo.divide %s1, %n : tensor<1x4x1xf32>
+  %me = stablehlo.add %ms, %eps : tensor<1x4x1xf32>
+  %r = stablehlo.rsqrt %me : tensor<1x4x1xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0, 1, 2] : (tensor<1x4x1xf32>) -> tensor<1x4x8xf32>
+  %y = stablehlo.multiply %x, %rb : tensor<1x4x8xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [2] : (tensor<8xf32>) -> tensor<1x4x8xf32>
+  %y2 = stablehlo.multiply %y, %gb : tensor<1x4x8xf32>
+  return %y2 : tensor<1x4x8xf32>
+}
+// CHECK: %0 = "hlo.fusion"(%arg0, %arg1) <{kind = "row", name = "fusion.0"}> ({
+// CHECK: stablehlo.reduce
+// CHECK: stablehlo.rsqrt
+// CHECK: stablehlo.return
+// CHECK-NEXT: }) : (tensor<1x4x8xf32>, tensor<8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: return %0 : tensor<1x4x8xf32>
+// -----
+// Multi-output: the residual sum feeds the RMSNorm (a row fusion) and is
+// also a result of the program (read after the fusion): the sum joins the
+// row fusion, which returns both (it is written once, never read back).
+func.func @main(%x: tensor<4x8xf32>, %h: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<8.0> : tensor<4xf32>
+  %a = stablehlo.add %x, %h : tensor<4x8xf32>
+  %sq = stablehlo.multiply %a, %a : tensor<4x8xf32>
+  %s = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %ms = stablehlo.divide %s, %n : tensor<4xf32>
+  %r = stablehlo.rsqrt %ms : tensor<4xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %y = stablehlo.multiply %a, %rb : tensor<4x8xf32>
+  return %y, %a : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// CHECK: %0:2 = "hlo.fusion"(%arg0, %arg1) <{kind = "row", name = "fusion.0"}> ({
+// CHECK: stablehlo.return %{{[0-9]+}}, %{{[0-9]+}} : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK-NEXT: }) : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
+// -----
+// A reduce's per-row epilogue (the exp of each row's sum) joins it (a row
+// fusion storing one value per row); the consumer that broadcasts the
+// result along another dim (added to every row of an 8x4 matrix) is not of
+// the row's index space and stays a loop fusion of its own.
+func.func @main(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %e = stablehlo.exponential %s : tensor<4xf32>
+  %sb = stablehlo.broadcast_in_dim %e, dims = [1] : (tensor<4xf32>) -> tensor<8x4xf32>
+  %z = stablehlo.add %y, %sb : tensor<8x4xf32>
+  return %z : tensor<8x4xf32>
+}
+// CHECK: %0 = "hlo.fusion"(%arg0) <{kind = "row", name = "fusion.0"}> ({
+// CHECK: stablehlo.exponential
+// CHECK: }) : (tensor<4x8xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %1 = "hlo.fusion"(%0, %arg1) <{kind = "loop", name = "fusion.1"}> ({
+// CHECK: return %1 : tensor<8x4xf32>
+// -----
+// Multi-output with a sibling: the residual sum feeds the RMSNorm and, after
+// the matmul, the next residual add (another fusion). The sum joins the row
+// fusion (the first fusion that reads it); the later fusion reads it as the
+// row fusion's second result: the sum is computed once and read back once.
+func.func @main(%x: tensor<4x8xf32>, %h: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<8.0> : tensor<4xf32>
+  %a = stablehlo.add %x, %h : tensor<4x8xf32>
+  %sq = stablehlo.multiply %a, %a : tensor<4x8xf32>
+  %s = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %ms = stablehlo.divide %s, %n : tensor<4xf32>
+  %r = stablehlo.rsqrt %ms : tensor<4xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %y = stablehlo.multiply %a, %rb : tensor<4x8xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %z = stablehlo.add %a, %d : tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+// CHECK: %0:2 = "hlo.fusion"(%arg0, %arg1) <{kind = "row", name = "fusion.0"}> ({
+// CHECK: stablehlo.return %{{[0-9]+}}, %{{[0-9]+}} : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK: %1 = stablehlo.dot_general %0#0, %arg2
+// CHECK-NEXT: %2 = "hlo.fusion"(%0#1, %1) <{kind = "loop", name = "fusion.1"}> ({
+// CHECK: return %2 : tensor<4x8xf32>

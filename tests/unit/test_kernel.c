@@ -208,21 +208,21 @@ TEST(reduction_lanes) {
     hlo_status st = lower_text(text, &k, &txt);
     CHECK(!st);
     if (!st) {
-      CHECK_EQ_INT(k->sched.reduce_lanes, cases[c].lanes);
+      CHECK_EQ_INT(k->sched.reduce_lanes[0], cases[c].lanes);
       CHECK(!kernel_check_schedule(k));
-      if (c == 0) CHECK(k->identity.f == 0 && signbit(k->identity.f));
-      if (c == 1) CHECK(isinf(k->identity.f) && k->identity.f < 0);
-      if (c == 5) CHECK_EQ_INT(k->identity.i, -1); /* all ones */
+      if (c == 0) CHECK(k->stages[0].identity.f == 0 && signbit(k->stages[0].identity.f));
+      if (c == 1) CHECK(isinf(k->stages[0].identity.f) && k->stages[0].identity.f < 0);
+      if (c == 5) CHECK_EQ_INT(k->stages[0].identity.i, -1); /* all ones */
       strbuf sb;
       sb_init(&sb);
       hlo_status e = cstyle_emit_kernel(plain_dialect(), k, &sb);
       CHECK(!e);
       hlo_status_free(e);
-      CHECK((strstr(sb_cstr(&sb), "accl[xl]") != NULL) == (cases[c].lanes > 0));
+      CHECK((strstr(sb_cstr(&sb), "accl0[xl]") != NULL) == (cases[c].lanes > 0));
       sb_free(&sb);
       /* lanes need an identity: the schedule check refuses them otherwise */
       if (c == 3) {
-        k->sched.reduce_lanes = 8;
+        k->sched.reduce_lanes[0] = 8;
         hlo_status bad = kernel_check_schedule(k);
         CHECK(bad != NULL);
         hlo_status_free(bad);
@@ -251,10 +251,13 @@ TEST(reduce_kernel) {
     CHECK_EQ_INT(kernel_num_tiles(k), 3);
     CHECK(strstr(txt, "index_space [3, 4 red, 5 red]") != NULL);
     /* an f32 sum accumulates in f64 (kernel.h, acc_dtype) */
-    CHECK_EQ_INT(k->acc_dtype, HLO_F64);
+    CHECK_EQ_INT(k->stages[0].acc_dtype, HLO_F64);
+    CHECK_EQ_INT(k->num_stages, 2);
     CHECK(strstr(txt, "%c2 = add %c0, %c1 : f64") != NULL);
     CHECK(strstr(txt, "accumulator %c2 in f64") != NULL);
-    CHECK(strstr(txt, "out0: tensor<3xf32> at [x0] = reduce(%1)") != NULL);
+    CHECK(strstr(txt, "row value = reduce(%1) : f32") != NULL);
+    CHECK(strstr(txt, "row stage0 : f32") != NULL);
+    CHECK(strstr(txt, "out0: tensor<3xf32> at [x0] = %2 (stage1)") != NULL);
   }
   free(txt);
   kernel_destroy(k);
@@ -362,6 +365,105 @@ TEST(dialects) {
   CHECK(st && hlo_status_code_of(st) == HLO_UNIMPLEMENTED);
   CHECK(st && strstr(hlo_status_message(st), "stablehlo.exponential") != NULL);
   sb_free(&sb);
+  free(txt);
+  kernel_destroy(k);
+  hlo_status_free(st);
+}
+
+/* kernel_tiles_rows (kernel.h): which rows of a buffer tile t touches. */
+TEST(tiles_rows) {
+  kernel *k;
+  char *txt;
+  /* elementwise 6x8: tile t = row t of the input and the output */
+  hlo_status st = lower_text(FN("%x: tensor<6x8xf32>) -> tensor<6x8xf32> ",
+                                "  %0 = stablehlo.negate %x : tensor<6x8xf32>\n"
+                                "  return %0 : tensor<6x8xf32>\n"),
+                             &k, &txt);
+  CHECK(!st);
+  int64_t r = 0;
+  if (!st) {
+    CHECK(kernel_tiles_rows(k, 0, &r) && r == 1);
+    CHECK(kernel_tiles_rows(k, 1, &r) && r == 1);
+    CHECK(!kernel_tiles_rows(k, 2, &r)); /* no such buffer */
+    /* tiles of half a row: no whole rows per tile */
+    k->sched.tile[1] = 4;
+    CHECK(!kernel_tiles_rows(k, 0, &r));
+    /* two rows per tile */
+    k->sched.tile[0] = 2;
+    k->sched.tile[1] = 8;
+    CHECK(kernel_tiles_rows(k, 0, &r) && r == 2);
+  }
+  free(txt);
+  kernel_destroy(k);
+  hlo_status_free(st);
+  /* a transposed read: tile t reads column t, every row */
+  st = lower_text(FN("%x: tensor<8x6xf32>) -> tensor<6x8xf32> ",
+                     "  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<8x6xf32>) -> tensor<6x8xf32>\n"
+                     "  return %0 : tensor<6x8xf32>\n"),
+                  &k, &txt);
+  CHECK(!st);
+  if (!st) {
+    CHECK(!kernel_tiles_rows(k, 0, &r));
+    CHECK(kernel_tiles_rows(k, 1, &r) && r == 1);
+  }
+  free(txt);
+  kernel_destroy(k);
+  hlo_status_free(st);
+}
+
+/* Stages (kernel.h): a softmax lowers to REDUCE, REDUCE, MAP with exp kept
+ * in a temporary; the schedule check refuses a row value read before its
+ * stage. */
+TEST(row_stages) {
+  kernel *k;
+  char *txt;
+  hlo_status st = lower_text(
+      FN("%x: tensor<4x64xf32>) -> tensor<4x64xf32> ",
+         "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+         "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<4x64xf32>, tensor<f32>) -> tensor<4xf32>\n"
+         "  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x64xf32>\n"
+         "  %d = stablehlo.subtract %x, %mb : tensor<4x64xf32>\n"
+         "  %e = stablehlo.exponential %d : tensor<4x64xf32>\n"
+         "  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x64xf32>, tensor<f32>) -> tensor<4xf32>\n"
+         "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x64xf32>\n"
+         "  %y = stablehlo.divide %e, %sb : tensor<4x64xf32>\n"
+         "  return %y : tensor<4x64xf32>\n"),
+      &k, &txt);
+  CHECK(!st);
+  if (!st) {
+    CHECK_EQ_INT(k->num_stages, 3);
+    CHECK_EQ_INT(k->stages[0].kind, KSTAGE_REDUCE);
+    CHECK_EQ_INT(k->stages[1].kind, KSTAGE_REDUCE);
+    CHECK_EQ_INT(k->stages[2].kind, KSTAGE_MAP);
+    CHECK_EQ_INT(k->stages[1].acc_dtype, HLO_F64);
+    CHECK_EQ_INT(k->num_temps, 1);
+    CHECK_EQ_INT(k->temps[0].stage, 1);
+    CHECK(strstr(txt, "= temp0 : f32") != NULL);
+    CHECK(strstr(txt, "= row stage1 : f32") != NULL);
+    CHECK(!kernel_check_schedule(k));
+    /* the output's row value read by the first stage: refused */
+    uint32_t i = k->stages[0].body_begin;
+    kinst saved = k->body[i];
+    k->body[i] = kinst_make(KI_ROW, HLO_F32);
+    k->body[i].input = 1;
+    hlo_status bad = kernel_check_schedule(k);
+    CHECK(bad && hlo_status_code_of(bad) == HLO_INTERNAL);
+    hlo_status_free(bad);
+    k->body[i] = saved;
+    static cstyle_dialect d;
+    d = *plain_dialect();
+    d.float_ops[OP_EXPONENTIAL] = "exp$f($0)";
+    d.float_ops[OP_DIVIDE] = "($0 / $1)";
+    strbuf sb;
+    sb_init(&sb);
+    hlo_status e = cstyle_emit_kernel(&d, k, &sb);
+    CHECK(!e);
+    hlo_status_free(e);
+    CHECK(strstr(sb_cstr(&sb), "float tmp0[64];") != NULL);
+    CHECK(strstr(sb_cstr(&sb), "const float r1 = ((float)acc1);") != NULL);
+    sb_free(&sb);
+  }
   free(txt);
   kernel_destroy(k);
   hlo_status_free(st);

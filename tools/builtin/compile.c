@@ -36,10 +36,10 @@ static const char *const usage_compile =
     "  --dump-to DIR      dump each pass's module and the generated C to DIR\n"
     "  --json             one JSON object: file, entry, backend, pipeline, dynamic,\n"
     "                     ops_in, ops_after, top_level_ops, fusions {total, loop,\n"
-    "                     input, output, other} (the entry's top-level fusions: its\n"
+    "                     input, row, output, other} (the entry's top-level fusions: its\n"
     "                     kernels), fused_ops {loop, ...} (ops inside them),\n"
     "                     nested_fusions (those inside while/case/... bodies and\n"
-    "                     other functions), kernels, blas_gemm, gemm_epilogues,\n"
+    "                     other functions), kernels, blas_gemm, gemm_epilogues, sorts,\n"
     "                     interp_thunks, interp_ops, constants, filled_constants (null where the\n"
     "                     backend has none), compile_ms, ours_ms, cc_ms, stages_ms,\n"
     "                     passes [{name, ms, ops_before, ops_after}], passes_ms; on\n"
@@ -53,8 +53,8 @@ static const char *const usage_compile =
 
 /* Fusion kinds, as the hlo.fusion op's `kind` attribute names them
  * (src/ir/verify_fusion.c), and a bucket for anything else. */
-enum { KIND_LOOP, KIND_INPUT, KIND_OUTPUT, KIND_OTHER, NUM_KINDS };
-static const char *const kind_names[NUM_KINDS] = {"loop", "input", "output", "other"};
+enum { KIND_LOOP, KIND_INPUT, KIND_ROW, KIND_OUTPUT, KIND_OTHER, NUM_KINDS };
+static const char *const kind_names[NUM_KINDS] = {"loop", "input", "row", "output", "other"};
 
 /* What `hlo compile` reports. Counts of the optimised module are taken
  * here; the thunk counts come from the CPU backend (has_cpu). */
@@ -213,7 +213,9 @@ static void print_text(const compile_summary *s, const char *dump_dir) {
       printf("  thunks:    %u kernels, %u library calls (BLAS gemm", s->cpu.kernels, s->cpu.blas);
       if (s->cpu.epilogues)
         printf("; %u run a kernel on their rows: output fusion", s->cpu.epilogues);
-      printf("), %u interpreter", s->cpu.interp);
+      printf("), ");
+      if (s->cpu.sorts) printf("%u native sorts, ", s->cpu.sorts);
+      printf("%u interpreter", s->cpu.interp);
       if (s->cpu.interp) printf(" (%s)", s->cpu.interp_ops);
       printf("\n");
     } else {
@@ -293,6 +295,7 @@ static void print_json(const compile_summary *s) {
   json_count("kernels", s->has_cpu, s->cpu.kernels);
   json_count("blas_gemm", s->has_cpu, s->cpu.blas);
   json_count("gemm_epilogues", s->has_cpu, s->cpu.epilogues);
+  json_count("sorts", s->has_cpu, s->cpu.sorts);
   json_count("interp_thunks", s->has_cpu, s->cpu.interp);
   printf(", \"interp_ops\": ");
   cli_json_string(stdout, s->has_cpu ? s->cpu.interp_ops : NULL);

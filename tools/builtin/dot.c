@@ -46,6 +46,7 @@ static const char *const usage_dot =
 static const char *kind_color(const char *kind) {
   if (!strcmp(kind, "loop")) return "#e8f0fe";
   if (!strcmp(kind, "input")) return "#e6f4ea";
+  if (!strcmp(kind, "row")) return "#fef7e0";
   if (!strcmp(kind, "output")) return "#fce8e6";
   return "#f1f3f4";
 }
