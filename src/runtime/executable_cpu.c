@@ -18,6 +18,7 @@
 #include "backend/window_describe.h"
 #include "ir/element.h"
 #include "codegen/lower_fusion.h"
+#include "passes/dot_decomposer.h"
 #include "support/arena.h"
 
 hlo_status cpu_oom(void) { return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory"); }
@@ -78,11 +79,33 @@ static bool dot_field(arena *a, const hlo_attr *dn, const char *name, int64_t **
   return !f || attr_as_ints(a, f, out, n);
 }
 
+/* A dot_general that dot-decomposer left alone because the GEMM reads its
+ * operands in place (passes/dot_decomposer.h: batch, free and contracting
+ * dims each a chain in memory, e.g. attention's q [B, S, H, D] with
+ * batching dims (0, 2): a head's rows S apart by H*D, heads D apart): *g
+ * with leading dimensions and batch strides (0 where dense). The result
+ * is written densely, [batch][m][n]. */
+static bool gemm_form_strided(const hlo_op *op, backend_gemm *g) {
+  dot_strided_form f;
+  if (!dot_strided_form_of(op, &f)) return false;
+  memset(g, 0, sizeof *g);
+  g->dtype = op->operands[0]->type->dtype;
+  g->c_dtype = op->results[0].type->dtype;
+  g->batch = f.batch, g->m = f.m, g->n = f.n, g->k = f.k;
+  g->trans_a = f.trans_a, g->trans_b = f.trans_b;
+  g->lda = f.lda == (f.trans_a ? f.m : f.k) ? 0 : f.lda;
+  g->ldb = f.ldb == (f.trans_b ? f.k : f.n) ? 0 : f.ldb;
+  g->batch_stride_a = f.batch_stride_a == f.m * f.k ? 0 : f.batch_stride_a;
+  g->batch_stride_b = f.batch_stride_b == f.k * f.n ? 0 : f.batch_stride_b;
+  return true;
+}
+
 /* Whether `op` is a dot_general / dot that a gemm computes: f32, f64 or
  * bf16 operands and result of one type (or bf16 operands, f32 result), no
  * algorithm, batch dims leading and in order on both sides, one
  * contracting dim at either end of each side's matrix dims (the free dims
- * of a side then flatten into one). Fills *g. */
+ * of a side then flatten into one); or a strided form
+ * (gemm_form_strided). Fills *g. */
 static bool gemm_form(const hlo_op *op, backend_gemm *g) {
   if ((op->opcode != OP_DOT_GENERAL && op->opcode != OP_DOT) || op->num_operands != 2 ||
       op->num_results != 1)
@@ -141,7 +164,7 @@ static bool gemm_form(const hlo_op *op, backend_gemm *g) {
     }
   }
   arena_deinit(&a);
-  return ok;
+  return ok || gemm_form_strided(op, g);
 }
 
 /* ------------------------------------------------------------ compiling */

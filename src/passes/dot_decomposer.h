@@ -1,0 +1,37 @@
+/* dot_decomposer.h — the strided matrix-product form of a dot_general:
+ * the rule by which dot-decomposer (dot_decomposer.c) leaves a dot alone
+ * and by which the CPU executable (gemm_form, runtime/executable_cpu.c)
+ * describes it to the backend's GEMM, shared so that the two agree. */
+#ifndef HLO_PASSES_DOT_DECOMPOSER_H
+#define HLO_PASSES_DOT_DECOMPOSER_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "ir/ir.h"
+
+/* A dot_general as `batch` row-major products C[i] = op(A[i]) op(B[i]),
+ * op(A) m x k, op(B) k x n, read in place from the operands' dense
+ * row-major buffers: A[i] starts at element i * batch_stride_a of the lhs,
+ * element (r, c) of the stored matrix (k x m when trans_a, else m x k) at
+ * r * lda + c; B likewise with ldb and batch_stride_b. C is the result's
+ * own dense buffer, [batch][m][n] (a dot_general's result dims are batch,
+ * lhs free, rhs free). Strides are in elements. */
+typedef struct dot_strided_form {
+  int64_t batch, m, n, k;
+  bool trans_a, trans_b;
+  int64_t lda, ldb;
+  int64_t batch_stride_a, batch_stride_b;
+} dot_strided_form;
+
+/* Whether `op`, a stablehlo.dot_general with static non-empty f32, f64 or
+ * bf16 operands and result of one type (or bf16 operands, f32 result), no
+ * `algorithm` and at least one contracting dim, is one strided matrix
+ * product as above; fills *out. The rule (dot_decomposer.c's header):
+ * on each operand the batch dims (in listed order), the contracting dims
+ * (in listed order) and the free dims (in order) each form a chain — their
+ * dims of size > 1, in that order, are nested in memory with no gap
+ * (stride of each = size x stride of the next), so the group flattens to
+ * one index with one stride — and each operand's matrix (free x
+ * contracting) has a unit stride on one side. Pure; no allocation kept. */
+bool dot_strided_form_of(const hlo_op *op, dot_strided_form *out);
+
+#endif
