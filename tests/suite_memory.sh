@@ -25,10 +25,9 @@ KNOWN='group_norm_convT|29632|the group norm'"'"'s statistics and normalised val
 linalg_ops|1504|the LAPACK custom calls run as interpreter thunks whose results are allocations of their own, and 4 small kernel temporaries sit beside them in the arena (896 B against XLA'"'"'s 792 B of temp)
 llama_block_bf16|188672|the masked softmax'"'"'s row fusion takes the causal mask'"'"'s two iotas as 4 KB buffers and returns the broadcast row sum and the numerator as two full 2x4x32x32 f32 results where XLA keeps one (row fusion being fixed)
 llama_block_f32|303616|as llama_block_bf16: the masked softmax'"'"'s row fusion materialises the mask'"'"'s iotas and returns the broadcast row sum beside the numerator (row fusion being fixed)
-moe_layer|86272|its arena is 752 B (one 24x8 f32 buffer) larger than XLA'"'"'s temp: the routing weights stay live across the expert products and the heap simulator places them above the 48 KB peak
 llama_block_1x256x256_f32|7931904|as llama_block_bf16: the masked softmax'"'"'s row fusion materialises the mask'"'"'s iotas and returns the broadcast row sum beside the numerator (row fusion being fixed)
 random_normal|49997|its threefry while loops'"'"' results (16 KB) are allocations of their own beside the 24 KB arena: the first iteration copies the carried operands out of the arena (later ones write in place), where XLA gives each carried value one buffer
-tiny_llama_train_step|970320|the scan loops write 27 of 43 and 10 of 49 carried values in place; the others are produced by steps that still read the old value, which XLA handles by copy insertion (not done yet), and the loops'"'"' outputs (302 KB) are allocations beside their inputs'
+tiny_llama_train_step|962129|the scan loops write 27 of 43 and 10 of 49 carried values in place; the others are produced by steps that still read the old value, which XLA handles by copy insertion (not done yet), and the loops'"'"' outputs (302 KB) are allocations beside their inputs'
 
 num() {  # the integer after "KEY": in JSON file $1, or 0
   v=$(grep -o "\"$2\": *[-0-9]*" "$1" | head -n 1 | sed 's/.*: *//')
