@@ -778,7 +778,8 @@ static uint32_t non_unit(const int64_t *dims, uint32_t n, int64_t *out) {
 /* The map of an output of shape t over the index space (k's dims, the
  * first np parallel): the identity when t is the space; else t's non-unit
  * dims matched in order with the space's (or the parallel dims') non-unit
- * dims, unit dims at 0. False when t is neither. */
+ * dims, unit dims at 0; or a row-major merge of the space's dims. False
+ * when t is none of these. */
 static bool output_map(const kernel *k, const hlo_type *t, kernel_map *m) {
   uint32_t np = k->rank - k->num_reduce_dims;
   if (t->rank == k->rank && (!t->rank || !memcmp(t->dims, k->dims, t->rank * sizeof *t->dims))) {
@@ -800,7 +801,28 @@ static bool output_map(const kernel *k, const hlo_type *t, kernel_map *m) {
     while (ok && d < n && k->dims[d] == 1) d++;
     if (ok && d == n) return true;
   }
-  return false;
+  /* a row-major merge of the space: each non-unit dim of t is the product
+   * of a run of consecutive dims of the space (softmax's 2x4x32x32 stored
+   * as the 8x32x32 a batched dot reads); its index is affine, sum of the
+   * run's variables times their strides within the run */
+  memset(m, 0, sizeof *m);
+  m->rank = t->rank;
+  uint32_t d = 0;
+  for (uint32_t j = 0; j < t->rank; j++) {
+    if (t->dims[j] == 1) continue;
+    while (d < k->rank && k->dims[d] == 1) d++;
+    uint32_t start = d;
+    int64_t p = 1;
+    while (d < k->rank && p < t->dims[j]) p *= k->dims[d++];
+    if (p != t->dims[j]) return false;
+    int64_t stride = 1;
+    for (uint32_t e = d; e-- > start;) {
+      m->dim[j].coeff[e] = stride;
+      stride *= k->dims[e];
+    }
+  }
+  while (d < k->rank && k->dims[d] == 1) d++;
+  return d == k->rank;
 }
 
 /* Lowers the fusion; `pre` (num_pre): REDUCE stages made first, in order

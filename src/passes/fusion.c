@@ -49,6 +49,8 @@
  *   4. a LAYOUT producer or an iota is not read through a reshape that
  *      merges dims (lower_fusion cannot compose layout ops under a reshape
  *      whose index map needs div/mod; splits and unit dims are affine).
+ *      "Read through" is per group: a producer rejected by one group for
+ *      it starts its own group unmarked.
  * Then ROW MERGING (rule 5; XLA's GPU emitters fuse a softmax the same way,
  * as one "diamond chain"): a group whose results are read by other groups
  * joins one of them (the first, in block order of their members, that
@@ -56,10 +58,13 @@
  * the fusion: multi-output) when the union
  *   a. holds a reduce, and all its reduces reduce the same row (the same
  *      non-unit trailing dims) of operands of the same non-unit dims;
- *   b. is made of groups whose index spaces are that full shape or the
- *      shape of its kept dims ("row-level" values such as mean and
- *      rsqrt(var + eps), computed once per row in the kernel, so rule 3
- *      does not apply to them);
+ *   b. is made of groups whose index spaces are that full shape (or a
+ *      row-major merge of its dims: the reshape that feeds softmax's result
+ *      to a batched dot, stored through an affine map) or the shape of its
+ *      kept dims ("row-level" values such as mean and rsqrt(var + eps),
+ *      computed once per row in the kernel, so rule 3 does not apply to
+ *      them), or of CHEAP and LAYOUT ops only (a causal mask of iotas:
+ *      recomputed at each point that reads it, never a buffer);
  *   c. has every outside reader of its results after its last member (the
  *      fusion takes that member's place; no path leaves it and comes back);
  *   d. has at most FUSION_MAX_OPS ops, and lower_fusion makes one row
@@ -318,6 +323,12 @@ static hlo_status form_groups(block_ctx *c) {
     int32_t g = (int32_t)c->num_groups++;
     c->roots[g] = i;
     c->group[i] = g;
+    /* the root is evaluated at its own index space: forget whether it was
+     * read through a merging reshape as a (rejected) candidate of an
+     * earlier group (a stale bit kept the causal mask's iotas and the
+     * broadcasts of softmax's row values out of their consumers) */
+    c->flat[i] = 0;
+    c->cand[i] = g;
     const hlo_op *root = c->ops[i];
     int64_t space = type_num_elements(r == FUSION_REDUCE ? root->operands[0]->type
                                                          : root->results[0].type);
@@ -381,10 +392,22 @@ static bool row_add_reduce(row_shape *r, const hlo_op *red) {
          !memcmp(full, r->full, nf * sizeof *full) && !memcmp(rd, r->red, nr * sizeof *rd);
 }
 
+/* Whether dims d[0..n) are a row-major merge of full[0..nf): each is the
+ * product of a run of consecutive dims of full (an equal dim included). */
+static bool merges_of(const int64_t *d, uint32_t n, const int64_t *full, uint32_t nf) {
+  uint32_t f = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t p = 1;
+    while (f < nf && p < d[i]) p *= full[f++];
+    if (p != d[i]) return false;
+  }
+  return f == nf;
+}
+
 static bool row_space_ok(const row_shape *r, const hlo_type *t) {
   int64_t d[KERNEL_MAX_RANK];
   uint32_t n = non_unit_dims(t->dims, t->rank, d);
-  return (n == r->nfull && !memcmp(d, r->full, n * sizeof *d)) ||
+  return merges_of(d, n, r->full, r->nfull) ||
          (n == r->nkept && !memcmp(d, r->kept, n * sizeof *d));
 }
 
@@ -457,9 +480,15 @@ static bool try_merge(block_ctx *c, int32_t a, int32_t b, uint32_t *members,
   for (uint32_t q = 0; q < n && ok; q++)
     if (c->role[members[q]] == FUSION_REDUCE) ok = row_add_reduce(&rs, c->ops[members[q]]);
   ok = ok && rs.set;
-  /* every original group of the union has a full or row-level space */
+  /* every original group of the union has a full (or merged: a reshape
+   * for the next dot) or row-level space, or is cheap to recompute at
+   * each point that reads it (CHEAP and LAYOUT ops only: an iota mask) */
   for (uint32_t g = 0; g < c->num_groups && ok; g++)
-    if (uf_find(c, (int32_t)g) == b) ok = row_space_ok(&rs, root_space(c, c->roots[g]));
+    if (uf_find(c, (int32_t)g) == b && !row_space_ok(&rs, root_space(c, c->roots[g]))) {
+      for (uint32_t q = 0; q < n && ok; q++)
+        ok = c->group[members[q]] != (int32_t)g || c->role[members[q]] == FUSION_CHEAP ||
+             c->role[members[q]] == FUSION_LAYOUT;
+    }
   int64_t first_user = INT64_MAX;
   uint32_t no = ok ? union_outputs(c, b, members, n, outs, &first_user) : 0;
   /* every outside user comes after the last member: the fusion takes the

@@ -81,6 +81,86 @@ static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result,
   return st;
 }
 
+/* The state slots of while step s of program pi (while_state_slot) that
+ * may be their init value's own slot, so that no copy is made before the
+ * loop: the init is an arena value of pi, and
+ *   - the body writes the slot (HOME_CARRIED): the init's buffer dies at
+ *     the loop and no other slot of the loop nor a captured read uses it,
+ *     except other written slots (which copy it before the first
+ *     iteration; the first such slot takes the buffer);
+ *   - the body passes the value through: the slot is a read-only alias of
+ *     the init's buffer (its live range grows), unless a written slot took
+ *     that buffer.
+ * XLA: copy insertion adds a copy only where a while's init value is
+ * shared or live after the loop. */
+static void merge_while_state(cpu_exec *x, uint32_t pi, uint32_t s, uint32_t *root) {
+  const step *q = &x->progs[pi].steps[s];
+  uint32_t n = q->op->num_operands < q->nout ? q->op->num_operands : q->nout;
+  const hlo_block *bb = x->progs[q->sub[1]].block;
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t in = q->in[i]->id, out = q->out[i]->id;
+      if (x->home[out] != HOME_ARENA || x->prog_of[in] != pi || x->home[in] != HOME_ARENA ||
+          root[out] != out)
+        continue;
+      bool through = bb->last->operands[i] == &bb->args[i];
+      if (through != (pass == 1)) continue;
+      uint32_t r = root[in];
+      bool ok = cpu_value_bytes(q->in[i]) == cpu_value_bytes(q->out[i]) &&
+                (through || x->last_step[r] == s);
+      for (uint32_t k = 0; k < q->nin && ok; k++) {
+        if (k == i) continue;
+        bool k_written = k < n && x->home[q->out[k]->id] == HOME_ARENA &&
+                         bb->last->operands[k] != &bb->args[k];
+        if (through) /* r must not be a written slot's buffer */
+          ok = !(k_written && root[q->out[k]->id] == r);
+        else if (root[q->in[k]->id] == r) /* another reader of r: a written slot that copies */
+          ok = k_written && root[q->out[k]->id] == q->out[k]->id;
+      }
+      if (!ok) continue;
+      root[out] = r;
+      if (x->last_step[out] > x->last_step[r]) x->last_step[r] = x->last_step[out];
+    }
+}
+
+/* Elides each STEP_FILL of program pi whose value only while loops read,
+ * each as the init value of carried slots that initialise their own
+ * buffers from the fill's op (run_while's init_state: a state slot that
+ * is not this buffer, or a result written in place in an allocation of
+ * its own): the fill would be written and never read. Its buffer then
+ * takes no arena space. */
+static void elide_fills(cpu_exec *x, uint32_t pi, const bool *is_result, const uint32_t *root) {
+  program *p = &x->progs[pi];
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    step *f = &p->steps[s];
+    if (f->kind != STEP_FILL || f->nout != 1) continue;
+    uint32_t v = f->out[0]->id;
+    if (v >= x->nvals || x->home[v] != HOME_ARENA || is_result[v] || root[v] != v) continue;
+    bool ok = true, read = false;
+    for (uint32_t t = s + 1; t < p->nsteps && ok; t++) {
+      const step *q = &p->steps[t];
+      uint32_t n = q->op->num_operands < q->nout ? q->op->num_operands : q->nout;
+      for (uint32_t k = 0; k < q->nin && ok; k++) {
+        uint32_t id = q->in[k]->id;
+        if (id >= x->nvals || x->prog_of[id] != pi || x->home[id] != HOME_ARENA || root[id] != v)
+          continue;
+        read = true;
+        if (q->kind != STEP_WHILE || q->nsub != 2 || k >= n || id != v) {
+          ok = false;
+          break;
+        }
+        const hlo_block *bb = x->progs[q->sub[1]].block;
+        const hlo_value *r = bb->last && k < bb->last->num_operands ? bb->last->operands[k] : NULL;
+        uint32_t o = q->out[k]->id;
+        if (x->home[o] == HOME_ARENA) ok = root[o] != v;
+        else ok = r && k < bb->num_args && r->id < x->nvals && x->home[r->id] == HOME_CARRIED &&
+                  x->offset[r->id] == bb->args[k].id;
+      }
+    }
+    f->elided = ok && read;
+  }
+}
+
 /* Merges the buffers that share bytes (root[id]: the value whose slot it
  * uses, the groups' live ranges joined in last_step[root]):
  *   - alias steps (reshape): the result is the operand's bytes, always;
@@ -94,6 +174,10 @@ static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint3
   program *p = &x->progs[pi];
   for (uint32_t s = 0; s < p->nsteps; s++) {
     step *q = &p->steps[s];
+    if (q->kind == STEP_WHILE) {
+      merge_while_state(x, pi, s, root);
+      continue;
+    }
     int32_t k = q->kind == STEP_DUS || q->kind == STEP_SCATTER || q->kind == STEP_ALIAS ? 0
                 : q->kind == STEP_KERNEL && q->nout == 1                             ? q->inplace
                                                                                      : -1;
@@ -215,6 +299,49 @@ static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep) {
   }
 }
 
+/* Whether result i of while step q (in program pi) is the loop's state
+ * in pi's arena: ONE buffer for carried value i over the whole loop (XLA's
+ * while buffers), kept by the executable across runs (no allocation, no
+ * page faults per run). Taken where the body writes result i over its
+ * carried value (HOME_CARRIED) or passes it through unchanged from an
+ * init value that lies in pi's arena (the state is then that slot:
+ * merge_buffers). run_while initialises the slot ONCE before the first
+ * iteration when the init value does not already lie there (XLA's copy
+ * insertion: a fill for a splat constant, else a copy), and the loop's
+ * result is read from it by later steps without a copy. */
+static bool while_state_slot(const cpu_exec *x, const step *q, uint32_t i, uint32_t pi) {
+  if (q->nsub != 2 || i >= q->op->num_operands || q->out[i]->type->kind != TYPE_TENSOR ||
+      !type_is_static(q->out[i]->type))
+    return false;
+  const hlo_block *bb = x->progs[q->sub[1]].block;
+  const hlo_op *bt = bb->last;
+  if (!bt || bt->num_operands != bb->num_args || i >= bb->num_args) return false;
+  const hlo_value *r = bt->operands[i], *a = &bb->args[i];
+  if (r->id >= x->nvals || a->id >= x->nvals) return false;
+  if (x->home[r->id] == HOME_CARRIED) return x->offset[r->id] == a->id;
+  uint32_t in = q->in[i]->id;
+  return r == a && in < x->nvals && x->prog_of[in] == pi && x->home[in] == HOME_ARENA;
+}
+
+/* Whether init value i of while step s (program pi) is a tensor of the
+ * run's own that dies at the loop: run_while then takes it over as the
+ * loop's state (no copy), so it gets no state slot. */
+static bool init_taken_over(const cpu_exec *x, uint32_t pi, uint32_t s, uint32_t i,
+                            const bool *is_result) {
+  const program *p = &x->progs[pi];
+  const step *q = &p->steps[s];
+  uint32_t in = q->in[i]->id;
+  if (in >= x->nvals || x->prog_of[in] != pi || x->home[in] != HOME_HEAP || x->consts[in] ||
+      is_result[in] || p->steps[x->def_step[in]].kind == STEP_ALIAS)
+    return false;
+  for (uint32_t k = 0; k < q->nin; k++)
+    if (k != i && q->in[k]->id == in) return false;
+  for (uint32_t t = s + 1; t < p->nsteps; t++)
+    for (uint32_t k = 0; k < p->steps[t].nin; k++)
+      if (p->steps[t].in[k]->id == in) return false;
+  return true;
+}
+
 /* Homes and arena offsets of program pi's values (see value_home).
  * `cond`: pi is a while's cond, whose result run_while reads where it
  * lies: it may stay in the arena (live to the end of the run), so an
@@ -239,7 +366,9 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
       /* an alias is in the arena when its operand is (merge_buffers) */
       bool in_arena = step_is_native(q->kind) ||
                    (q->kind == STEP_ALIAS && x->home[q->in[0]->id] == HOME_ARENA &&
-                    x->prog_of[q->in[0]->id] == pi);
+                    x->prog_of[q->in[0]->id] == pi) ||
+                   (q->kind == STEP_WHILE && while_state_slot(x, q, i, pi) &&
+                    !init_taken_over(x, pi, s, i, is_result));
       x->home[id] = in_arena && (!is_result[id] || cond) ? HOME_ARENA : HOME_HEAP;
     }
   }
@@ -265,7 +394,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
       bool once = true;
       for (uint32_t k = 0; k < q->nin; k++) once &= k == i || q->in[k]->id != in;
       if (once && x->prog_of[in] == pi && x->home[in] == HOME_ARENA && x->last_step[in] == s &&
-          r < x->nvals && x->home[r] == HOME_CARRIED)
+          r < x->nvals && x->home[r] == HOME_CARRIED && x->home[q->out[i]->id] != HOME_ARENA)
         x->home[in] = HOME_HEAP;
     }
   }
@@ -273,6 +402,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
   plan_carried(x, pi, keep);
   HLO_TRY(plan_frees(x, pi, is_result, keep));
   merge_buffers(x, pi, is_result, root);
+  elide_fills(x, pi, is_result, root);
   /* the buffers: arena values (roots), plus one scratch buffer per step
    * that needs one, live at that step only: a control step's holds the
    * arenas of its regions' programs (planned already: children come after
@@ -301,6 +431,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     const hlo_op *bt = bb->last;
     for (uint32_t i = 0; i < q->op->num_operands && bt && i < bt->num_operands && i < q->nout; i++) {
       uint32_t in = q->in[i]->id, out = q->out[i]->id, r = bt->operands[i]->id;
+      if (x->home[out] == HOME_ARENA) continue; /* the loop's state: an arena slot */
       bool own_tensor = x->consts[in] ||
                         (x->prog_of[in] == pi &&
                          (x->home[in] == HOME_ARG ||
@@ -330,6 +461,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
         (x->home[id] == HOME_ARENA && root[id] != id) || grow[id] == -2)
       continue;
     const step *q = &p->steps[x->def_step[id]];
+    if (q->elided) continue;
     ba_buffer b = {0, x->def_step[id], x->last_step[id], 0};
     if (grow[id] > (int64_t)b.end) b.end = (uint32_t)grow[id];
     for (uint32_t k = 0; k < q->nout; k++)
@@ -404,6 +536,7 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
     last_off = best;
     last_id = best_id;
     const step *q = &p->steps[x->def_step[best_id]];
+    if (q->elided) continue; /* no buffer */
     const hlo_value *v = NULL;
     for (uint32_t i = 0; i < q->nout; i++)
       if (q->out[i]->id == best_id) v = q->out[i];

@@ -70,6 +70,8 @@ typedef struct step {
                                   load of it reads the element being written), or -1 */
   bool aliased;                /* buffer assignment put the output over that input
                                   (STEP_KERNEL, STEP_DUS, STEP_SCATTER) */
+  bool elided;                 /* STEP_FILL whose only readers, while loops, fill their own
+                                  buffers from its op (executable_cpu_buffers.c): not run */
   bool epilogue;               /* STEP_GEMM: kernel epi_kernel runs on each block of C's rows
                                   as soon as they are computed (executable_cpu_epilogue.c);
                                   in = {A, B, the kernel's inputs}, out = {C, its outputs} */

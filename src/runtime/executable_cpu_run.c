@@ -42,6 +42,14 @@ __attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
   return NULL;
 }
 
+/* Whether p points into the executable's arena (program 0's, which holds
+ * every region's): a tensor over it that is bound as a carried value is a
+ * while loop's state slot (run_while), which the loop may write. */
+static inline bool in_arena(const cpu_exec *x, const void *p) {
+  const uint8_t *a = x->progs[0].arena, *b = p;
+  return a && b >= a && b < a + x->progs[0].temp_bytes;
+}
+
 /* Drops the run's entry of value id (a lent one is only cleared). */
 static inline void drop_val(cpu_exec *x, uint32_t id) {
   tensor *t = x->vals[id];
@@ -161,10 +169,11 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
     if (x->home[v->id] == HOME_ARENA) {
       bufs[s->nin + i] = value_data(x, v);
       if (!bufs[s->nin + i]) st = no_buffer(s->op, v);
-    } else if (carried && !carried->borrowed &&
+    } else if (carried && (!carried->borrowed || in_arena(x, carried->data)) &&
                __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) == 1) {
       /* the loop's reference only (the body's binding is lent): write over
-       * it, leaving the value no entry (value_tensor finds the argument) */
+       * it, leaving the value no entry (value_tensor finds the argument);
+       * a loop's state slot (an arena slot, run_while) is written so too */
       bufs[s->nin + i] = carried->data;
     } else {
       st = new_uninit(v->type, &s->op->loc, &out[i]); /* the step writes it whole */
@@ -287,6 +296,43 @@ static hlo_status cond_value(cpu_exec *x, const step *s, const hlo_value *v, boo
   return NULL;
 }
 
+/* Whether d is the data of one of the run's arguments (the caller's
+ * memory, lent for the whole run: it outlives every value of the run). */
+static bool caller_data(const cpu_exec *x, const void *d) {
+  const hlo_block *b = x->progs[0].block;
+  for (uint32_t i = 0; i < b->num_args; i++) {
+    uint32_t id = b->args[i].id;
+    if (id < x->nvals && x->vals[id] && x->vals[id]->data == d) return true;
+  }
+  return false;
+}
+
+/* The STEP_FILL that writes value v (a splat constant filled at run time),
+ * or NULL. */
+static const step *fill_step_of(const cpu_exec *x, const hlo_value *v) {
+  if (v->id >= x->nvals || x->home[v->id] != HOME_ARENA) return NULL;
+  const program *p = &x->progs[x->prog_of[v->id]];
+  const step *q = x->def_step[v->id] < p->nsteps ? &p->steps[x->def_step[v->id]] : NULL;
+  return q && q->kind == STEP_FILL && q->nout == 1 && q->out[0] == v ? q : NULL;
+}
+
+/* Initialises a loop's carried buffer dst (bytes) from init value v
+ * (tensor t): nothing when it lies there already, a fill when v is a splat
+ * filled at run time (write-only; its own STEP_FILL may then be elided),
+ * else a copy. XLA's copy insertion before a while. */
+static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, void *dst,
+                             size_t bytes) {
+  const step *f = fill_step_of(x, v);
+  if (f && f->elided) return cpu_run_copy(f, &dst); /* its buffer was never written */
+  if (t && t->data == dst) return NULL;
+  if (f) return cpu_run_copy(f, &dst);
+  if (!t || t->nbytes != bytes)
+    return status_new(HLO_INTERNAL, "cpu executable: a loop's init value has %zu bytes, its "
+                      "state %zu", t ? t->nbytes : 0, bytes);
+  if (bytes) memcpy(dst, t->data, bytes);
+  return NULL;
+}
+
 /* stablehlo.while: cond and body programs over the loop-carried values
  * (in[0..num_operands); the captured values stay bound where they are).
  * The loop holds one reference per carried value (cur) and lends them to
@@ -319,6 +365,24 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
   for (uint32_t i = 0; i < n; i++) cur[i] = NULL; /* released on an error below */
   hlo_status st = NULL;
   for (uint32_t i = 0; i < n && !st; i++) {
+    const hlo_value *o = s->out[i];
+    if (x->home[o->id] == HOME_ARENA) {
+      /* the loop's state slot: initialised once, here */
+      void *dst = value_data(x, o);
+      if (!dst) st = no_buffer(s->op, o);
+      else st = init_state(x, s->in[i], in[i], dst, in[i]->nbytes);
+      if (!st) cur[i] = tensor_wrap(o->type, dst);
+      if (!st && !cur[i]) st = cpu_oom();
+      continue;
+    }
+    const hlo_value *r = pb->block->last->operands[i];
+    if (x->home[r->id] == HOME_CARRIED && !steals(x, s, i, in[i]) &&
+        fill_step_of(x, s->in[i])) {
+      /* written in place from a splat: a fill, not a copy */
+      st = new_uninit(o->type, &s->op->loc, &cur[i]);
+      if (!st) st = init_state(x, s->in[i], in[i], cur[i]->data, cur[i]->nbytes);
+      continue;
+    }
     if (steals(x, s, i, in[i])) {
       /* the operand dies here: the loop takes this program's reference,
        * so the body may write over it from the first iteration on */
@@ -327,7 +391,11 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
       continue;
     }
     cur[i] = tensor_retain(in[i]);
-    st = unborrow(&cur[i], &s->op->loc);
+    /* the caller's argument data (lent for the whole run, never written)
+     * that the body passes through unchanged is not copied; any other
+     * borrowed value (an arena slot, another tensor's bytes) is */
+    if (r != &pb->block->args[i] || !caller_data(x, cur[i]->data))
+      st = unborrow(&cur[i], &s->op->loc);
   }
   while (!st) {
     bool go = false;
@@ -350,6 +418,18 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
     for (uint32_t i = 0; i < n; i++) {
       if (!reused[i]) tensor_release(cur[i]);
       cur[i] = nx[i];
+    }
+  }
+  for (uint32_t i = 0; i < n && !st; i++) {
+    const hlo_value *o = s->out[i];
+    if (x->home[o->id] == HOME_ARENA) {
+      /* the result lies in the state slot (out[i] NULL: an arena value) */
+      void *dst = value_data(x, o);
+      if (cur[i]->data != dst) memcpy(dst, cur[i]->data, cur[i]->nbytes);
+      tensor_release(cur[i]);
+      cur[i] = NULL;
+    } else if (cur[i]->borrowed && in_arena(x, cur[i]->data)) {
+      st = unborrow(&cur[i], &s->op->loc); /* another slot's state: must not escape */
     }
   }
   if (st) release_all(cur, n);
@@ -643,6 +723,7 @@ static hlo_status run_steps(cpu_exec *x, uint32_t pi) {
   hlo_status st = NULL;
   for (uint32_t s = 0; s < p->nsteps && !st; s++) {
     step *q = &p->steps[s];
+    if (q->elided) continue; /* a fill its readers do themselves */
     if (!x->profile && !x->check) {
       st = run_step(x, q);
       for (uint32_t i = 0; i < q->nfree && !st; i++) drop_val(x, q->free_ids[i]);
@@ -763,6 +844,7 @@ static const char *step_kind_name(const step *p) {
   case STEP_WHILE: return "while";
   case STEP_CASE: return "case";
   case STEP_ALIAS: return "alias";
+  case STEP_FILL: return "fill";
   case STEP_DSLICE: case STEP_DUS: case STEP_PAD: case STEP_GATHER: case STEP_SCATTER:
     return "copy";
   default: return "interp";

@@ -277,3 +277,95 @@ func.func @main(%x: tensor<4x8xf32>, %h: tensor<4x8xf32>, %w: tensor<8x8xf32>) -
 // CHECK: %1 = stablehlo.dot_general %0#0, %arg2
 // CHECK-NEXT: %2 = "hlo.fusion"(%0#1, %1) <{kind = "loop", name = "fusion.1"}> ({
 // CHECK: return %2 : tensor<4x8xf32>
+// -----
+// Softmax whose result is reshaped (2x2 merged into 4) for a batched dot:
+// the divide and the reshape are in the row fusion, which stores the merged
+// shape (an affine store) and has one result; neither the exp nor the
+// broadcast row sum is a result. (A stale "read through a merging reshape"
+// bit, left on the exp and the broadcast by the reshape's group, kept them
+// and the divide apart: two full-size results and a second kernel.)
+func.func @main(%x: tensor<2x2x4x4xf32>, %v: tensor<4x4x3xf32>) -> tensor<4x4x3xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [3] : (tensor<2x2x4x4xf32>, tensor<f32>) -> tensor<2x2x4xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x2x4xf32>) -> tensor<2x2x4x4xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<2x2x4x4xf32>
+  %e = stablehlo.exponential %d : tensor<2x2x4x4xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [3] : (tensor<2x2x4x4xf32>, tensor<f32>) -> tensor<2x2x4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1, 2] : (tensor<2x2x4xf32>) -> tensor<2x2x4x4xf32>
+  %r = stablehlo.divide %e, %sb : tensor<2x2x4x4xf32>
+  %p = stablehlo.reshape %r : (tensor<2x2x4x4xf32>) -> tensor<4x4x4xf32>
+  %o = stablehlo.dot_general %p, %v, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<4x4x4xf32>, tensor<4x4x3xf32>) -> tensor<4x4x3xf32>
+  return %o : tensor<4x4x3xf32>
+}
+// CHECK: %0 = "hlo.fusion"(%arg0) <{kind = "row", name = "fusion.0"}> ({
+// CHECK: %{{[0-9]+}} = stablehlo.divide %{{[0-9]+}}, %{{[0-9]+}} : tensor<2x2x4x4xf32>
+// CHECK-NEXT: %{{[0-9]+}} = stablehlo.reshape %{{[0-9]+}} : (tensor<2x2x4x4xf32>) -> tensor<4x4x4xf32>
+// CHECK-NEXT: stablehlo.return %{{[0-9]+}} : tensor<4x4x4xf32>
+// CHECK-NEXT: }) : (tensor<2x2x4x4xf32>) -> tensor<4x4x4xf32>
+// CHECK-NEXT: %1 = stablehlo.dot_general %0, %arg1
+// CHECK-NOT: kind = "loop"
+// -----
+// The same with llama's causal mask (two iotas compared): the iotas, the
+// compare and the mask's broadcast are recomputed inside the row kernel,
+// never fusions (buffers) of their own.
+func.func @main(%x: tensor<2x2x4x4xf32>, %v: tensor<4x4x3xf32>) -> tensor<4x4x3xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %big = stablehlo.constant dense<-1.0e+30> : tensor<2x2x4x4xf32>
+  %i0 = stablehlo.iota dim = 0 : tensor<4x4xi32>
+  %i1 = stablehlo.iota dim = 1 : tensor<4x4xi32>
+  %c = stablehlo.compare GE, %i0, %i1, SIGNED : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi1>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [2, 3] : (tensor<4x4xi1>) -> tensor<2x2x4x4xi1>
+  %xm = stablehlo.select %cb, %x, %big : tensor<2x2x4x4xi1>, tensor<2x2x4x4xf32>
+  %m = stablehlo.reduce(%xm init: %ninf) applies stablehlo.maximum across dimensions = [3] : (tensor<2x2x4x4xf32>, tensor<f32>) -> tensor<2x2x4xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x2x4xf32>) -> tensor<2x2x4x4xf32>
+  %d = stablehlo.subtract %xm, %mb : tensor<2x2x4x4xf32>
+  %e = stablehlo.exponential %d : tensor<2x2x4x4xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [3] : (tensor<2x2x4x4xf32>, tensor<f32>) -> tensor<2x2x4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1, 2] : (tensor<2x2x4xf32>) -> tensor<2x2x4x4xf32>
+  %r = stablehlo.divide %e, %sb : tensor<2x2x4x4xf32>
+  %p = stablehlo.reshape %r : (tensor<2x2x4x4xf32>) -> tensor<4x4x4xf32>
+  %o = stablehlo.dot_general %p, %v, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<4x4x4xf32>, tensor<4x4x3xf32>) -> tensor<4x4x3xf32>
+  return %o : tensor<4x4x3xf32>
+}
+// CHECK: %0 = "hlo.fusion"(%arg0) <{kind = "row", name = "fusion.0"}> ({
+// CHECK-NEXT: ^bb0(%arg2: tensor<2x2x4x4xf32>):
+// CHECK-NEXT: stablehlo.iota dim = 0 : tensor<4x4xi32>
+// CHECK-NEXT: stablehlo.iota dim = 1 : tensor<4x4xi32>
+// CHECK: stablehlo.return %{{[0-9]+}} : tensor<4x4x4xf32>
+// CHECK-NEXT: }) : (tensor<2x2x4x4xf32>) -> tensor<4x4x4xf32>
+// CHECK-NEXT: %1 = stablehlo.dot_general %0, %arg1
+// CHECK-NOT: kind = "loop"
+// -----
+// A mask read twice (before the max and after the divide): its group
+// (iotas and compare, a 4x4 index space, neither the row's full nor its
+// kept shape) is made of cheap ops only, so it joins the row fusion and is
+// recomputed at each point that reads it (rule 5b).
+func.func @main(%x: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %big = stablehlo.constant dense<-1.0e+30> : tensor<2x4x4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<2x4x4xf32>
+  %i0 = stablehlo.iota dim = 0 : tensor<4x4xi32>
+  %i1 = stablehlo.iota dim = 1 : tensor<4x4xi32>
+  %c = stablehlo.compare GE, %i0, %i1, SIGNED : (tensor<4x4xi32>, tensor<4x4xi32>) -> tensor<4x4xi1>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [1, 2] : (tensor<4x4xi1>) -> tensor<2x4x4xi1>
+  %xm = stablehlo.select %cb, %x, %big : tensor<2x4x4xi1>, tensor<2x4x4xf32>
+  %m = stablehlo.reduce(%xm init: %ninf) applies stablehlo.maximum across dimensions = [2] : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<2x4xf32>) -> tensor<2x4x4xf32>
+  %d = stablehlo.subtract %xm, %mb : tensor<2x4x4xf32>
+  %e = stablehlo.exponential %d : tensor<2x4x4xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<2x4xf32>) -> tensor<2x4x4xf32>
+  %r = stablehlo.divide %e, %sb : tensor<2x4x4xf32>
+  %cb2 = stablehlo.broadcast_in_dim %c, dims = [1, 2] : (tensor<4x4xi1>) -> tensor<2x4x4xi1>
+  %o = stablehlo.select %cb2, %r, %z : tensor<2x4x4xi1>, tensor<2x4x4xf32>
+  return %o : tensor<2x4x4xf32>
+}
+// CHECK: %0 = "hlo.fusion"(%arg0) <{kind = "row", name = "fusion.0"}> ({
+// CHECK-NEXT: ^bb0(%arg1: tensor<2x4x4xf32>):
+// CHECK-NEXT: stablehlo.iota dim = 0 : tensor<4x4xi32>
+// CHECK: }) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+// CHECK-NEXT: return %0 : tensor<2x4x4xf32>
+// CHECK-NOT: kind = "loop"

@@ -10,7 +10,9 @@
  *   - the compiled program (HLO_BACKEND_CPU, with `check`: every compiled
  *     step beside the interpreter) agrees with the interpreter's results:
  *     f32 within 1e-5 relative per element (the sums' order differs), bf16
- *     within 2 bf16 ULP, NaN where the interpreter has NaN.
+ *     within 2 bf16 ULP, NaN where the interpreter has NaN;
+ *   - llama's causal-masked softmax whose result is reshaped for a batched
+ *     dot is one row kernel too (mask inside, divide inside, one result).
  * Without a C compiler the run half prints "skipped". */
 #include <math.h>
 #include <stdio.h>
@@ -291,6 +293,82 @@ TEST(layernorm_is_one_row_kernel_and_matches_the_interpreter) {
 TEST(rmsnorm_is_one_row_kernel_and_matches_the_interpreter) {
   for (int t = 0; t < 2; t++)
     for (size_t i = 0; i < 4; i++) row_case(RMSNORM, k_rows[i], k_cols[(i + 2 + t) % 4], t ? HLO_BF16 : HLO_F32);
+}
+
+/* llama's masked softmax: scores [2, 3, 5, 5] masked by a causal mask of two
+ * iotas, softmax over the last dim, the result reshaped to [6, 5, 5] for the
+ * next batched dot. ONE row kernel: the mask recomputed inside (one input,
+ * no iota buffers), the divide its last stage, ONE output of the merged
+ * shape (stored through an affine map); it matches the interpreter. */
+TEST(masked_softmax_with_merging_reshape_is_one_row_kernel) {
+  const char *text =
+      "func.func @main(%x: tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32> {\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %big = stablehlo.constant dense<-1.0e+30> : tensor<2x3x5x5xf32>\n"
+      "  %i0 = stablehlo.iota dim = 0 : tensor<5x5xi32>\n"
+      "  %i1 = stablehlo.iota dim = 1 : tensor<5x5xi32>\n"
+      "  %c = stablehlo.compare GE, %i0, %i1, SIGNED : (tensor<5x5xi32>, tensor<5x5xi32>) -> tensor<5x5xi1>\n"
+      "  %cb = stablehlo.broadcast_in_dim %c, dims = [2, 3] : (tensor<5x5xi1>) -> tensor<2x3x5x5xi1>\n"
+      "  %xm = stablehlo.select %cb, %x, %big : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf32>\n"
+      "  %m = stablehlo.reduce(%xm init: %ninf) applies stablehlo.maximum across dimensions = [3] : (tensor<2x3x5x5xf32>, tensor<f32>) -> tensor<2x3x5xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>\n"
+      "  %d = stablehlo.subtract %xm, %mb : tensor<2x3x5x5xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<2x3x5x5xf32>\n"
+      "  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [3] : (tensor<2x3x5x5xf32>, tensor<f32>) -> tensor<2x3x5xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1, 2] : (tensor<2x3x5xf32>) -> tensor<2x3x5x5xf32>\n"
+      "  %r = stablehlo.divide %e, %sb : tensor<2x3x5x5xf32>\n"
+      "  %p = stablehlo.reshape %r : (tensor<2x3x5x5xf32>) -> tensor<6x5x5xf32>\n"
+      "  return %p : tensor<6x5x5xf32>\n}\n";
+  kernel *k = row_kernel(text);
+  CHECK(k != NULL);
+  if (k) {
+    CHECK_EQ_INT(k->num_inputs, 1);
+    CHECK_EQ_INT(k->num_outputs, 1);
+    CHECK_EQ_INT(k->num_stages, 3);
+    CHECK_EQ_INT(k->stages[k->num_stages - 1].kind, KSTAGE_MAP);
+    CHECK_EQ_INT(k->outputs[0].buf.rank, 3);
+    CHECK_EQ_INT(k->outputs[0].buf.dims[0], 6);
+    CHECK_EQ_INT(kernel_num_tiles(k), 30);
+    CHECK(!kernel_check_schedule(k));
+    kernel_destroy(k);
+  }
+  if (compiler == 0) return;
+  hlo_module *mod = NULL;
+  hlo_status st = hlo_module_parse("masked.mlir", text, strlen(text), &mod);
+  CHECK(!st);
+  int64_t dims[4] = {2, 3, 5, 5};
+  float x[150];
+  fill(HLO_F32, x, 30, 5, false);
+  hlo_buffer_view args[1] = {{HLO_F32, 4, dims, x}};
+  hlo_buffer **want = NULL, **got = NULL;
+  if (!st) st = run(mod, HLO_BACKEND_INTERP, false, args, 1, &want);
+  CHECK(!st);
+  hlo_status_free(st);
+  st = mod ? run(mod, HLO_BACKEND_CPU, true, args, 1, &got) : NULL;
+  if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
+    printf("  skipped: no C compiler (%s)\n", hlo_status_message(st));
+  } else {
+    if (st) hlo_status_print(st, stderr);
+    CHECK(!st);
+  }
+  if (!st && got && want) {
+    const float *a = hlo_buffer_data(got[0]), *b = hlo_buffer_data(want[0]);
+    int64_t bad = 0, zeros = 0;
+    for (int64_t i = 0; i < 150; i++) {
+      zeros += b[i] == 0.0f; /* the masked upper triangle: 10 per 5x5 */
+      if (!(fabsf(a[i] - b[i]) <= 1e-6f + 1e-5f * fabsf(b[i])) && bad++ < 3)
+        printf("  masked softmax: element %lld: got %.9g, want %.9g\n", (long long)i, a[i], b[i]);
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(zeros, 60);
+  }
+  hlo_status_free(st);
+  if (got) hlo_buffer_destroy(got[0]);
+  if (want) hlo_buffer_destroy(want[0]);
+  free(got);
+  free(want);
+  hlo_module_destroy(mod);
 }
 
 TEST_MAIN()
