@@ -4,8 +4,12 @@
  * and loaded (backend/cpu/jit.c), run on the program's inputs and compared
  * with the interpreter: integers, bools and every elementwise float result
  * (f32, f64, bf16, f16) bit for bit (the same libm functions, one rounding
- * per op; f32 exp and tanh are glibc's algorithms inlined, bit for bit
- * expf/tanhf); reductions within a few ULP (the kernel sums a row in
+ * per op) but exp, logistic and tanh: f32 exp (logistic through it) is
+ * XLA's polynomial and f32 tanh XLA's rational approximation (emit_c.c),
+ * within EXP_F32_ULPS, LOGISTIC_F32_ULPS and TANH_F32_ULPS of glibc's
+ * expf, 1 / (1 + expf(-x)) and tanhf, which the interpreter calls, and
+ * bf16/f16 (computed in f32, rounded once) within one ULP of their type;
+ * reductions within a few ULP (the kernel sums a row in
  * partial sums, lanes, in a wider accumulator, f32 for bf16/f16 and f64 for
  * f32, the interpreter as a pairwise tree).
  *
@@ -31,6 +35,14 @@
 #include "testlib.h"
 
 #define MAX_VALS 64
+
+/* The largest distance between the kernels' f32 tanh and glibc's tanhf
+ * over all 2^32 floats, measured by bench/math_ulp.sh (bench/MATH.md). */
+#define TANH_F32_ULPS 5
+/* The same for the kernels' f32 exp against glibc's expf, and for logistic
+ * (1 / (1 + exp(-x)) in f32) against the same expression on glibc's expf. */
+#define EXP_F32_ULPS 1
+#define LOGISTIC_F32_ULPS 4
 
 typedef struct binding {
   const hlo_value *v;
@@ -241,13 +253,13 @@ TEST(elementwise_transcendentals) {
            FN("%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8x16xf32> ",
               "  %0 = stablehlo.multiply %x, %y : tensor<8x16xf32>\n"
               "  %1 = stablehlo.add %0, %x : tensor<8x16xf32>\n"
-              "  %2 = stablehlo.tanh %1 : tensor<8x16xf32>\n"
-              "  %3 = stablehlo.exponential %y : tensor<8x16xf32>\n"
-              "  %4 = stablehlo.divide %2, %3 : tensor<8x16xf32>\n"
+              "  %2 = stablehlo.abs %y : tensor<8x16xf32>\n"
+              "  %3 = stablehlo.exponential_minus_one %2 : tensor<8x16xf32>\n"
+              "  %4 = stablehlo.divide %1, %3 : tensor<8x16xf32>\n"
               "  %5 = stablehlo.abs %x : tensor<8x16xf32>\n"
               "  %6 = stablehlo.log_plus_one %5 : tensor<8x16xf32>\n"
               "  %7 = stablehlo.sqrt %5 : tensor<8x16xf32>\n"
-              "  %8 = stablehlo.logistic %6 : tensor<8x16xf32>\n"
+              "  %8 = stablehlo.cosine %6 : tensor<8x16xf32>\n"
               "  %9 = stablehlo.sine %7 : tensor<8x16xf32>\n"
               "  %10 = stablehlo.rsqrt %3 : tensor<8x16xf32>\n"
               "  %11 = stablehlo.maximum %8, %9 : tensor<8x16xf32>\n"
@@ -255,6 +267,74 @@ TEST(elementwise_transcendentals) {
               "  %13 = stablehlo.add %12, %4 : tensor<8x16xf32>\n"
               "  return %13 : tensor<8x16xf32>\n"),
            0, 0, false);
+}
+
+/* exp and logistic are not bit for bit libm's: f32 within the measured
+ * bounds on [-100, 100] (so overflow to +inf and subnormal and zero
+ * results occur), on +-inf and NaN; logistic through the same exp; bf16
+ * and f16 within one ULP of their type (the f32 result, rounded once). */
+TEST(exp_logistic_within_measured_ulps) {
+  run_case("exp_f32",
+           FN("%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<4xf32>) ",
+              "  %c = stablehlo.constant dense<5.000000e+01> : tensor<8x16xf32>\n"
+              "  %0 = stablehlo.multiply %x, %c : tensor<8x16xf32>\n"
+              "  %1 = stablehlo.exponential %0 : tensor<8x16xf32>\n"
+              "  %2 = stablehlo.exponential %x : tensor<8x16xf32>\n"
+              "  %s = stablehlo.constant dense<[0x7F800000, 0xFF800000, 0x7FC00000, 0xC2C80000]> : tensor<4xf32>\n"
+              "  %3 = stablehlo.exponential %s : tensor<4xf32>\n"
+              "  return %1, %2, %3 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<4xf32>\n"),
+           EXP_F32_ULPS, 0, false);
+  run_case("logistic_f32",
+           FN("%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<3xf32>) ",
+              "  %c = stablehlo.constant dense<5.000000e+01> : tensor<8x16xf32>\n"
+              "  %0 = stablehlo.multiply %x, %c : tensor<8x16xf32>\n"
+              "  %1 = stablehlo.logistic %0 : tensor<8x16xf32>\n"
+              "  %2 = stablehlo.logistic %x : tensor<8x16xf32>\n"
+              "  %s = stablehlo.constant dense<[0x7F800000, 0xFF800000, 0x7FC00000]> : tensor<3xf32>\n"
+              "  %3 = stablehlo.logistic %s : tensor<3xf32>\n"
+              "  return %1, %2, %3 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<3xf32>\n"),
+           LOGISTIC_F32_ULPS, 0, false);
+  run_case("exp_logistic_narrow",
+           FN("%x: tensor<4x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xbf16>, tensor<4x8xf16>, tensor<4x8xbf16>) ",
+              "  %c4 = stablehlo.constant dense<4.000000e+00> : tensor<4x8xf32>\n"
+              "  %0 = stablehlo.multiply %x, %c4 : tensor<4x8xf32>\n"
+              "  %1 = stablehlo.convert %0 : (tensor<4x8xf32>) -> tensor<4x8xf16>\n"
+              "  %2 = stablehlo.exponential %1 : tensor<4x8xf16>\n"
+              "  %3 = stablehlo.convert %0 : (tensor<4x8xf32>) -> tensor<4x8xbf16>\n"
+              "  %4 = stablehlo.exponential %3 : tensor<4x8xbf16>\n"
+              "  %5 = stablehlo.logistic %1 : tensor<4x8xf16>\n"
+              "  %6 = stablehlo.logistic %3 : tensor<4x8xbf16>\n"
+              "  return %2, %4, %5, %6 : tensor<4x8xf16>, tensor<4x8xbf16>, tensor<4x8xf16>, tensor<4x8xbf16>\n"),
+           1, 0, false);
+}
+
+/* tanh is not bit for bit libm's: f32 within the measured bound, on
+ * [-8, 8] (the bound's worst inputs are near 3.7 and 5.7), on tiny inputs
+ * (x itself below 0.0004) and on +-inf and NaN (the last element); bf16 and
+ * f16 within one ULP of their type (the f32 result, rounded once more). */
+TEST(tanh_within_measured_ulps) {
+  run_case("tanh_f32",
+           FN("%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<3xf32>) ",
+              "  %c4 = stablehlo.constant dense<4.000000e+00> : tensor<8x16xf32>\n"
+              "  %ct = stablehlo.constant dense<1.000000e-03> : tensor<8x16xf32>\n"
+              "  %0 = stablehlo.multiply %x, %c4 : tensor<8x16xf32>\n"
+              "  %1 = stablehlo.tanh %0 : tensor<8x16xf32>\n"
+              "  %2 = stablehlo.multiply %x, %ct : tensor<8x16xf32>\n"
+              "  %3 = stablehlo.tanh %2 : tensor<8x16xf32>\n"
+              "  %s = stablehlo.constant dense<[0x7F800000, 0xFF800000, 0x7FC00000]> : tensor<3xf32>\n"
+              "  %4 = stablehlo.tanh %s : tensor<3xf32>\n"
+              "  return %1, %3, %4 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<3xf32>\n"),
+           TANH_F32_ULPS, 0, false);
+  run_case("tanh_narrow",
+           FN("%x: tensor<4x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xbf16>) ",
+              "  %c4 = stablehlo.constant dense<4.000000e+00> : tensor<4x8xf32>\n"
+              "  %0 = stablehlo.multiply %x, %c4 : tensor<4x8xf32>\n"
+              "  %1 = stablehlo.convert %0 : (tensor<4x8xf32>) -> tensor<4x8xf16>\n"
+              "  %2 = stablehlo.tanh %1 : tensor<4x8xf16>\n"
+              "  %3 = stablehlo.convert %0 : (tensor<4x8xf32>) -> tensor<4x8xbf16>\n"
+              "  %4 = stablehlo.tanh %3 : tensor<4x8xbf16>\n"
+              "  return %2, %4 : tensor<4x8xf16>, tensor<4x8xbf16>\n"),
+           1, 0, false);
 }
 
 TEST(bias_add) {
@@ -286,7 +366,7 @@ TEST(reshape) {
               "  %3 = stablehlo.transpose %2, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>\n"
               "  %4 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<12xf32>) -> tensor<2x12xf32>\n"
               "  %5 = stablehlo.reshape %4 : (tensor<2x12xf32>) -> tensor<2x3x4xf32>\n"
-              "  %6 = stablehlo.exponential %3 : tensor<6x4xf32>\n"
+              "  %6 = stablehlo.exponential_minus_one %3 : tensor<6x4xf32>\n"
               "  %7 = stablehlo.reshape %x : (tensor<4x6xf32>) -> tensor<24xf32>\n"
               "  %8 = stablehlo.reshape %7 : (tensor<24xf32>) -> tensor<2x3x4xf32>\n"
               "  %9 = stablehlo.add %8, %5 : tensor<2x3x4xf32>\n"
@@ -307,7 +387,7 @@ TEST(slice) {
 TEST(concatenate) {
   run_case("concatenate",
            FN("%x: tensor<3x4xf32>, %y: tensor<5x4xf32>, %z: tensor<8x2xf32>) -> (tensor<8x4xf32>, tensor<8x6xf32>) ",
-              "  %0 = stablehlo.exponential %y : tensor<5x4xf32>\n"
+              "  %0 = stablehlo.exponential_minus_one %y : tensor<5x4xf32>\n"
               "  %1 = stablehlo.concatenate %x, %0, dim = 0 : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<8x4xf32>\n"
               "  %2 = stablehlo.negate %z : tensor<8x2xf32>\n"
               "  %3 = stablehlo.concatenate %z, %1, dim = 1 : (tensor<8x2xf32>, tensor<8x4xf32>) -> tensor<8x6xf32>\n"
@@ -336,10 +416,10 @@ TEST(convert_bf16) {
               "  %0 = stablehlo.convert %x : (tensor<4x8xf32>) -> tensor<4x8xbf16>\n"
               "  %1 = stablehlo.convert %y : (tensor<4x8xbf16>) -> tensor<4x8xf32>\n"
               "  %2 = stablehlo.multiply %1, %x : tensor<4x8xf32>\n"
-              "  %3 = stablehlo.exponential %y : tensor<4x8xbf16>\n"
+              "  %3 = stablehlo.exponential_minus_one %y : tensor<4x8xbf16>\n"
               "  %4 = stablehlo.multiply %3, %y : tensor<4x8xbf16>\n"
               "  %5 = stablehlo.convert %x : (tensor<4x8xf32>) -> tensor<4x8xf16>\n"
-              "  %6 = stablehlo.tanh %5 : tensor<4x8xf16>\n"
+              "  %6 = stablehlo.exponential_minus_one %5 : tensor<4x8xf16>\n"
               "  %7 = stablehlo.add %6, %5 : tensor<4x8xf16>\n"
               "  %8 = stablehlo.convert %7 : (tensor<4x8xf16>) -> tensor<4x8xf32>\n"
               "  return %0, %2, %4, %7, %8 : tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<4x8xf16>, tensor<4x8xf32>\n"),

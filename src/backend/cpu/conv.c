@@ -687,9 +687,13 @@ bool cpu_conv_direct_takes(const backend_conv *c) {
   if (!cpu_conv_takes(c)) return false;
   double macs = direct_macs(c);
   if (macs <= (double)CPU_CONV_DIRECT_MAX_MACS) return true;
-  /* a small convolution whose im2col matrix would outgrow its result: the
-   * loop costs microseconds and no scratch */
-  return macs <= (double)CPU_CONV_DIRECT_MAX_MACS * 8 &&
+  /* a small transposed (lhs-dilated) convolution, whose im2col matrix
+   * would be mostly dilation holes and outgrow its result: the loop skips
+   * the holes and needs no scratch (undilated ones are faster by im2col:
+   * cnn_sgd_step's 41K-MAC convolutions took twice as long by the loop) */
+  bool dilated = false;
+  for (uint32_t s = 0; s < c->num_spatial; s++) dilated |= c->lhs_dilation[s] > 1;
+  return dilated && macs <= (double)CPU_CONV_DIRECT_MAX_MACS * 8 &&
          cpu_conv_im2col_scratch_bytes(c) >
              (size_t)conv_result_elements(c) * hlo_dtype_size(c->result_dtype);
 }

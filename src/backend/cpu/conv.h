@@ -55,8 +55,9 @@ HLO_MUST_USE hlo_status cpu_conv(const backend_conv *c, const void *lhs, const v
 
 /* Convolutions of at most this many multiply-adds take the direct loop
  * (counted without the window positions in lhs-dilation holes, which it
- * skips), and those of up to 8 times as many whose im2col matrix would be
- * larger than their result (a small transposed convolution: no scratch). */
+ * skips), and lhs-dilated ones of up to 8 times as many whose im2col matrix
+ * would be larger than their result (a small transposed convolution: no
+ * scratch). */
 #define CPU_CONV_DIRECT_MAX_MACS ((int64_t)1 << 14)
 
 /* The direct path alone (conv.c): whether cpu_conv takes it for `c` (a
