@@ -21,8 +21,8 @@ For each program, in this order:
   3. hlo warm: the same with the cache (the adaptive iteration count: about 2 s of timed runs):
      the median per run, and the warm compile time (kernels from the cache).
   4. `hlo bench --profile`: each GEMM the program calls (its shape and time per call in the
-     program), then `bench/blas/gemm_rate --shapes ...` (the BLAS library alone on that shape,
-     same thread count): the GEMM table, program rate against the library's own.
+     program), then `bench/blas/gemm_rate --shapes ...` (the BLAS library alone on one matrix of
+     that shape): the GEMM table, program rate against the library's own.
 
 Columns: hlo and XLA median per run (ms), hlo/XLA (below 1: hlo is faster), achieved GFLOP/s and
 GB/s of hlo's run (XLA's flop and byte counts), cold compile (hlo total, hlo's own stages, XLA),
@@ -80,12 +80,13 @@ def input_flags(inputs):
     return [a for f in inputs for a in ("--input", f)]
 
 
-GEMM_ROW = re.compile(r"^\s*\S+\s+gemm\s+([0-9.]+)\s+[0-9.]+\s+dot_general (\d+)x(\d+)x(\d+)( batched)?")
+GEMM_ROW = re.compile(r"^\s*\S+\s+gemm\s+([0-9.]+)\s+[0-9.]+\s+([0-9.e+]+)\s+dot_general "
+                      r"(\d+)x(\d+)x(\d+)(?: batched x(\d+))?")
 
 
 def gemm_rows(hlo, path, inputs, median_ms):
-    """[(m, n, k, ms per run)] of the program's GEMM steps, from `hlo bench --profile` (about a
-    second of runs)."""
+    """[(m, n, k, ms per call, batch)] of the program's GEMM steps, from `hlo bench --profile`
+    (about a second of runs): a step in a loop body is called several times per run."""
     iters = str(max(1, min(20, int(1000 / max(median_ms, 1e-3)))))
     out, err, why = run([hlo, "bench", path, "--profile", "--iters", iters, "--warmup", "0"] +
                         input_flags(inputs), 600)
@@ -93,8 +94,9 @@ def gemm_rows(hlo, path, inputs, median_ms):
     for line in (err or "").splitlines():
         g = GEMM_ROW.match(line)
         if g:
-            rows.append((int(g.group(2)), int(g.group(3)), int(g.group(4)), float(g.group(1)),
-                         bool(g.group(5))))
+            calls = max(float(g.group(2)), 1e-9)
+            rows.append((int(g.group(3)), int(g.group(4)), int(g.group(5)),
+                         float(g.group(1)) / calls, int(g.group(6) or 1)))
     return rows
 
 
@@ -192,8 +194,8 @@ def main():
             say(f"{name:30} {fmt(hm, 9)} {fmt(xm, 9)} {fmt(ratio, 7, 2)} {fmt(gf, 8, 1)} {fmt(gb, 7, 1)} "
                 f"{fmt(cms, 8, 1)} {fmt(ours, 8, 1)} {fmt(xc, 8, 1)} {fmt(wc, 8, 1)}  {'; '.join(notes)}")
             if warm:
-                for m, n, k, ms, batched in gemm_rows(hlo, path, inputs, hm):
-                    gemms.append((name, m, n, k, ms, batched))
+                for m, n, k, ms, batch in gemm_rows(hlo, path, inputs, hm):
+                    gemms.append((name, m, n, k, ms, batch))
     say("```")
     if ratios:
         worst = max(ratios, key=lambda r: r[1])
@@ -201,22 +203,21 @@ def main():
         say(f"{sum(r <= 1.0 for _, r in ratios)} of {len(ratios)} programs at or below 1.0; "
             f"worst {worst[0]} at {worst[1]:.2f}.")
     if gemms:
-        rates = lib_rates(gemm_tool, {(m, n, k) for _, m, n, k, _, b in gemms if not b})
+        rates = lib_rates(gemm_tool, {(m, n, k) for _, m, n, k, _, b in gemms})
         say()
-        say("GEMMs inside the programs (hlo --profile: time per run of the program; a GEMM inside a "
-            "loop body sums its calls) against the BLAS library alone on the same shape, "
-            "untransposed (bench/blas/gemm_rate):")
+        say("GEMMs inside the programs (hlo --profile: time per call, all of a batch's matrices; "
+            "hlo splits a product over its 2 threads) against the BLAS library alone on one "
+            "matrix of the same shape, untransposed, one thread (bench/blas/gemm_rate):")
         say()
         say("```")
-        say(f"{'program':30} {'M x N x K':>18} {'ms/run':>9} {'GFLOP/s':>8} {'library':>8} {'ratio':>6}")
-        for name, m, n, k, ms, batched in gemms:
-            g = 2.0 * m * n * k / (ms * 1e6) if ms > 0 else None
+        say(f"{'program':30} {'[B x] M x N x K':>22} {'ms/call':>9} {'GFLOP/s':>8} {'library':>8} {'ratio':>6}")
+        for name, m, n, k, ms, batch in gemms:
+            g = 2.0 * batch * m * n * k / (ms * 1e6) if ms > 0 else None
             lib = rates.get((m, n, k))
-            shape = f"{m}x{n}x{k}{'*' if batched else ''}"
-            say(f"{name:30} {shape:>18} {fmt(ms, 9, 4)} {fmt(g, 8, 1)} {fmt(lib, 8, 1)} "
+            shape = f"{str(batch) + 'x' if batch > 1 else ''}{m}x{n}x{k}"
+            say(f"{name:30} {shape:>22} {fmt(ms, 9, 4)} {fmt(g, 8, 1)} {fmt(lib, 8, 1)} "
                 f"{fmt(g / lib if g and lib else None, 6, 2)}")
         say("```")
-        say("(* batched: the time is the whole batch, the rate per matrix shown is then a lower bound)")
     if args.results:
         update_results(args.results, lines)
 

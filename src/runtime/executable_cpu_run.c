@@ -884,7 +884,8 @@ void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows) {
   fprintf(out, "profile: %u thunks in %u programs, %.3f ms per run over %llu runs (by time spent; "
           "a while/case row includes the steps of its regions, listed too)\n",
           total_steps, x->nprogs, total / (double)runs, (unsigned long long)runs);
-  fprintf(out, "  %-9s %-7s %10s %6s  %-30s %s\n", "step", "kind", "ms/run", "%", "op", "where");
+  fprintf(out, "  %-9s %-7s %10s %6s %9s  %-30s %s\n", "step", "kind", "ms/run", "%", "calls/run",
+          "op", "where");
   for (uint32_t i = 0; i < k && i < max_rows; i++) {
     const step *q = order[i];
     uint32_t pi = 0;
@@ -899,10 +900,14 @@ void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows) {
       snprintf(what, sizeof what, "%s %lldx%lldx%lld%s", n ? n : "?", (long long)q->g.m,
                (long long)q->g.n, (long long)q->g.k, q->g.batch > 1 ? " batched" : "");
     else snprintf(what, sizeof what, "%s", n ? n : "?");
+    if (q->kind == STEP_GEMM && q->g.batch > 1) {
+      size_t len = strlen(what);
+      snprintf(what + len, sizeof what - len, " x%lld", (long long)q->g.batch);
+    }
     snprintf(where, sizeof where, "%u:%u", pi, (unsigned)(q - x->progs[pi].steps));
-    fprintf(out, "  %-9s %-7s %10.4f %6.1f  %-30s line %u\n", where, step_kind_name(q),
-            q->prof_ms / (double)runs, total > 0 ? 100.0 * q->prof_ms / total : 0.0, what,
-            q->op->loc.line);
+    fprintf(out, "  %-9s %-7s %10.4f %6.1f %9.4g  %-30s line %u\n", where, step_kind_name(q),
+            q->prof_ms / (double)runs, total > 0 ? 100.0 * q->prof_ms / total : 0.0,
+            (double)q->prof_runs / (double)runs, what, q->op->loc.line);
   }
   free(order);
   free(prog);
