@@ -122,6 +122,12 @@ hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
       if (!ct || ct->kind != TYPE_TENSOR || ct->rank != 2 || ct->dims[0] != g->g.m ||
           ct->dims[1] != g->g.n)
         continue;
+      /* a product the block returns lives in its own result buffer, which
+       * the merged step cannot write: keep the steps apart */
+      const hlo_op *term = p->block->last;
+      bool returned = false;
+      for (uint32_t i = 0; term && i < term->num_operands; i++) returned |= term->operands[i] == c;
+      if (returned) continue;
       uint32_t ki = next_reader(p, gi, c);
       if (ki >= p->nsteps) continue;
       const step *q = &p->steps[ki];

@@ -136,4 +136,22 @@ TEST(epilogue_in_place_over_the_product) {
   hlo_module_destroy(m);
 }
 
+TEST(product_also_returned) {
+  /* the product is a result of the program as well as the kernel's input
+   * (logits and their softmax): not merged, both results right */
+  static const char *text =
+      "func.func @main(%a: tensor<7x5xf32>, %b: tensor<5x3xf32>) -> (tensor<7x3xf32>, "
+      "tensor<7x3xf32>) {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<7x5xf32>, "
+      "tensor<5x3xf32>) -> tensor<7x3xf32>\n"
+      "  %1 = stablehlo.exponential %0 : tensor<7x3xf32>\n"
+      "  return %1, %0 : tensor<7x3xf32>, tensor<7x3xf32>\n"
+      "}\n";
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("returned.mlir", text, &cpu_opts, 0x3, 64, 17, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.epilogues, 0);
+}
+
 TEST_MAIN()
