@@ -17,12 +17,7 @@
 #include "ir/element.h"
 #include "runtime/runtime.h"
 #include "test.h"
-
-static uint64_t rng = 12345;
-static double rnd(void) {
-  rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
+#include "testlib.h"
 
 /* Whether `code` (from creating an executable) means "no C compiler". */
 static bool no_cc(hlo_status st, const char *test) {
@@ -34,48 +29,6 @@ static bool no_cc(hlo_status st, const char *test) {
   return false;
 }
 
-static int mant_bits(hlo_dtype dt) {
-  return dt == HLO_BF16 ? 7 : dt == HLO_F16 ? 10 : dt == HLO_F64 ? 52 : 23;
-}
-
-/* Compares buffers; floats within `ulps` units in the last place of the
- * result's largest magnitude (0: bit for bit, NaN = NaN). The scale is the
- * tensor's, not the element's: a sum whose terms cancel may lose most of
- * its digits, and a BLAS that sums in another order (blocked, with FMA)
- * then differs by many of that element's own ULPs. */
-static bool same_buffer(const hlo_buffer *got, const hlo_buffer *want, double ulps, int k) {
-  hlo_dtype dt = hlo_buffer_dtype(want);
-  if (hlo_buffer_dtype(got) != dt || hlo_buffer_nbytes(got) != hlo_buffer_nbytes(want)) {
-    fprintf(stderr, "  result %d: type or size differs\n", k);
-    return false;
-  }
-  size_t es = hlo_dtype_size(dt);
-  int64_t n = es ? (int64_t)(hlo_buffer_nbytes(want) / es) : 0;
-  const void *g = hlo_buffer_data(got), *w = hlo_buffer_data(want);
-  double scale = 0;
-  for (int64_t i = 0; dtype_class(dt) == HLO_CLASS_FLOAT && i < n; i++) {
-    double b = fabs(elem_get_f64(dt, w, i));
-    if (b > scale && !isinf(b)) scale = b;
-  }
-  for (int64_t i = 0; i < n; i++) {
-    if (dtype_class(dt) != HLO_CLASS_FLOAT || ulps == 0) {
-      if (elem_get_bits(dt, g, i) != elem_get_bits(dt, w, i)) {
-        fprintf(stderr, "  result %d [%lld]: bits differ\n", k, (long long)i);
-        return false;
-      }
-      continue;
-    }
-    double a = elem_get_f64(dt, g, i), b = elem_get_f64(dt, w, i);
-    if (a == b || (isnan(a) && isnan(b))) continue;
-    double ulp = scale == 0 ? ldexp(1.0, -126) : ldexp(1.0, ilogb(scale) - mant_bits(dt));
-    if (fabs(a - b) > ulps * ulp) {
-      fprintf(stderr, "  result %d [%lld]: %.9g vs %.9g\n", k, (long long)i, a, b);
-      return false;
-    }
-  }
-  return true;
-}
-
 /* The CPU backend without its pass pipeline: one thunk per top-level op,
  * which these tests count (fusion has its own tests: test_fusion.c and
  * tests/suite_cpu.sh). */
@@ -85,78 +38,23 @@ typedef struct expect_stats {
   int kernels, blas, interp, control, copies;
 } expect_stats;
 
-/* Runs `text` on random inputs on both backends; result k is compared bit
- * for bit unless (ulp_mask >> k) & 1, then within `ulps`. */
+/* Runs `text` on random inputs on both backends (tl_backends_agree: each
+ * call its own seed); result k is compared bit for bit unless
+ * (ulp_mask >> k) & 1, then within `ulps`; `want` (may be NULL): the
+ * thunks expected. */
 static void run_both(const char *test, const char *text, unsigned ulp_mask, double ulps,
                      const expect_stats *want) {
-  hlo_module *m = NULL;
-  hlo_status st = hlo_module_parse(test, text, strlen(text), &m);
-  if (st) hlo_status_print(st, stderr);
-  CHECK(st == NULL);
-  if (st) {
-    hlo_status_free(st);
-    return;
-  }
-  hlo_executable *ei = NULL, *ec = NULL;
-  st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &ei);
-  CHECK(st == NULL);
-  if (!st) st = hlo_executable_compile(m, NULL, &single_op_cpu, &ec);
-  if (no_cc(st, test)) {
-    hlo_executable_destroy(ei);
-    hlo_module_destroy(m);
-    return;
-  }
-  if (st) hlo_status_print(st, stderr);
-  CHECK(st == NULL);
-  const runtime_cpu_stats *cs = ec ? runtime_executable_cpu_stats(ec) : NULL;
-  CHECK(cs != NULL);
-  if (cs && want) {
-    CHECK_EQ_INT(cs->kernels, want->kernels);
-    CHECK_EQ_INT(cs->blas, want->blas);
-    CHECK_EQ_INT(cs->interp, want->interp);
-    CHECK_EQ_INT(cs->control, want->control);
-    CHECK_EQ_INT(cs->copies, want->copies);
-  }
-  int na = ec ? hlo_executable_num_args(ec) : 0;
-  hlo_buffer_view views[8];
-  void *data[8] = {0};
-  for (int i = 0; i < na && i < 8 && !st; i++) {
-    const int64_t *dims;
-    int rank;
-    hlo_dtype dt;
-    st = hlo_executable_arg_type(ec, i, &dt, &rank, &dims);
-    int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= dims[d];
-    data[i] = calloc((size_t)(n ? n : 1), hlo_dtype_size(dt));
-    for (int64_t j = 0; j < n; j++) {
-      if (dtype_class(dt) == HLO_CLASS_FLOAT) elem_set_f64(dt, data[i], j, rnd() * 4 - 2);
-      else elem_set_i64(dt, data[i], j, (int64_t)(rnd() * 9));
-    }
-    views[i] = (hlo_buffer_view){dt, rank, dims, data[i]};
-  }
-  CHECK(st == NULL);
-  /* twice: the second run reuses the executable (values freed and remade) */
-  for (int rep = 0; rep < 2 && !st; rep++) {
-    hlo_buffer **ri = NULL, **rc = NULL;
-    st = hlo_executable_run(ei, views, na, &ri);
-    if (!st) st = hlo_executable_run(ec, views, na, &rc);
-    if (st) hlo_status_print(st, stderr);
-    CHECK(st == NULL);
-    int nr = hlo_executable_num_results(ec);
-    for (int k = 0; k < nr && ri && rc; k++)
-      CHECK(same_buffer(rc[k], ri[k], (ulp_mask >> k) & 1 ? ulps : 0, k));
-    for (int k = 0; k < nr; k++) {
-      if (ri) hlo_buffer_destroy(ri[k]);
-      if (rc) hlo_buffer_destroy(rc[k]);
-    }
-    free(ri);
-    free(rc);
-  }
-  hlo_status_free(st);
-  for (int i = 0; i < 8; i++) free(data[i]);
-  hlo_executable_destroy(ec);
-  hlo_executable_destroy(ei);
-  hlo_module_destroy(m);
+  static uint64_t seed = 12345;
+  runtime_cpu_stats cs;
+  memset(&cs, 0, sizeof cs);
+  bool skipped = false;
+  CHECK(tl_backends_agree(test, text, &single_op_cpu, ulp_mask, ulps, seed++, &cs, &skipped));
+  if (skipped || !want) return;
+  CHECK_EQ_INT(cs.kernels, want->kernels);
+  CHECK_EQ_INT(cs.blas, want->blas);
+  CHECK_EQ_INT(cs.interp, want->interp);
+  CHECK_EQ_INT(cs.control, want->control);
+  CHECK_EQ_INT(cs.copies, want->copies);
 }
 
 TEST(kernels_blas_and_interpreter_thunks) {
@@ -419,7 +317,7 @@ TEST(while_state_shared_between_slots) {
       "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
       "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
       "  %c4 = stablehlo.constant dense<4> : tensor<i32>\n"
-      "  %w = stablehlo.exponential %x : tensor<4x4096xf32>\n"
+      "  %w = stablehlo.exponential_minus_one %x : tensor<4x4096xf32>\n"
       "  %0:5 = stablehlo.while(%i = %c0, %a = %z, %b = %z, %c = %w, %d = %w) : tensor<i32>, "
       "tensor<4x4096xf32>, tensor<4x4096xf32>, tensor<4x4096xf32>, tensor<4x4096xf32>\n"
       "    cond {\n"
@@ -444,7 +342,7 @@ TEST(while_state_shared_between_slots) {
       "  return %r1, %r2, %r3, %r4 : tensor<4x4096xf32>, tensor<4x4096xf32>, "
       "tensor<4x4096xf32>, tensor<4x4096xf32>\n"
       "}\n";
-  run_both("while_state_shared", text, ~0u, 4, NULL); /* sine, exponential: within 4 ULP */
+  run_both("while_state_shared", text, 0, 0, NULL); /* sine, expm1: libm both sides, bit for bit */
   /* the state in the arena, none on the heap: %w, %z's slot (taken over by
    * %a: it dies at the loop, its other reader %b copies), %b, %d (%c is
    * %w's slot, read only) and the body's 32 KB */
@@ -464,7 +362,7 @@ TEST(while_state_moves_between_slots) {
       "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
       "  %c1 = stablehlo.constant dense<1> : tensor<i32>\n"
       "  %c3 = stablehlo.constant dense<3> : tensor<i32>\n"
-      "  %u = stablehlo.exponential %x : tensor<4x4096xf32>\n"
+      "  %u = stablehlo.exponential_minus_one %x : tensor<4x4096xf32>\n"
       "  %v = stablehlo.sine %y : tensor<4x4096xf32>\n"
       "  %0:7 = stablehlo.while(%i = %c0, %a = %u, %b = %v, %c = %u, %d = %v, %e = %z, %f = %z) : "
       "tensor<i32>, tensor<4x4096xf32>, tensor<4x4096xf32>, tensor<4x4096xf32>, "
@@ -488,7 +386,7 @@ TEST(while_state_moves_between_slots) {
       "  return %r1, %r2, %r3, %r4 : tensor<4x4096xf32>, tensor<4x4096xf32>, "
       "tensor<4x4096xf32>, tensor<4x4096xf32>\n"
       "}\n";
-  run_both("while_state_moves", text, ~0u, 4, NULL);
+  run_both("while_state_moves", text, 0, 0, NULL);
 }
 
 /* A 64 KiB splat in three slots that all write in place: two loop
@@ -509,7 +407,7 @@ TEST(while_state_filled_from_a_splat) {
       "      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
       "      stablehlo.return %lt : tensor<i1>\n"
       "    } do {\n"
-      "      %e = stablehlo.exponential %x : tensor<1x4096xf32>\n"
+      "      %e = stablehlo.exponential_minus_one %x : tensor<1x4096xf32>\n"
       "      %a2 = stablehlo.dynamic_update_slice %a, %e, %i, %c0 : (tensor<4x4096xf32>, "
       "tensor<1x4096xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4096xf32>\n"
       "      %g = stablehlo.negate %x : tensor<1x4096xf32>\n"
@@ -523,7 +421,7 @@ TEST(while_state_filled_from_a_splat) {
       "  %r = stablehlo.add %0#3, %0#1 : tensor<4x4096xf32>\n"
       "  return %0#1, %0#2, %r : tensor<4x4096xf32>, tensor<4x4096xf32>, tensor<4x4096xf32>\n"
       "}\n";
-  run_both("while_state_filled", text, ~0u, 4, NULL);
+  run_both("while_state_filled", text, 0, 0, NULL);
   /* %c's state and the body's 32 KB in the arena; the splat's own slot
    * elided (every reader fills its own buffer) */
   check_plan("while_state_filled", text, 1024, 65536 + 32768 + 1024);
