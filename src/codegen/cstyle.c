@@ -27,11 +27,16 @@
  * others from the combiner's identity), the innermost row loop runs in
  * blocks of L with an inner `for (xl = 0; xl < L; xl++)` loop folding
  * element xb + xl into acclS[xl] (the loop gcc vectorises), the tail into
- * acclS[0], and a tree over the lanes makes `accS`. When the folded value
+ * acclS[0], and a tree over the lanes (one loop per level) makes `accS`;
+ * a max or min fold first runs with plain compares and folds again with
+ * the exact combiner only when it must (fast_minmax). When the folded value
  * is kept in a temporary, the points run first as a plain loop nest and
  * the lanes then fold the temporary (a mixed loop of masks, divides and
  * the fold vectorised poorly: 2x on llama's masked softmax). A MAP stage
  * stores per-row outputs before its loops and the others inside them.
+ * A divide by a value that does not vary along the row goes through its
+ * reciprocal in double where that is exact (is_row_div, "Divides by a row
+ * value"): the stage's loops are printed twice, chosen per row.
  * Temporaries are arrays `tmpT[row]` of the function (the thread's stack).
  * `acc` and the combiner are of the stage's acc_dtype (wider than the
  * output for bf16/f16 and f32 sums). Each kernel is preceded
@@ -314,15 +319,105 @@ static hlo_status open_accumulator(const cstyle_dialect *d, const kernel *k, str
   return NULL;
 }
 
+/* Divides by a row value (the dialect's rcp_div). A divide a / b whose
+ * divisor does not vary along the row (softmax's normalisation by the
+ * row sum, attention's 1/sqrt(d) scale emitted as a divide by a constant)
+ * costs a divide instruction per element, the slowest vector instruction
+ * there is (vdivps: about 10 cycles per 16 floats on this Xeon, a sixth
+ * of a softmax row kernel). With y = 1 / b computed once per row in
+ * double, a / b is computed as (float)((double)a * y): one rounding to
+ * double of the reciprocal and one of the product leave a relative error
+ * below 2^-52 + 2^-106, and a quotient of two floats is never that close
+ * to a midpoint between two floats but when it is one:
+ *   - result normal (|a/b| >= 2^-126): a - b m, for a midpoint m =
+ *     (2M+1) 2^(e-24) of the binade [2^e, 2^(e+1)) of a/b, is a multiple
+ *     of 2^(e+eb-24) (b = B 2^eb, B < 2^24 an integer) and not 0 (a = b m
+ *     would make a's odd part B_odd (2M+1) >= 2^24 + 1: 25 bits), so
+ *     |a/b - m| / |a/b| > 2^(e+eb-24) / 2^(e+eb+25) = 2^-49;
+ *   - result subnormal: a - b m (m an odd multiple of 2^-150) is a
+ *     multiple of 2^(eb-150) when eb <= 0, i.e. |b| < 2^24; when not 0,
+ *     |a/b - m| > 2^(eb-150) / 2^(eb+24) = 2^-174 while the error is
+ *     below 2^-52 2^-126 = 2^-178; it is 0 (a/b IS a midpoint, a tie
+ *     that must go to even) only when b's odd part times an odd number
+ *     is a float's multiple of 2^-149, i.e. when b is an even integer:
+ *     then only a power of two is allowed (y and the product are exact);
+ * so rounding the double to float gives the IEEE quotient, correctly
+ * rounded, for every a (zeros, subnormals, infinities and NaN follow as
+ * a / b does) when b is normal, |b| < 2^24 and b is not an even integer
+ * other than a power of two: the preamble's hlo_rcp_ok(b), checked once
+ * per row; a row whose divisor fails runs the divide itself (the same
+ * loops printed twice). Checked by bench/div_rcp_check.c on 2^23
+ * dividends in each of 9 binades (subnormal ones too) times 48 divisors:
+ * no difference; b = 98 (refused) does differ on subnormal ties.
+ * (An f32 FMA sequence, a correction step then Markstein's final step,
+ * is 4% faster but needs |a| >= 2^-100: the softmax of llama_block has
+ * exp values below that in 99.5% of its rows, bench/ATTENTION.md.)
+ *
+ * Whether body instruction i is such a divide (f32 computation). */
+static bool is_row_div(const cstyle_dialect *d, const kernel *k, const bool *vary, uint32_t i) {
+  const kinst *in = &k->body[i];
+  if (!d->rcp_div || !k->num_reduce_dims || in->kind != KI_OP || in->op != OP_DIVIDE ||
+      in->num_args != 2 || !vary[i] || vary[in->args[1]])
+    return false;
+  return kernel_compute_dtype(in->dtype) == HLO_F32 &&
+         kernel_compute_dtype(k->body[in->args[0]].dtype) == HLO_F32 &&
+         kernel_compute_dtype(k->body[in->args[1]].dtype) == HLO_F32;
+}
+
+/* Marks in fast[0..num_body) the row divides of stage s (is_row_div)
+ * but those whose value reaches a select's chosen operand within the
+ * stage (llama's scale before its causal mask): gcc sinks the conversions
+ * into the select's branch and then does not vectorise the loop ("control
+ * flow in loop"), and if-converted by hand the loop was still 5% slower
+ * than with the divide (bench/ATTENTION.md). Returns how many it marks. */
+static uint32_t find_row_divs(const cstyle_dialect *d, const kernel *k, uint32_t s,
+                              const bool *vary, bool *fast) {
+  const kernel_stage *st = &k->stages[s];
+  /* fast[] first holds "reaches a select" (propagated backwards) */
+  memset(fast, 0, k->num_body * sizeof *fast);
+  for (uint32_t j = st->body_end; j-- > st->body_begin;) {
+    const kinst *q = &k->body[j];
+    if (q->kind != KI_OP) continue;
+    for (uint32_t a = 0; a < q->num_args; a++)
+      if (fast[j] || (q->op == OP_SELECT && a > 0)) fast[q->args[a]] = true;
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < k->num_body; i++) {
+    fast[i] = !fast[i] && i >= st->body_begin && i < st->body_end && is_row_div(d, k, vary, i);
+    n += fast[i];
+  }
+  return n;
+}
+
+/* Prints row divide i (is_row_div) through its reciprocal hlo_rcpI. */
+static void print_fast_div(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t i,
+                           const char *ind) {
+  const kinst *in = &k->body[i];
+  char a[24], b[24], y[24];
+  snprintf(a, sizeof a, "v%u", in->args[0]);
+  snprintf(b, sizeof b, "v%u", in->args[1]);
+  snprintf(y, sizeof y, "hlo_rcp%u", i);
+  const char *args[3] = {a, b, y};
+  sb_printf(o, "%sconst float v%u = ", ind, i);
+  const char *rnd = in->dtype == HLO_BF16 ? "hlo_round_bf16" : in->dtype == HLO_F16 ? "hlo_round_f16" : "";
+  sb_printf(o, "%s(", rnd);
+  expand(o, d->rcp_div, args, HLO_F32);
+  sb_puts(o, ");\n");
+}
+
 /* Stage s's instructions that vary along the row, the temporaries it
  * writes, and (REDUCE) the combiner folding its value into `acc` (a C
  * lvalue, NULL for a MAP stage), then (MAP) the outputs it stores along
  * the row. */
 static hlo_status print_point(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
-                              const bool *vary, const char *acc, const char *ind) {
+                              const bool *vary, const char *acc, const char *ind,
+                              const bool *fast) {
   const kernel_stage *st = &k->stages[s];
-  for (uint32_t i = st->body_begin; i < st->body_end; i++)
-    if (vary[i]) HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  for (uint32_t i = st->body_begin; i < st->body_end; i++) {
+    if (!vary[i]) continue;
+    if (fast && fast[i]) print_fast_div(d, k, o, i, ind);
+    else HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  }
   for (uint32_t t = 0; t < k->num_temps; t++) {
     if (k->temps[t].stage != s) continue;
     sb_printf(o, "%stmp%u[", ind, t);
@@ -367,6 +462,191 @@ static void close_row_loops(const kernel *k, strbuf *o, uint32_t last, uint32_t 
   }
 }
 
+/* The row loops of stage s at every point of the row (a MAP stage, or a
+ * REDUCE stage's points loop writing its temporaries), with the outputs
+ * the stage stores along the row when `stores`. With row divides
+ * (find_row_divs), printed twice: through the reciprocals when every
+ * divisor passes hlo_rcp_ok, else with the divides themselves. */
+static hlo_status print_points(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
+                               const bool *vary, uint32_t level, bool stores) {
+  char ind[64];
+  put_indent(ind, sizeof ind, level);
+  bool *fast = malloc((k->num_body ? k->num_body : 1) * sizeof *fast);
+  if (!fast) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  uint32_t nfast = find_row_divs(d, k, s, vary, fast);
+  if (nfast) {
+    sb_printf(o, "%sif (", ind);
+    const char *sep = "";
+    for (uint32_t i = 0; i < k->num_body; i++) {
+      if (!fast[i]) continue;
+      sb_printf(o, "%shlo_rcp_ok(v%u)", sep, k->body[i].args[1]);
+      sep = " && ";
+    }
+    sb_puts(o, ") {\n");
+    put_indent(ind, sizeof ind, ++level);
+    for (uint32_t i = 0; i < k->num_body; i++) {
+      if (!fast[i]) continue;
+      char b[24], y[24];
+      snprintf(b, sizeof b, "v%u", k->body[i].args[1]);
+      snprintf(y, sizeof y, "hlo_rcp%u", i);
+      const char *args[3] = {y, b, ""};
+      sb_puts(o, ind);
+      expand(o, d->rcp_decl, args, HLO_F32);
+      sb_puts(o, "\n");
+    }
+  }
+  hlo_status err = NULL;
+  for (int pass = nfast ? 0 : 1; pass < 2 && !err; pass++) {
+    if (pass == 1 && nfast) {
+      put_indent(ind, sizeof ind, --level);
+      sb_printf(o, "%s} else {\n", ind);
+      put_indent(ind, sizeof ind, ++level);
+    }
+    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    err = print_point(d, k, o, s, vary, NULL, ind, pass == 0 ? fast : NULL);
+    for (uint32_t oi = 0; stores && !err && oi < k->num_outputs; oi++) {
+      const kernel_output *out = &k->outputs[oi];
+      if (out->stage != s || (output_per_row(k, out) && !vary[out->value])) continue;
+      char v[24];
+      snprintf(v, sizeof v, "v%u", out->value);
+      store(o, k, oi, v, ind);
+    }
+    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+  }
+  if (nfast) {
+    put_indent(ind, sizeof ind, --level);
+    sb_printf(o, "%s}\n", ind);
+  }
+  free(fast);
+  return err;
+}
+
+/* Max and min folds (softmax's row max): hlo_maxf and hlo_minf keep
+ * IEEE's NaN and signed-zero rules with compares and selects that cost
+ * four times a plain one (15% of llama's softmax row kernel). A REDUCE
+ * stage with lanes whose combiner is one maximum (minimum) of its two
+ * parameters in floating point first folds with (e > a ? e : a) (e < a),
+ * noting any NaN element: without NaN each step keeps the same VALUE as
+ * the exact combiner, so every lane and the tree hold the exact values,
+ * which differ from the exact bits only where a value is a zero (+0 and
+ * -0 compare equal); the row's result, when it is neither 0 nor NaN, is
+ * then the exact one bit for bit. A row with a NaN element or a 0 or NaN
+ * result folds again with the exact combiner. Returns OP_MAXIMUM or
+ * OP_MINIMUM for such a stage, else OP_COUNT. */
+static hlo_opcode fast_minmax(const kernel *k, uint32_t s) {
+  const kernel_stage *st = &k->stages[s];
+  if (st->kind != KSTAGE_REDUCE || k->sched.reduce_lanes[s] <= 1 ||
+      !dtype_is_float(st->acc_dtype) || st->comb_end - st->comb_begin != 3)
+    return OP_COUNT;
+  const kinst *q = &k->comb[st->comb_result];
+  if (q->kind != KI_OP || (q->op != OP_MAXIMUM && q->op != OP_MINIMUM) || q->num_args != 2)
+    return OP_COUNT;
+  const kinst *p0 = &k->comb[q->args[0]], *p1 = &k->comb[q->args[1]];
+  if (p0->kind != KI_PARAM || p1->kind != KI_PARAM || p0->input == p1->input) return OP_COUNT;
+  return q->op;
+}
+
+/* Prints stage s's combiner folding a1 into a0 (lvalue) and the
+ * assignment a0 = result; fast: the plain compare of fast_minmax, and
+ * with `nan` the NaN check of the element a1. */
+static hlo_status print_comb(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
+                             const char *a0, const char *a1, const char *ind, bool fast,
+                             bool nan) {
+  const kernel_stage *st = &k->stages[s];
+  for (uint32_t i = st->comb_begin; i < st->comb_end; i++) {
+    const kinst *q = &k->comb[i];
+    if (!fast || i != st->comb_result) {
+      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind));
+      continue;
+    }
+    sb_printf(o, "%sconst %s c%u = (c%u %s c%u ? c%u : c%u);\n", ind,
+              cstyle_compute_type(q->dtype), i, q->args[1], q->op == OP_MAXIMUM ? ">" : "<",
+              q->args[0], q->args[1], q->args[0]);
+  }
+  sb_printf(o, "%s%s = c%u;\n", ind, a0, st->comb_result);
+  if (fast && nan) sb_printf(o, "%shlo_nan%u |= %s != %s;\n", ind, s, a1, a1);
+  return NULL;
+}
+
+/* Sets REDUCE stage s's lanes back to their start (open_accumulator's). */
+static hlo_status init_lanes(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
+                             uint32_t lanes, const char *ind) {
+  const kernel_stage *st = &k->stages[s];
+  sb_printf(o, "%saccl%u[0] = ", ind, s);
+  print_const(d, o, st->acc_dtype, st->init.i, st->init.f);
+  sb_printf(o, ";\n%sfor (int64_t xl = 1; xl < %u; xl++) accl%u[xl] = ", ind, lanes, s);
+  print_const(d, o, st->acc_dtype, st->identity.i, st->identity.f);
+  sb_puts(o, ";\n");
+  return NULL;
+}
+
+/* REDUCE stage s with `lanes` lanes (kernel.h): lane xl folds the elements
+ * xb + xl of the innermost row dim, the tail (past the last multiple of L)
+ * goes to lane 0; from temporary vt (>= 0) or from the stage's body at
+ * each point; then the lanes combined as a tree, one loop per level with
+ * a constant width: gcc vectorises the wide levels (a loop over a
+ * variable width ran as scalar code with branches: 10% of llama's
+ * 256-long softmax rows, bench/ATTENTION.md); same tree, same order.
+ * fast: fast_minmax's plain compares. */
+static hlo_status print_lanes_fold(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                   uint32_t s, const bool *vary, uint32_t level, uint32_t lanes,
+                                   int32_t vt, bool fast) {
+  char ind[64], ind2[80], ind3[96], a0[32], a1[48];
+  put_indent(ind, sizeof ind, level);
+  uint32_t r = k->rank - 1;
+  if (vt >= 0) {
+    long long n = 1;
+    for (uint32_t dd = k->rank - k->num_reduce_dims; dd < k->rank; dd++) n *= (long long)k->dims[dd];
+    long long nm = n - n % (long long)lanes;
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    snprintf(ind3, sizeof ind3, "%s    ", ind);
+    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
+    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
+    snprintf(a0, sizeof a0, "accl%u[xl]", s);
+    snprintf(a1, sizeof a1, "tmp%d[xb + xl]", vt);
+    HLO_TRY(print_comb(d, k, o, s, a0, a1, ind3, fast, true));
+    sb_printf(o, "%s}\n%s}\n", ind2, ind);
+    if (nm < n) {
+      sb_printf(o, "%sfor (int64_t xr = %lld; xr < %lld; xr++) {\n", ind, nm, n);
+      snprintf(a0, sizeof a0, "accl%u[0]", s);
+      snprintf(a1, sizeof a1, "tmp%d[xr]", vt);
+      HLO_TRY(print_comb(d, k, o, s, a0, a1, ind2, fast, true));
+      sb_printf(o, "%s}\n", ind);
+    }
+  } else {
+    open_row_loops(k, o, r, &level, ind, sizeof ind);
+    long long n = (long long)k->dims[r], nm = n - n % (long long)lanes;
+    put_indent(ind2, sizeof ind2, level + 1);
+    put_indent(ind3, sizeof ind3, level + 2);
+    char v[24];
+    snprintf(v, sizeof v, "v%u", k->stages[s].value);
+    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
+    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
+    sb_printf(o, "%sconst int64_t x%u = xb + xl;\n", ind3, r);
+    snprintf(a0, sizeof a0, "accl%u[xl]", s);
+    HLO_TRY(print_point(d, k, o, s, vary, NULL, ind3, NULL));
+    HLO_TRY(print_comb(d, k, o, s, a0, v, ind3, fast, true));
+    sb_printf(o, "%s}\n%s}\n", ind2, ind);
+    if (nm < n) {
+      sb_printf(o, "%sfor (int64_t x%u = %lld; x%u < %lld; x%u++) {\n", ind, r, nm, r, n, r);
+      snprintf(a0, sizeof a0, "accl%u[0]", s);
+      HLO_TRY(print_point(d, k, o, s, vary, NULL, ind2, NULL));
+      HLO_TRY(print_comb(d, k, o, s, a0, v, ind2, fast, true));
+      sb_printf(o, "%s}\n", ind);
+    }
+    close_row_loops(k, o, r, &level, ind, sizeof ind);
+  }
+  snprintf(a0, sizeof a0, "accl%u[xl]", s);
+  for (uint32_t w = lanes / 2; w >= 1; w /= 2) {
+    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind, w);
+    snprintf(ind2, sizeof ind2, "%s  ", ind);
+    snprintf(a1, sizeof a1, "accl%u[xl + %u]", s, w);
+    HLO_TRY(print_comb(d, k, o, s, a0, a1, ind2, fast, false));
+    sb_printf(o, "%s}\n", ind);
+  }
+  return NULL;
+}
+
 /* One stage over the row of the current parallel point (see kernel.h):
  * instructions that do not vary along the row first, then the row loops. */
 static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
@@ -392,93 +672,41 @@ static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *
       store(o, k, oi, v, ind);
     }
     if (!loop) return NULL;
-    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
-    HLO_TRY(print_point(d, k, o, s, vary, NULL, ind));
-    for (uint32_t oi = 0; oi < k->num_outputs; oi++) {
-      const kernel_output *out = &k->outputs[oi];
-      if (out->stage != s || (output_per_row(k, out) && !vary[out->value])) continue;
-      char v[24];
-      snprintf(v, sizeof v, "v%u", out->value);
-      store(o, k, oi, v, ind);
-    }
-    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
-    return NULL;
+    return print_points(d, k, o, s, vary, level, true);
   }
-  /* REDUCE: with lanes (kernel.h) lane xl folds the elements xb + xl of the
-   * innermost row dim; the tail (past the last multiple of L) goes to lane 0 */
+  /* REDUCE: with lanes, print_lanes_fold; else one accumulator in order */
   uint32_t lanes = k->sched.reduce_lanes[s] > 1 ? k->sched.reduce_lanes[s] : 0;
   HLO_TRY(open_accumulator(d, k, o, s, lanes, ind));
   char acc[32];
-  uint32_t r = k->rank - 1;
   int32_t vt = -1; /* the temporary holding the folded value, if any */
   for (uint32_t t = 0; t < k->num_temps; t++)
     if (k->temps[t].stage == s && k->temps[t].value == st->value) vt = (int32_t)t;
-  if (lanes && vt >= 0) {
-    /* the folded value is kept in a temporary: the points in one plain
-     * loop nest (which vectorises like an elementwise kernel), then the
-     * lanes fold the temporary (2x on a masked softmax's first stage, bench/KERNELS.md) */
-    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
-    HLO_TRY(print_point(d, k, o, s, vary, NULL, ind));
-    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
-    long long n = 1;
-    for (uint32_t dd = k->rank - k->num_reduce_dims; dd < k->rank; dd++) n *= (long long)k->dims[dd];
-    long long nm = n - n % (long long)lanes;
-    char ind2[80], ind3[96], a0[32], a1[32];
-    snprintf(ind2, sizeof ind2, "%s  ", ind);
-    snprintf(ind3, sizeof ind3, "%s    ", ind);
-    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
-    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
-    snprintf(a0, sizeof a0, "accl%u[xl]", s);
-    snprintf(a1, sizeof a1, "tmp%d[xb + xl]", vt);
-    for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
-      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind3));
-    sb_printf(o, "%saccl%u[xl] = c%u;\n%s}\n%s}\n", ind3, s, st->comb_result, ind2, ind);
-    if (nm < n) {
-      sb_printf(o, "%sfor (int64_t xr = %lld; xr < %lld; xr++) {\n", ind, nm, n);
-      snprintf(a0, sizeof a0, "accl%u[0]", s);
-      snprintf(a1, sizeof a1, "tmp%d[xr]", vt);
-      for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
-        HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind2));
-      sb_printf(o, "%saccl%u[0] = c%u;\n%s}\n", ind2, s, st->comb_result, ind);
-    }
-  } else {
-  open_row_loops(k, o, lanes ? r : k->rank, &level, ind, sizeof ind);
-  if (!lanes) {
-    snprintf(acc, sizeof acc, "acc%u", s);
-    HLO_TRY(print_point(d, k, o, s, vary, acc, ind));
-  } else {
-    long long n = (long long)k->dims[r], nm = n - n % (long long)lanes;
-    char ind2[64], ind3[64];
-    put_indent(ind2, sizeof ind2, level + 1);
-    put_indent(ind3, sizeof ind3, level + 2);
-    sb_printf(o, "%sfor (int64_t xb = 0; xb < %lld; xb += %u) {\n", ind, nm, lanes);
-    sb_printf(o, "%sfor (int64_t xl = 0; xl < %u; xl++) {\n", ind2, lanes);
-    sb_printf(o, "%sconst int64_t x%u = xb + xl;\n", ind3, r);
-    snprintf(acc, sizeof acc, "accl%u[xl]", s);
-    HLO_TRY(print_point(d, k, o, s, vary, acc, ind3));
-    sb_printf(o, "%s}\n%s}\n", ind2, ind);
-    if (nm < n) {
-      sb_printf(o, "%sfor (int64_t x%u = %lld; x%u < %lld; x%u++) {\n", ind, r, nm, r, n, r);
-      snprintf(acc, sizeof acc, "accl%u[0]", s);
-      HLO_TRY(print_point(d, k, o, s, vary, acc, ind2));
-      sb_printf(o, "%s}\n", ind);
-    }
-  }
-  close_row_loops(k, o, lanes ? r : k->rank, &level, ind, sizeof ind);
-  }
-  const char *at = cstyle_compute_type(st->acc_dtype);
   if (lanes) {
-    /* the lanes combined as a tree */
-    sb_printf(o, "%sfor (int64_t w = %u; w >= 1; w /= 2) {\n", ind, lanes / 2);
-    sb_printf(o, "%s  for (int64_t xl = 0; xl < w; xl++) {\n", ind);
-    char ind2[80], a0[32], a1[32];
-    snprintf(ind2, sizeof ind2, "%s    ", ind);
-    snprintf(a0, sizeof a0, "accl%u[xl]", s);
-    snprintf(a1, sizeof a1, "accl%u[xl + w]", s);
-    for (uint32_t i = st->comb_begin; i < st->comb_end; i++)
-      HLO_TRY(print_inst(d, k, o, k->comb, i, "c", a0, a1, ind2));
-    sb_printf(o, "%saccl%u[xl] = c%u;\n%s  }\n%s}\n", ind2, s, st->comb_result, ind, ind);
-    sb_printf(o, "%sconst %s acc%u = accl%u[0];\n", ind, at, s, s);
+    /* the folded value kept in a temporary: the points in one plain loop
+     * nest (which vectorises like an elementwise kernel), then the lanes
+     * fold the temporary (2x on a masked softmax's first stage,
+     * bench/KERNELS.md) */
+    if (vt >= 0) HLO_TRY(print_points(d, k, o, s, vary, level, false));
+    hlo_opcode mm = fast_minmax(k, s);
+    if (mm != OP_COUNT) {
+      sb_printf(o, "%suint32_t hlo_nan%u = 0;\n", ind, s);
+      HLO_TRY(print_lanes_fold(d, k, o, s, vary, level, lanes, vt, true));
+      sb_printf(o, "%sif (hlo_nan%u || accl%u[0] == 0 || accl%u[0] != accl%u[0]) {\n", ind, s, s,
+                s, s);
+      char ind2[80];
+      snprintf(ind2, sizeof ind2, "%s  ", ind);
+      HLO_TRY(init_lanes(d, k, o, s, lanes, ind2));
+      HLO_TRY(print_lanes_fold(d, k, o, s, vary, level + 1, lanes, vt, false));
+      sb_printf(o, "%s}\n", ind);
+    } else {
+      HLO_TRY(print_lanes_fold(d, k, o, s, vary, level, lanes, vt, false));
+    }
+    sb_printf(o, "%sconst %s acc%u = accl%u[0];\n", ind, cstyle_compute_type(st->acc_dtype), s, s);
+  } else {
+    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    snprintf(acc, sizeof acc, "acc%u", s);
+    HLO_TRY(print_point(d, k, o, s, vary, acc, ind, NULL));
+    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
   }
   /* the row value: the accumulator rounded once to the reduce's type */
   hlo_dtype ct = kernel_compute_dtype(st->dtype);

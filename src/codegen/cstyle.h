@@ -40,6 +40,14 @@ typedef struct cstyle_dialect {
   const char *int_ops[OP_COUNT];   /* signed and unsigned integers */
   const char *uint_ops[OP_COUNT];  /* unsigned overrides of int_ops (NULL: int_ops') */
   const char *bool_ops[OP_COUNT];  /* i1 */
+  /* Exact divides by a row-invariant f32 divisor (cstyle.c, "Divides by
+   * a row value"): rcp_decl declares $0, the reciprocal of divisor $1,
+   * once per row; rcp_div computes a / b from it ($0 = a, $1 = b, $2 =
+   * the reciprocal), the IEEE quotient whenever the preamble's
+   * hlo_rcp_ok(b) holds (else the divide is printed). NULL: every divide
+   * is printed as the op table's. */
+  const char *rcp_decl;
+  const char *rcp_div;
 } cstyle_dialect;
 
 /* Appends to `out` the definition of kernel `k` in dialect `d` (without

@@ -374,6 +374,45 @@ bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile)
   return true;
 }
 
+bool kernel_tiles_flat_rows(const kernel *k, uint32_t in) {
+  if (in >= k->num_inputs) return false;
+  const kernel_buffer *b = &k->inputs[in];
+  const kernel_schedule *s = &k->sched;
+  uint32_t T = s->num_thread_dims;
+  if (b->rank < 1 || T < 1) return false;
+  int64_t n = b->dims[b->rank - 1], rows = 1;
+  for (uint32_t j = 0; j + 1 < b->rank; j++) rows *= b->dims[j];
+  /* thread dims of tile 1 number the tiles; unsplit ones lie within one */
+  for (uint32_t d = 0; d < T; d++)
+    if (s->tile[d] != 1 && s->tile[d] != k->dims[d]) return false;
+  if (n <= 0 || rows <= 0 || kernel_num_tiles(k) != rows) return false;
+  bool any = false;
+  for (uint32_t i = 0; i < k->num_body; i++) {
+    const kinst *q = &k->body[i];
+    if (q->kind != KI_LOAD || q->input != in) continue;
+    /* the element's linear offset: n * (the tile index) + an offset in
+     * [0, n) over the other index variables' ranges */
+    kernel_affine a = kernel_map_linear(&q->map, b->dims);
+    int64_t w = n, lo = a.offset, hi = a.offset;
+    for (uint32_t d = k->rank; d-- > 0;) {
+      if (k->dims[d] == 1) continue; /* x_d is 0 */
+      if (d < T && s->tile[d] == 1) {
+        if (a.coeff[d] != w) return false;
+        w *= k->dims[d];
+        continue;
+      }
+      int64_t c = a.coeff[d] * (k->dims[d] - 1);
+      if (c < 0) lo += c;
+      else hi += c;
+    }
+    for (uint32_t d = k->rank; d < KERNEL_MAX_RANK; d++)
+      if (a.coeff[d]) return false;
+    if (lo < 0 || hi >= n) return false;
+    any = true;
+  }
+  return any;
+}
+
 hlo_status kernel_check_schedule(const kernel *k) {
   const kernel_schedule *s = &k->sched;
   uint32_t np = k->rank - k->num_reduce_dims;

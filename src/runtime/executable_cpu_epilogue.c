@@ -17,7 +17,14 @@
  * reads may share memory with what the kernel writes). The kernel moves up
  * to the GEMM's place in the program, so it is merged only when its other
  * inputs are made before the GEMM. --check compiles without this fusion so
- * that the GEMM and the kernel are compared with the interpreter apart. */
+ * that the GEMM and the kernel are compared with the interpreter apart.
+ *
+ * A batched product (attention's scores, [B, H, S, S]) or one whose rows
+ * are spread over more dims (JAX's [1, S, D]) is merged with a kernel
+ * whose tile b*m + r reads only row r of matrix b (kernel_tiles_flat_rows:
+ * the softmax over the heads' rows, llama's SiLU over [1, 256, 704]): the
+ * GEMM calls the epilogue per matrix (or block of its rows), and run_rows
+ * offsets the tiles by the matrix. */
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/executable_cpu_internal.h"
@@ -110,18 +117,34 @@ static hlo_status merge(program *p, uint32_t gi, uint32_t ki, const kernel *k, i
   return NULL;
 }
 
+/* Whether GEMM step g's product c is dense in c's type: [B..., m, n]
+ * with the leading dims' product the batch times m, row stride n and
+ * matrix stride m n, so that row r of matrix b is row b m + r of c seen as
+ * a matrix of its last dim (kernel_tiles_flat_rows). */
+static bool dense_product(const step *g, const hlo_type *ct) {
+  const backend_gemm *gg = &g->g;
+  if (!ct || ct->kind != TYPE_TENSOR || ct->rank < 2) return false;
+  int64_t lead = 1;
+  for (uint32_t j = 0; j + 1 < ct->rank; j++) lead *= ct->dims[j];
+  return ct->dims[ct->rank - 1] == gg->n && lead == gg->batch * gg->m &&
+         (gg->ldc == 0 || gg->ldc == gg->n) &&
+         (gg->batch_stride_c == 0 || gg->batch_stride_c == gg->m * gg->n);
+}
+
 hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
   if (!x->be->gemm_epilogue || !x->be->launch_tiles) return NULL;
   for (uint32_t pi = 0; pi < x->nprogs; pi++) {
     program *p = &x->progs[pi];
     for (uint32_t gi = 0; gi < p->nsteps; gi++) {
       step *g = &p->steps[gi];
-      if (g->kind != STEP_GEMM || g->epilogue || g->g.batch != 1 || g->nout != 1) continue;
+      if (g->kind != STEP_GEMM || g->epilogue || g->g.batch < 1 || g->nout != 1) continue;
       const hlo_value *c = g->out[0];
       const hlo_type *ct = c->type;
-      if (!ct || ct->kind != TYPE_TENSOR || ct->rank != 2 || ct->dims[0] != g->g.m ||
-          ct->dims[1] != g->g.n)
-        continue;
+      /* a plain m x n product, or one whose rows are spread over more
+       * dims ([B..., M, N] of a batch, JAX's [1, S, D]) */
+      bool flat = g->g.batch > 1 || !ct || ct->kind != TYPE_TENSOR || ct->rank != 2 ||
+                  ct->dims[0] != g->g.m || ct->dims[1] != g->g.n;
+      if (flat && !dense_product(g, ct)) continue;
       /* a product the block returns lives in its own result buffer, which
        * the merged step cannot write: keep the steps apart */
       const hlo_op *term = p->block->last;
@@ -140,7 +163,10 @@ hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
       /* a row kernel (one tile per row, kernel_tiles_rows), or an
        * elementwise kernel with one or more tiles per row */
       int64_t rows = 0, tpr = 0;
-      if (kernel_tiles_rows(k, (uint32_t)at, &rows) && rows == 1 && kernel_num_tiles(k) == g->g.m)
+      if (flat) /* tile b*m + r: row r of matrix b, one tile a row */
+        tpr = kernel_tiles_flat_rows(k, (uint32_t)at) ? 1 : 0;
+      else if (kernel_tiles_rows(k, (uint32_t)at, &rows) && rows == 1 &&
+               kernel_num_tiles(k) == g->g.m)
         tpr = 1;
       else
         tpr = tiles_per_row(k, (uint32_t)at, g->g.m);
@@ -158,11 +184,13 @@ typedef struct epilogue_ctx {
   void *const *kbufs;
 } epilogue_ctx;
 
+/* Rows [row_begin, row_end) of matrix `batch` of the product are rows
+ * batch * m + row_* of it seen as one matrix: the kernel's tiles of them. */
 static void run_rows(void *ctx, int64_t batch, int64_t row_begin, int64_t row_end) {
-  (void)batch;
   const epilogue_ctx *e = ctx;
-  int64_t tpr = e->s->epi_tiles_per_row;
-  e->x->be->launch_tiles(e->x->mod, e->s->epi_kernel, e->kbufs, row_begin * tpr, row_end * tpr);
+  int64_t tpr = e->s->epi_tiles_per_row, base = batch * e->s->g.m;
+  e->x->be->launch_tiles(e->x->mod, e->s->epi_kernel, e->kbufs, (base + row_begin) * tpr,
+                         (base + row_end) * tpr);
 }
 
 hlo_status cpu_run_gemm(cpu_exec *x, const step *s, void *const *bufs) {

@@ -154,4 +154,118 @@ TEST(product_also_returned) {
   CHECK_EQ_INT(cs.epilogues, 0);
 }
 
+/* A batched product ([B..., M, N] scores) and a softmax over its rows: the
+ * row kernel runs as the batched GEMM's epilogue, tile b*M + r after row r
+ * of matrix b (executable_cpu_epilogue.c, kernel_tiles_flat_rows). */
+TEST(softmax_rows_after_batched_gemm) {
+  static const char *texts[] = {
+      /* [6, 17, 19]: batch 6 */
+      "func.func @main(%a: tensor<6x17x8xf32>, %b: tensor<6x8x19xf32>) -> tensor<6x17x19xf32> {\n"
+      "  %s = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x "
+      "[1] : (tensor<6x17x8xf32>, tensor<6x8x19xf32>) -> tensor<6x17x19xf32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [2] "
+      ": (tensor<6x17x19xf32>, tensor<f32>) -> tensor<6x17xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<6x17xf32>) -> "
+      "tensor<6x17x19xf32>\n"
+      "  %d = stablehlo.subtract %s, %mb : tensor<6x17x19xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<6x17x19xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %t = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [2] : "
+      "(tensor<6x17x19xf32>, tensor<f32>) -> tensor<6x17xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [0, 1] : (tensor<6x17xf32>) -> "
+      "tensor<6x17x19xf32>\n"
+      "  %p = stablehlo.divide %e, %tb : tensor<6x17x19xf32>\n"
+      "  return %p : tensor<6x17x19xf32>\n"
+      "}\n",
+      /* [2, 3, 33, 40]: two batch dims, scaled by a divide (attention's
+       * 1/sqrt(d)), rows longer than the reduction lanes */
+      "func.func @main(%a: tensor<2x3x33x16xf32>, %b: tensor<2x3x40x16xf32>) -> "
+      "tensor<2x3x33x40xf32> {\n"
+      "  %s0 = stablehlo.dot_general %a, %b, batching_dims = [0, 1] x [0, 1], contracting_dims = "
+      "[3] x [3] : (tensor<2x3x33x16xf32>, tensor<2x3x40x16xf32>) -> tensor<2x3x33x40xf32>\n"
+      "  %c = stablehlo.constant dense<4.0e+00> : tensor<2x3x33x40xf32>\n"
+      "  %s = stablehlo.divide %s0, %c : tensor<2x3x33x40xf32>\n"
+      "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [3] "
+      ": (tensor<2x3x33x40xf32>, tensor<f32>) -> tensor<2x3x33xf32>\n"
+      "  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<2x3x33xf32>) -> "
+      "tensor<2x3x33x40xf32>\n"
+      "  %d = stablehlo.subtract %s, %mb : tensor<2x3x33x40xf32>\n"
+      "  %e = stablehlo.exponential %d : tensor<2x3x33x40xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %t = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [3] : "
+      "(tensor<2x3x33x40xf32>, tensor<f32>) -> tensor<2x3x33xf32>\n"
+      "  %tb = stablehlo.broadcast_in_dim %t, dims = [0, 1, 2] : (tensor<2x3x33xf32>) -> "
+      "tensor<2x3x33x40xf32>\n"
+      "  %p = stablehlo.divide %e, %tb : tensor<2x3x33x40xf32>\n"
+      "  return %p : tensor<2x3x33x40xf32>\n"
+      "}\n"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    runtime_cpu_stats cs = {0};
+    bool skipped = false;
+    CHECK(tl_backends_agree("batched_softmax.mlir", texts[i], &cpu_opts, 0x1, 64, 19 + i, &cs,
+                            &skipped));
+    if (skipped) return;
+    CHECK_EQ_INT(cs.blas, 1);
+    CHECK_EQ_INT(cs.epilogues, 1);
+  }
+}
+
+TEST(epilogues_of_products_with_a_leading_dim_of_one) {
+  /* JAX's [1, S, D] activations: the product [1, 37, 40] is an m x n
+   * GEMM whose rows are spread over two dims; SiLU(gate) * up over it (an
+   * elementwise kernel reading two products) and an RMSNorm-like row kernel
+   * over the next product both run as epilogues */
+  static const char *text =
+      "func.func @main(%x: tensor<1x37x24xf32>, %wg: tensor<24x40xf32>, %wu: tensor<24x40xf32>, "
+      "%wd: tensor<40x24xf32>) -> tensor<1x37x24xf32> {\n"
+      "  %g = stablehlo.dot_general %x, %wg, contracting_dims = [2] x [0] : (tensor<1x37x24xf32>, "
+      "tensor<24x40xf32>) -> tensor<1x37x40xf32>\n"
+      "  %u = stablehlo.dot_general %x, %wu, contracting_dims = [2] x [0] : (tensor<1x37x24xf32>, "
+      "tensor<24x40xf32>) -> tensor<1x37x40xf32>\n"
+      "  %sg = stablehlo.logistic %g : tensor<1x37x40xf32>\n"
+      "  %si = stablehlo.multiply %g, %sg : tensor<1x37x40xf32>\n"
+      "  %h = stablehlo.multiply %si, %u : tensor<1x37x40xf32>\n"
+      "  %d = stablehlo.dot_general %h, %wd, contracting_dims = [2] x [0] : (tensor<1x37x40xf32>, "
+      "tensor<40x24xf32>) -> tensor<1x37x24xf32>\n"
+      "  %sq = stablehlo.multiply %d, %d : tensor<1x37x24xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %ss = stablehlo.reduce(%sq init: %z) applies stablehlo.add across dimensions = [2] : "
+      "(tensor<1x37x24xf32>, tensor<f32>) -> tensor<1x37xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %ss, dims = [0, 1] : (tensor<1x37xf32>) -> "
+      "tensor<1x37x24xf32>\n"
+      "  %r = stablehlo.rsqrt %sb : tensor<1x37x24xf32>\n"
+      "  %y = stablehlo.multiply %d, %r : tensor<1x37x24xf32>\n"
+      "  return %y : tensor<1x37x24xf32>\n"
+      "}\n";
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("leading_one.mlir", text, &cpu_opts, 0x1, 64, 29, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.blas, 3);
+  CHECK_EQ_INT(cs.epilogues, 2);
+}
+
+TEST(batched_not_merged_when_a_tile_spans_matrices) {
+  /* a reduction over the batch's rows (dim 1 of [4, 9, 5]): a tile of the
+   * kernel reads a column of each matrix, not a row: no epilogue */
+  static const char *text =
+      "func.func @main(%a: tensor<4x9x3xf32>, %b: tensor<4x3x5xf32>) -> tensor<4x5xf32> {\n"
+      "  %s = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x "
+      "[1] : (tensor<4x9x3xf32>, tensor<4x3x5xf32>) -> tensor<4x9x5xf32>\n"
+      "  %e = stablehlo.exponential %s : tensor<4x9x5xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %t = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<4x9x5xf32>, tensor<f32>) -> tensor<4x5xf32>\n"
+      "  return %t : tensor<4x5xf32>\n"
+      "}\n";
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("batched_cols.mlir", text, &cpu_opts, 0x1, 64, 23, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.blas, 1);
+  CHECK_EQ_INT(cs.epilogues, 0);
+}
+
 TEST_MAIN()
