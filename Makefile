@@ -40,6 +40,18 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 
 all: $(BUILD)/hlo $(EXAMPLES)
 
+# hlo's build id, which the compilation cache keys on (src/runtime/executable_cache.c):
+# the version and a hash of every source and header of the library, so that any
+# change to the compiler invalidates the entries it made.
+HLO_VERSION := 0.1.0
+BUILD_ID_INPUTS := $(SRCS) $(sort $(shell find src include -name '*.h' -o -name '*.def'))
+$(BUILD)/gen/hlo_build_id.h: $(BUILD_ID_INPUTS) Makefile
+	@mkdir -p $(dir $@)
+	$(Q)printf '#define HLO_VERSION "%s"\n#define HLO_BUILD_ID "%s+%s"\n' "$(HLO_VERSION)" \
+	  "$(HLO_VERSION)" "$$(cat $(BUILD_ID_INPUTS) | cksum | cut -d' ' -f1)" > $@.tmp && mv $@.tmp $@
+$(BUILD)/src/runtime/executable_cache.o: $(BUILD)/gen/hlo_build_id.h
+$(BUILD)/src/runtime/executable_cache.o: CFLAGS += -I$(BUILD)/gen
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(filter 1,$(V)),,echo "  CC $<")

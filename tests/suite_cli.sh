@@ -267,7 +267,8 @@ assert want_iters < 0 or d["iters"] == want_iters, d["iters"]
 assert want_iters >= 0 or d["iters"] > 100, "adaptive count too small for a tiny program: %d" % d["iters"]
 assert d["warmup"] == want_warmup, d["warmup"]
 assert 0 < d["min_us"] <= d["median_us"] <= d["max_us"], d
-assert d["compile_ms"] > 0 and sorted(d["stages_ms"]) == ["cc", "lower", "parse", "passes", "prepare", "read", "verify"], d
+assert d["compile_ms"] > 0 and sorted(d["stages_ms"]) == ["cache", "cc", "lower", "parse", "passes", "prepare", "read", "verify"], d
+assert d["cache"] in ("hit", "miss", "off"), d["cache"]
 print("json ok", d["inputs"])
 X
 expect bench-help          0 "usage: hlo bench FILE"  "$HLO" bench --help
@@ -324,7 +325,9 @@ expect cost-bad-flag     2 'unknown flag'                   "$HLO" cost --bogus 
 expect cost-no-file      2 'missing FILE'                   "$HLO" cost
 
 # hlo run --passes / --dump-to: the pipeline runs (its report on stderr), the dumps parse back.
-expect run-passes        0 'simplify .* ops'               "$HLO" run "$T/ok.mlir" --passes default
+expect run-passes        0 'simplify .* ops'               "$HLO" run "$T/ok.mlir" --passes default --no-cache
+"$HLO" run "$T/ok.mlir" --passes default --cache-dir "$T/passcache" >/dev/null 2>&1
+expect run-passes-cached 0 'passes: none ran; .*compilation cache' "$HLO" run "$T/ok.mlir" --passes default --cache-dir "$T/passcache"
 expect run-passes-bad    2 "unknown pass 'nope'|nope"        "$HLO" run "$T/ok.mlir" --passes simplify,nope
 expect run-dump-to       0 'total'                          "$HLO" run "$T/ok.mlir" --dump-to "$T/dump"
 expect run-dump-parses   0 'module'                         "$HLO" print "$T/dump/0000.inline.after.mlir"
@@ -457,7 +460,10 @@ expect dump-bad-folder    1 'cannot create the folder'  "$HLO" run "$T/ok.mlir" 
 expect long-chain         0 'fusions: +[0-9]+: loop'      "$HLO" compile "$T/chain4000.mlir"
 mkdir -p "$T/fifocache"
 HLO_CACHE_DIR="$T/fifocache" "$HLO" run "$T/mlp.mlir" --quiet --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>' >/dev/null 2>&1
-for k in "$T"/fifocache/*.so; do rm -f "$k"; mkfifo "$k"; done
+# the kernel objects are in ROOT/kernels; then every file of the cache (kernel
+# objects, notes, whatever else is there) becomes a FIFO: nothing may block on one
+expect kernels-in-root    0 '[0-9a-f]{32}\.so'  ls "$T/fifocache/kernels"
+find "$T/fifocache" -type f | while read -r k; do rm -f "$k"; mkfifo "$k"; done
 expect fifo-in-cache      0 '@main: 1 result'  env HLO_CACHE_DIR="$T/fifocache" timeout 60 "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 
 # --dump-to with --split-input-file: each module's dumps in DIR/module-K (they overwrote each other).

@@ -33,6 +33,7 @@ static const verb verbs[] = {
     {"compile", "compile without running: kernels, library calls, time per stage, passes", cmd_compile},
     {"dot", "the fused graph as Graphviz DOT, each fusion a cluster", cmd_dot},
     {"memory", "bytes a compiled program needs: arguments, outputs, temporaries, peak", cmd_memory},
+    {"cache", "the compilation cache: list, stats, clear, verify its entries", cmd_cache},
 };
 #define NUM_VERBS (sizeof verbs / sizeof verbs[0])
 

@@ -86,14 +86,19 @@ typedef struct hlo_compile_times {
     double ms;
   } stages[HLO_MAX_STAGES];
   double total_ms; /* the sum of the stages */
+  /* The compilation cache (docs/cache.md): "hit" (loaded: no pass ran, no
+   * compiler started), "miss" (compiled and stored) or "off" (not used).
+   * Static storage. */
+  const char *cache;
 } hlo_compile_times;
 
 /* hlo_module_load + hlo_executable_compile, timing each stage: "read" (the
  * file), "parse", "verify", then what hlo_executable_compile does: "passes"
  * (the pass pipeline, verification after each pass included), and on the
  * CPU backend "lower" (kernels from fusions, thunks, constants), "cc" (the
- * C compiler and loading its output), and "prepare" (the rest: for the
- * interpreter, legalizing chlo and numbering values). `opts` NULL: the
+ * C compiler and loading its output), "prepare" (the rest: for the
+ * interpreter, legalizing chlo and numbering values) and "cache" (the
+ * compilation cache's own time: key, lookup or load, store; see `cache`). `opts` NULL: the
  * interpreter with no passes. `path` "-" reads standard input; `entry` NULL
  * means @main. On success *out_module and *out_exe are yours (destroy the
  * executable first). Errors: those of hlo_module_load and

@@ -189,6 +189,28 @@ typedef struct hlo_compile_options {
    * (HLO_FAILED_CHECK, located at the fusion, naming its kernel and the ops
    * inside it). Slow: for finding a miscompiled fusion. */
   bool check;
+  /* The persistent compilation cache (HLO_BACKEND_CPU; docs/cache.md): a
+   * compiled executable is stored as one self-contained entry (the
+   * optimised module and every kernel's machine code), keyed by the
+   * program with its locations and value names stripped, the entry
+   * function's signature, these options, the compiler and CPU, and hlo's
+   * build; the next compile of the same program, in any process, loads it
+   * instead of compiling. A corrupt, truncated or foreign-version entry is
+   * reported as a warning on stderr, removed and rebuilt.
+   * cache_dir: the cache root; NULL: $HLO_CACHE_DIR, else
+   * $XDG_CACHE_HOME/hlo, else $HOME/.cache/hlo; "off" (or HLO_CACHE_DIR=off):
+   * no cache at all. Not used with `check` or `dump_dir` set (those
+   * compile). */
+  const char *cache_dir;
+  bool no_cache;              /* neither read nor write the cache (entries and kernels) */
+  uint64_t cache_max_bytes;   /* the bound, LRU-evicted; 0: $HLO_CACHE_MAX_BYTES, else 4 GiB */
+  /* Print one line per compile to stderr: the entry function, hit or miss,
+   * the time of each stage (also HLO_LOG_COMPILES=1). */
+  bool log_compiles;
+  /* On a miss, say which cached entry for the same function is closest and
+   * what differs (an argument's shape or type, an option, hlo's build) on
+   * stderr (also HLO_EXPLAIN_CACHE_MISSES=1). */
+  bool explain_cache_misses;
 } hlo_compile_options;
 
 /* Prepares function `entry` of `m` (NULL: "main", or the only function) to

@@ -21,10 +21,45 @@
 
 typedef struct backend_module backend_module;
 
+/* A compiled object of a module: one translation unit's machine code (the
+ * CPU backend: a shared object's bytes; CUDA: a cubin). The compilation
+ * cache (runtime/compile_cache.h) stores a module's objects in its entry
+ * and gives them back to the next compile of the same program. */
+typedef struct backend_object {
+  char key[33];           /* the unit's key: 32 hex digits of a hash of what
+                             the bytes are for: the target (backend.target:
+                             CPU, flags) and the source. Not the compiler's
+                             version (the kernel cache's own key has it) */
+  const void *bytes;      /* lent */
+  size_t len;
+} backend_object;
+
+/* How a compile obtained its units (backend_compile_options.stats). */
+typedef struct backend_compile_stats {
+  uint32_t units;         /* translation units of the module */
+  uint32_t from_objects;  /* loaded from backend_compile_options.objects */
+  uint32_t from_kernel_cache; /* loaded from the kernel cache */
+  uint32_t compiled;      /* compiled now */
+  double emit_ms;         /* generating the source */
+  double cc_ms;           /* compiling and loading (wall) */
+} backend_compile_stats;
+
 /* Options of a compile. */
 typedef struct backend_compile_options {
   const char *dump_dir;   /* when set, the generated source is written there (--dump-to) */
   const char *cc;         /* the C compiler (cpu); NULL: $HLO_CC, else "cc" */
+  /* The cache root (support/cache_dir.h) whose kernels/ folder caches
+   * compiled units: NULL resolves it from the environment
+   * (cache_dir_root(NULL)); "off" disables the kernel cache. */
+  const char *cache_root;
+  /* Objects to load instead of compiling: a unit whose key equals
+   * objects[i].key is loaded from objects[i].bytes (no compiler, no kernel
+   * cache lookup). A unit with no match is looked up and compiled as usual;
+   * an object that does not load (corrupt bytes, a missing symbol) is
+   * ignored and its unit compiled. Lent for the call only. */
+  const backend_object *objects;
+  uint32_t num_objects;
+  backend_compile_stats *stats;  /* when set, filled (out) */
 } backend_compile_options;
 
 /* A batched row-major matrix product (the library gemm slot): for each of
@@ -107,6 +142,15 @@ typedef struct backend {
   void (*launch_tiles)(backend_module *m, uint32_t index, void *const *bufs, int64_t tile_begin,
                        int64_t tile_end);
   void (*module_destroy)(backend_module *m);
+  /* The module's compiled objects, one per unit, keys and bytes lent
+   * (valid while `m` lives): *out is set to an array of the returned count.
+   * NULL slot where a backend has none. */
+  uint32_t (*module_objects)(const backend_module *m, const backend_object **out);
+  /* What the backend's compiled code depends on besides the kernels: for
+   * the CPU, the host CPU's identity and the compile flags (cpu_jit_target);
+   * for CUDA, the GPU architecture and the NVRTC version. Text, lent (static; computed once per process, cheap after).
+   * The compilation cache keys executables on it. NULL slot: nothing. */
+  const char *(*target)(const backend_compile_options *o);
   /* Device memory: NULL on out of memory; free(NULL) is fine. */
   void *(*alloc)(size_t bytes);
   void (*free)(void *p);

@@ -472,6 +472,12 @@ void block_replace_uses(hlo_block *b, const hlo_value *from, hlo_value *to);
  * parses back to an equal module. Returns a malloc'd string (yours) or NULL
  * on out of memory. See src/ir/print.c. */
 char *module_print(const hlo_module_ir *m);
+/* module_print without locations (no `loc(...)` on ops, no `#loc`
+ * aliases): value names are the printer's own (%0, %arg0, ...), so two
+ * exports of one program that differ only in source locations or SSA names
+ * print the same text. The compilation cache's key (executable_cache.c).
+ * Yours; NULL on out of memory. */
+char *module_print_canonical(const hlo_module_ir *m);
 
 /* --------------------------------------------------------------- verify */
 

@@ -378,7 +378,7 @@ static void pr_op(printer *p, const hlo_op *op) {
     }
     pr_generic(p, op);
   }
-  if (op->loc_text) {
+  if (pr_loc(p, op)) {
     sb_putc(p->b, ' ');
     sb_puts(p->b, op->loc_text);
   }
@@ -463,13 +463,19 @@ static void pr_func(printer *p, const hlo_func *f) {
   sb_putc(b, '\n');
 }
 
-char *module_print(const hlo_module_ir *m) {
+/* `#loc...` alias definitions (`#loc3 = loc("f.py":3:1)`): dropped by the
+ * canonical form. */
+static bool loc_alias(const char *a) { return !strncmp(a, "#loc", 4); }
+
+static char *print_module_as(const hlo_module_ir *m, bool no_locs) {
   if (!m) return NULL;
   strbuf b;
   sb_init(&b);
   printer p;
   printer_init(&p, &b);
+  p.no_locs = no_locs;
   for (uint32_t i = 0; i < m->num_aliases; i++) {
+    if (no_locs && loc_alias(m->aliases[i])) continue;
     sb_puts(&b, m->aliases[i]);
     sb_putc(&b, '\n');
   }
@@ -492,6 +498,10 @@ char *module_print(const hlo_module_ir *m) {
   if (fail) { sb_free(&b); return NULL; }
   return sb_take(&b);
 }
+
+char *module_print(const hlo_module_ir *m) { return print_module_as(m, false); }
+
+char *module_print_canonical(const hlo_module_ir *m) { return print_module_as(m, true); }
 
 char *op_print(const hlo_op *op) {
   if (!op) return NULL;

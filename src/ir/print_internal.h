@@ -18,7 +18,13 @@ typedef struct printer {
   uint32_t next_conflict;    /* suffix of %cst_N, %c_N, %iterArg_N */
   bool used_cst, used_c, used_iter;
   bool fail;                 /* out of memory while naming */
+  bool no_locs;              /* module_print_canonical: locations left out */
 } printer;
+
+/* The location text of `op` as this printer prints it (NULL: none). */
+static inline const char *pr_loc(const printer *p, const hlo_op *op) {
+  return p->no_locs ? NULL : op->loc_text;
+}
 
 /* Appends the name of `v` ("%3", "%0#1", "%arg0"). */
 void pr_value(printer *p, const hlo_value *v);

@@ -407,13 +407,13 @@ static bool pr_reduce_compact(printer *p, const hlo_op *op) {
   if (!b0 || !b0->next || b0->next->next) return false;
   const hlo_op *ret = b0->next;
   if (b0->num_operands != 2 || b0->num_results != 1 || b0->num_attrs || b0->num_regions ||
-      b0->loc_text || (op_flags(b0->opcode) & OPF_CHLO) ||
+      pr_loc(p, b0) || (op_flags(b0->opcode) & OPF_CHLO) ||
       !(op_flags(b0->opcode) & OPF_ELEMENTWISE) || b0->opcode == OP_COMPARE ||
       b0->operands[0] != &blk->args[0] || b0->operands[1] != &blk->args[1] ||
       !type_equal(b0->results[0].type, it))
     return false;
   if (ret->opcode != OP_RETURN || ret->num_operands != 1 || ret->num_attrs ||
-      ret->loc_text || ret->operands[0] != &b0->results[0])
+      pr_loc(p, ret) || ret->operands[0] != &b0->results[0])
     return false;
   sb_puts(p->b, "stablehlo.reduce(");
   pr_value(p, op->operands[0]);

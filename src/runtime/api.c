@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hlo/hlo.h"
 #include "interp/interp.h"
@@ -17,6 +18,7 @@
 #include "runtime/executable_cpu.h"
 #include "runtime/runtime.h"
 #include "support/arena.h"
+#include "runtime/executable_cache.h"
 #include "support/status.h"
 
 struct hlo_module {
@@ -78,6 +80,11 @@ struct hlo_executable {
   hlo_module_ir *own_ir; /* the optimised private copy of the module (a pipeline ran), owned */
   pass_report report;   /* the pipeline's passes (of the last specialization when dynamic) */
   bool check;           /* hlo_compile_options.check */
+  hlo_compile_options cache_opts; /* the cache fields of the compile options
+                                     (cache_dir: cache_dir_copy) */
+  char *cache_dir_copy;
+  const char *cache_result; /* of the last compile: "hit", "miss", "off" (static) */
+  double cache_ms;      /* the cache's own time in it */
 };
 
 /* ---------------------------------------------------------------- modules */
@@ -179,12 +186,16 @@ static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir);
 static const char *pipeline_of(const hlo_compile_options *o);
 static void spec_free(struct shape_spec *s);
 static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
-                               interp **out_it, cpu_exec **out_cpu);
+                               const exec_cache *c, interp **out_it, cpu_exec **out_cpu);
+static hlo_status compile_cached(hlo_executable *e, hlo_module_ir *parsed,
+                                 hlo_type *const *arg_types, uint32_t num_args,
+                                 hlo_module_ir **out_ir, const hlo_func **out_entry,
+                                 interp **out_it, cpu_exec **out_cpu);
 
-hlo_status hlo_executable_create(hlo_module *m, const char *entry, hlo_backend_kind backend,
+hlo_status hlo_executable_create(hlo_module *m, const char *entry, hlo_backend_kind kind,
                                  hlo_executable **out) {
   hlo_compile_options co = {0};
-  co.backend = backend;
+  co.backend = kind;
   return hlo_executable_compile(m, entry, &co, out);
 }
 
@@ -230,23 +241,10 @@ static void keep_entry(hlo_func *f) {
  * with m->lock held. */
 static hlo_status prepare_static(hlo_executable *e, hlo_module *m) {
   if (e->passes) {
-    const hlo_source *src = &m->ir->source;
-    if (!src->text)
+    if (!m->ir->source.text)
       return status_new(HLO_UNIMPLEMENTED, "a pass pipeline needs the module's text, and this "
                         "module has none");
-    HLO_TRY(parse_module(src, 0, src->len, &e->own_ir));
-    /* the entry is what the caller runs: a private one must survive the
-     * passes that drop functions nothing calls */
-    hlo_func *own = (hlo_func *)module_entry(e->own_ir, e->entry->name);
-    if (!own)
-      return status_new(HLO_INTERNAL, "@%s is missing from the re-parsed module", e->entry->name);
-    keep_entry(own);
-    HLO_TRY(optimise_ir(e, e->own_ir));
-    e->entry = module_entry(e->own_ir, e->entry->name);
-    if (!e->entry)
-      return status_at(HLO_INTERNAL, &own->loc, "@%s is gone after the pass pipeline",
-                       own->name);
-    return make_runners(e, e->own_ir, e->entry, &e->it, &e->cpu);
+    return compile_cached(e, NULL, NULL, 0, &e->own_ir, &e->entry, &e->it, &e->cpu);
   }
   if (!m->legalized) {
     hlo_status st = pass_chlo_legalize(m->ir);
@@ -256,7 +254,7 @@ static hlo_status prepare_static(hlo_executable *e, hlo_module *m) {
      * and interp_create keeps an existing numbering: number the new ops too. */
     for (hlo_func *g = m->ir->funcs; g; g = g->next) func_number_values(g);
   }
-  return make_runners(e, m->ir, e->entry, &e->it, &e->cpu);
+  return make_runners(e, m->ir, e->entry, NULL, &e->it, &e->cpu);
 }
 
 static void executable_free(hlo_executable *e) {
@@ -270,6 +268,7 @@ static void executable_free(hlo_executable *e) {
   pass_report_free(&e->report);
   free(e->passes);
   free(e->dump_dir);
+  free(e->cache_dir_copy);
   free(e);
 }
 
@@ -292,8 +291,14 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
   e->check = co->check;
   e->passes = pipeline ? strdup(pipeline) : NULL;
   e->dump_dir = co->dump_dir ? strdup(co->dump_dir) : NULL;
+  e->cache_opts = *co;
+  e->cache_opts.passes = NULL;
+  e->cache_dir_copy = co->cache_dir ? strdup(co->cache_dir) : NULL;
+  e->cache_opts.cache_dir = e->cache_dir_copy;
+  e->cache_opts.dump_dir = e->dump_dir;
   hlo_status st = NULL;
-  if ((pipeline && !e->passes) || (co->dump_dir && !e->dump_dir))
+  if ((pipeline && !e->passes) || (co->dump_dir && !e->dump_dir) ||
+      (co->cache_dir && !e->cache_dir_copy))
     st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   if (!st && pthread_mutex_init(&e->lock, NULL) != 0)
     st = status_new(HLO_RESOURCE_EXHAUSTED, "cannot create a mutex");
@@ -401,6 +406,11 @@ hlo_status hlo_executable_memory_analysis(const hlo_executable *e, hlo_memory_an
 
 const pass_report *runtime_executable_pass_report(const hlo_executable *e) {
   return e ? &e->report : NULL;
+}
+
+const char *runtime_executable_cache_result(const hlo_executable *e, double *out_ms) {
+  if (out_ms) *out_ms = e ? e->cache_ms : 0;
+  return e && e->cache_result ? e->cache_result : "off";
 }
 
 static void shape_str(char *buf, size_t n, hlo_dtype dt, int rank, const int64_t *dims) {
@@ -584,19 +594,108 @@ static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir) {
   return st;
 }
 
-/* The interpreter and (cpu) the compiled thunks of function `f` of `ir`. */
+/* The interpreter and (cpu) the compiled thunks of function `f` of `ir`;
+ * `c` (may be NULL): a compilation cache hit whose kernels are loaded. */
 static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
-                               interp **out_it, cpu_exec **out_cpu) {
+                               const exec_cache *c, interp **out_it, cpu_exec **out_cpu) {
   *out_it = NULL;
   *out_cpu = NULL;
   HLO_TRY(interp_create(ir, &e->opts, out_it));
   if (e->backend != HLO_BACKEND_CPU) return NULL;
-  hlo_status st = cpu_exec_create(*out_it, f, e->dump_dir, e->check, out_cpu);
+  cpu_exec_options o = {.dump_dir = e->dump_dir, .check = e->check};
+  if (e->cache_opts.no_cache) o.cache_root = "off";
+  else o.cache_root = e->cache_opts.cache_dir;
+  o.num_objects = exec_cache_objects(c, &o.objects);
+  hlo_status st = cpu_exec_create(*out_it, f, &o, out_cpu);
   if (st) {
     interp_destroy(*out_it);
     *out_it = NULL;
   }
   return st;
+}
+
+static double api_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+/* Compiles the executable's entry through the pass pipeline, or loads it
+ * from the compilation cache (executable_cache.h). `parsed`: the module to
+ * optimise, already re-parsed (and, for a dynamic entry, refined to
+ * arg_types[0..num_args)), taken; NULL: re-parse the caller's module here.
+ * On success *out_ir (the optimised module, owned by the caller),
+ * *out_entry, *out_it and *out_cpu are set. */
+static hlo_status compile_cached(hlo_executable *e, hlo_module_ir *parsed,
+                                 hlo_type *const *arg_types, uint32_t num_args,
+                                 hlo_module_ir **out_ir, const hlo_func **out_entry,
+                                 interp **out_it, cpu_exec **out_cpu) {
+  const hlo_module_ir *user = e->module->ir;
+  const char *name = e->entry->name;
+  exec_cache *c = NULL;
+  exec_cache_request rq = {.co = &e->cache_opts, .user = user, .entry = name,
+                           .passes = e->passes, .arg_types = arg_types, .num_args = num_args};
+  rq.co = &e->cache_opts;
+  e->cache_opts.backend = e->backend;
+  hlo_status st = exec_cache_begin(&rq, &c);
+  if (st) {
+    module_free(parsed);
+    return st;
+  }
+  hlo_module_ir *ir = NULL;
+  if (exec_cache_load(c, &ir)) {
+    const hlo_func *f = module_entry(ir, name);
+    double t = api_now_ms();
+    st = make_runners(e, ir, f, c, out_it, out_cpu);
+    if (!st) {
+      const runtime_cpu_stats *cs = cpu_exec_stats(*out_cpu);
+      exec_cache_stage(c, "lower", cs ? cs->lower_ms : 0);
+      exec_cache_stage(c, "cc", cs ? cs->cc_ms : 0);
+      exec_cache_stage(c, "prepare", api_now_ms() - t - (cs ? cs->compile_ms : 0));
+      module_free(parsed);
+      *out_ir = ir;
+      *out_entry = f;
+      e->cache_result = exec_cache_result(c, &e->cache_ms);
+      exec_cache_end(c, true);
+      return NULL;
+    }
+    exec_cache_reject(c, hlo_status_message(st));
+    hlo_status_free(st);
+    st = NULL;
+    module_free(ir);
+  }
+  /* a miss: the pipeline */
+  ir = parsed;
+  if (!ir) st = parse_module(&user->source, 0, user->source.len, &ir);
+  hlo_func *own = st ? NULL : (hlo_func *)module_entry(ir, name);
+  if (!st && !own)
+    st = status_new(HLO_INTERNAL, "@%s is missing from the re-parsed module", name);
+  /* the entry is what the caller runs: a private one must survive the
+   * passes that drop functions nothing calls */
+  if (!st) keep_entry(own);
+  double t = api_now_ms();
+  if (!st) st = optimise_ir(e, ir);
+  exec_cache_stage(c, "passes", api_now_ms() - t);
+  const hlo_func *f = st ? NULL : module_entry(ir, name);
+  if (!st && !f) st = status_at(HLO_INTERNAL, &own->loc, "@%s is gone after the pass pipeline", name);
+  t = api_now_ms();
+  if (!st) st = make_runners(e, ir, f, NULL, out_it, out_cpu);
+  if (!st && *out_cpu) {
+    const runtime_cpu_stats *cs = cpu_exec_stats(*out_cpu);
+    exec_cache_stage(c, "lower", cs->lower_ms);
+    exec_cache_stage(c, "cc", cs->cc_ms);
+    exec_cache_stage(c, "prepare", api_now_ms() - t - cs->compile_ms);
+    exec_cache_store(c, ir, *out_cpu);
+  }
+  e->cache_result = exec_cache_result(c, &e->cache_ms);
+  exec_cache_end(c, !st);
+  if (st) {
+    module_free(ir);
+    return st;
+  }
+  *out_ir = ir;
+  *out_entry = f;
+  return NULL;
 }
 
 /* ------------------------------------------------- dynamic shapes */
@@ -664,12 +763,17 @@ static hlo_status spec_create(hlo_executable *e, const hlo_buffer_view *v, tenso
     if (st) status_note(st, "after refining the shapes of @%s for the shapes of these inputs",
                         f->name);
   }
-  if (!st) keep_entry((hlo_func *)module_entry(s->ir, f->name));
-  if (!st) st = optimise_ir(e, s->ir);
-  if (!st) {
-    s->entry = module_entry(s->ir, f->name);
-    st = s->entry ? make_runners(e, s->ir, s->entry, &s->it, &s->cpu)
-                  : status_new(HLO_INTERNAL, "@%s is gone after the pass pipeline", f->name);
+  if (!st && e->passes) {
+    hlo_module_ir *refined = s->ir;
+    s->ir = NULL;
+    st = compile_cached(e, refined, types, f->num_args, &s->ir, &s->entry, &s->it, &s->cpu);
+  } else if (!st) {
+    st = optimise_ir(e, s->ir);
+    if (!st) {
+      s->entry = module_entry(s->ir, f->name);
+      st = s->entry ? make_runners(e, s->ir, s->entry, NULL, &s->it, &s->cpu)
+                    : status_new(HLO_INTERNAL, "@%s is gone after the pass pipeline", f->name);
+    }
   }
   free(types);
   if (st) {

@@ -57,17 +57,23 @@ hlo_status hlo_bench_compile(const char *path, const char *entry, const hlo_comp
   if (st) { hlo_module_destroy(m); return st; }
   double rest = now_ms() - t3;
   const pass_report *rep = runtime_executable_pass_report(e);
-  if (rep && rep->n) {
-    add_stage(times, "passes", rep->total_ms);
-    rest -= rep->total_ms;
-  }
   const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
+  double cache_ms = 0;
+  times->cache = runtime_executable_cache_result(e, &cache_ms);
+  bool hit = !strcmp(times->cache, "hit");
+  if ((rep && rep->n) || hit) {  /* a hit ran no pass: 0 */
+    double ms = rep && rep->n ? rep->total_ms : 0;
+    add_stage(times, "passes", ms);
+    rest -= ms;
+  }
   if (cs) {
     add_stage(times, "lower", cs->lower_ms);
     add_stage(times, "cc", cs->cc_ms);
     rest -= cs->lower_ms + cs->cc_ms;
   }
+  rest -= cache_ms;
   add_stage(times, "prepare", rest > 0 ? rest : 0);
+  if (cs) add_stage(times, "cache", cache_ms);
   *out_module = m;
   *out_exe = e;
   return NULL;

@@ -808,9 +808,19 @@ static void name_interp_ops(cpu_exec *x) {
   }
 }
 
-hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, bool check,
+uint32_t cpu_exec_objects(const cpu_exec *x, const backend_object **out) {
+  *out = NULL;
+  if (!x || !x->mod || !x->be->module_objects) return 0;
+  return x->be->module_objects(x->mod, out);
+}
+
+hlo_status cpu_exec_create(interp *it, const hlo_func *f, const cpu_exec_options *o,
                            cpu_exec **out) {
   *out = NULL;
+  cpu_exec_options none = {0};
+  if (!o) o = &none;
+  const char *dump_dir = o->dump_dir;
+  bool check = o->check;
   double t0 = cpu_now_ms();
   cpu_exec *x = calloc(1, sizeof *x);
   if (!x) return cpu_oom();
@@ -845,8 +855,15 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir, 
     }
   double t1 = cpu_now_ms();
   if (!st && b.nks) {
-    backend_compile_options o = {.dump_dir = dump_dir, .cc = NULL};
-    st = x->be->compile((const kernel *const *)b.ks, b.nks, &o, &x->mod);
+    backend_compile_stats bs = {0};
+    backend_compile_options bo = {.dump_dir = dump_dir, .cc = NULL, .cache_root = o->cache_root,
+                                  .objects = o->objects, .num_objects = o->num_objects,
+                                  .stats = &bs};
+    st = x->be->compile((const kernel *const *)b.ks, b.nks, &bo, &x->mod);
+    x->stats.units = bs.units;
+    x->stats.units_from_entry = bs.from_objects;
+    x->stats.units_from_kernel_cache = bs.from_kernel_cache;
+    x->stats.units_compiled = bs.compiled;
     if (st) status_note(st, "while compiling %u kernels of @%s for the CPU", b.nks, f->name);
   }
   for (uint32_t i = 0; i < b.nks; i++) kernel_destroy(b.ks[i]);

@@ -17,21 +17,34 @@
 #ifndef HLO_RUNTIME_EXECUTABLE_CPU_H
 #define HLO_RUNTIME_EXECUTABLE_CPU_H
 #include <stdio.h>
+#include "backend/backend.h"
 #include "interp/interp.h"
 #include "runtime/runtime.h"
 
 typedef struct cpu_exec cpu_exec;
 
+/* How cpu_exec_create compiles. */
+typedef struct cpu_exec_options {
+  const char *dump_dir;   /* where the generated C goes (NULL: nowhere) */
+  bool check;             /* compiled for --check (cpu_exec_check turned on,
+                             and every kernel kept a step of its own: no GEMM
+                             output fusion, so each is compared) */
+  const char *cache_root; /* the kernel cache's root (backend_compile_options) */
+  const backend_object *objects; /* kernels from a compilation cache entry */
+  uint32_t num_objects;
+} cpu_exec_options;
+
 /* Compiles function `f` (static shapes; values numbered) of the module `it`
- * interprets. `it` and the module are borrowed and must outlive *out (yours:
- * cpu_exec_destroy). `dump_dir` (may be NULL): where the generated C goes.
- * `check`: compiled for --check (cpu_exec_check turned on, and every kernel
- * kept a step of its own: no GEMM output fusion, so each is compared).
+ * interprets, with options `o` (NULL: none). `it` and the module are
+ * borrowed and must outlive *out (yours: cpu_exec_destroy).
  * Errors: HLO_UNAVAILABLE when kernels need a C compiler and none starts
  * ("no C compiler: ..."), HLO_INTERNAL when the compiler rejects the code,
  * a constant's interpreter error, HLO_RESOURCE_EXHAUSTED. */
-HLO_MUST_USE hlo_status cpu_exec_create(interp *it, const hlo_func *f, const char *dump_dir,
-                                        bool check, cpu_exec **out);
+HLO_MUST_USE hlo_status cpu_exec_create(interp *it, const hlo_func *f, const cpu_exec_options *o,
+                                        cpu_exec **out);
+/* The compiled objects of x's kernels (the backend's module_objects; lent,
+ * valid while x lives): what a compilation cache entry stores. */
+uint32_t cpu_exec_objects(const cpu_exec *x, const backend_object **out);
 /* Runs on args[0..n) (borrowed, already checked against f's parameter
  * types); *out is a malloc'd array of f->num_results new references (yours).
  * Not reentrant: callers serialise runs of one cpu_exec. Errors: any

@@ -52,6 +52,10 @@ typedef struct runtime_cpu_stats {
   double compile_ms;       /* all of cpu_exec_create: lowering, C compile and load */
   double lower_ms;         /* lowering fusions to kernels, thunks, constants */
   double cc_ms;            /* the backend's compile: C emission, the C compiler, loading */
+  uint32_t units;          /* translation units of the kernels (backend_compile_stats) */
+  uint32_t units_from_entry;        /* loaded from a compilation cache entry */
+  uint32_t units_from_kernel_cache; /* loaded from the kernel cache */
+  uint32_t units_compiled;          /* compiled by the C compiler */
   char interp_ops[200];    /* the ops of the interpreter thunks: "sort, while x2" */
   /* memory, in bytes (buffer assignment; as XLA's memory_analysis()) */
   int64_t arg_bytes;       /* the arguments */
@@ -84,4 +88,9 @@ const hlo_module_ir *runtime_executable_module_ir(const hlo_executable *e);
  * after; n == 0 when none ran), lent. */
 struct pass_report;
 const struct pass_report *runtime_executable_pass_report(const hlo_executable *e);
+/* What the compilation cache did in the last compile of `e` (for a
+ * dynamic entry: of the last specialisation made): "hit", "miss" or "off"
+ * (not used: the interpreter, check, dump, no_cache); *out_ms (may be NULL)
+ * gets the cache's own time in it (key, lookup or load, store). Static. */
+const char *runtime_executable_cache_result(const hlo_executable *e, double *out_ms);
 #endif

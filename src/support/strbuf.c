@@ -34,12 +34,26 @@ void sb_putc(strbuf *b, char c) { sb_putn(b, &c, 1); }
 void sb_puts(strbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
 
 void sb_vprintf(strbuf *b, const char *fmt, va_list ap) {
+  if (b->oom) return;
+  /* formatted once into the room there is; a second time only when it
+     did not fit (the printer and the kernel emitter call this a lot) */
+  if (!b->data && !grow(b, 64)) return;
+  size_t room = b->cap - b->len;
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  int n = vsnprintf(b->data + b->len, room, fmt, ap2);
   va_end(ap2);
-  if (n < 0 || !grow(b, (size_t)n)) return;
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  if (n < 0) {
+    b->data[b->len] = 0;
+    return;
+  }
+  if ((size_t)n >= room) {
+    if (!grow(b, (size_t)n)) {
+      b->data[b->len] = 0;
+      return;
+    }
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  }
   b->len += (size_t)n;
 }
 

@@ -118,9 +118,11 @@ static int compile_run(const char *source, const char *name) {
   return compile_run_cc(source, name, wrapper);
 }
 
+/* HLO_CACHE_DIR = the root ROOT/sub; out = its kernel folder ROOT/sub/kernels. */
 static void use_dir(const char *sub, char out[KERNEL_CACHE_PATH_MAX]) {
   snprintf(out, KERNEL_CACHE_PATH_MAX, "%s/%s", root, sub);
   setenv("HLO_CACHE_DIR", out, 1);
+  snprintf(out, KERNEL_CACHE_PATH_MAX, "%s/%s/kernels", root, sub);
 }
 
 TEST(keys) {
@@ -142,26 +144,33 @@ TEST(folder_from_environment) {
   setup();
   char d[KERNEL_CACHE_PATH_MAX], want[KERNEL_CACHE_PATH_MAX];
   setenv("HLO_CACHE_DIR", "off", 1);
-  CHECK(!kernel_cache_dir(d));
+  CHECK(!kernel_cache_dir(NULL, d));
   setenv("HLO_CACHE_DIR", "", 1);
-  CHECK(!kernel_cache_dir(d));
+  CHECK(!kernel_cache_dir(NULL, d));
   snprintf(want, sizeof want, "%s/a/b/c", root);
   setenv("HLO_CACHE_DIR", want, 1);
-  CHECK(kernel_cache_dir(d));
+  CHECK(kernel_cache_dir(NULL, d));
+  strcat(want, "/kernels");  /* the kernels live in ROOT/kernels */
   CHECK_STR(d, want);
   struct stat st;
   CHECK(stat(want, &st) == 0 && S_ISDIR(st.st_mode));
+  /* the root given by the caller wins over the environment; "off" is none */
+  snprintf(want, sizeof want, "%s/given", root);
+  CHECK(kernel_cache_dir(want, d));
+  strcat(want, "/kernels");
+  CHECK_STR(d, want);
+  CHECK(!kernel_cache_dir("off", d));
   unsetenv("HLO_CACHE_DIR");
   char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
   snprintf(want, sizeof want, "%s/xdg", root);
   setenv("XDG_CACHE_HOME", want, 1);
-  CHECK(kernel_cache_dir(d));
+  CHECK(kernel_cache_dir(NULL, d));
   snprintf(want, sizeof want, "%s/xdg/hlo/kernels", root);
   CHECK_STR(d, want);
   unsetenv("XDG_CACHE_HOME");
   snprintf(want, sizeof want, "%s/home", root);
   setenv("HOME", want, 1);
-  CHECK(kernel_cache_dir(d));
+  CHECK(kernel_cache_dir(NULL, d));
   snprintf(want, sizeof want, "%s/home/.cache/hlo/kernels", root);
   CHECK_STR(d, want);
   if (home) setenv("HOME", home, 1);
@@ -172,14 +181,14 @@ TEST(folder_from_environment) {
   if (f) fclose(f);
   snprintf(want, sizeof want, "%s/count-file-as-dir/sub", root);
   setenv("HLO_CACHE_DIR", want, 1);
-  CHECK(!kernel_cache_dir(d));
+  CHECK(!kernel_cache_dir(NULL, d));
 }
 
 TEST(commit_and_check) {
   setup();
   char dir[KERNEL_CACHE_PATH_MAX], tmp[KERNEL_CACHE_PATH_MAX], entry[KERNEL_CACHE_PATH_MAX];
   use_dir("commit", dir);
-  CHECK(kernel_cache_dir(dir));
+  CHECK(kernel_cache_dir(NULL, dir));
   const char *parts[] = {"x"};
   char key[KERNEL_CACHE_KEY_HEX];
   kernel_cache_key(parts, 1, key);
@@ -399,7 +408,7 @@ TEST(notes) {
   setup();
   char dir[KERNEL_CACHE_PATH_MAX], buf[64];
   use_dir("notes", dir);
-  CHECK(kernel_cache_dir(dir));
+  CHECK(kernel_cache_dir(NULL, dir));
   const char *parts[] = {"note"};
   char key[KERNEL_CACHE_KEY_HEX];
   kernel_cache_key(parts, 1, key);
@@ -460,7 +469,7 @@ TEST(sweep_stale_temporaries) {
   setup();
   char dir[KERNEL_CACHE_PATH_MAX];
   use_dir("sweep", dir);
-  CHECK(kernel_cache_dir(dir));
+  CHECK(kernel_cache_dir(NULL, dir));
   long dead = dead_pid(), self = (long)getpid();
   const char *key = "0123456789abcdef0123456789abcdef";
   char dead_old[5000], dead_new[5000], live_old[5000], live_new[5000], entry[5000], other[5000];
@@ -685,7 +694,7 @@ TEST(interrupted_run_is_swept) {
   if (!have_cc()) return;
   char dir[KERNEL_CACHE_PATH_MAX], tmp[600], slow[600], pidf[600];
   use_dir("interrupted", dir);
-  CHECK(kernel_cache_dir(dir));
+  CHECK(kernel_cache_dir(NULL, dir));
   snprintf(tmp, sizeof tmp, "%s/intr-tmp", root);
   mkdir(tmp, 0700);
   snprintf(pidf, sizeof pidf, "%s/slow.pid", root);

@@ -18,6 +18,8 @@ static const char *const usage_bench =
     "usage: hlo bench FILE [--input A.npy | --arg LITERAL]... [--backend interp|cpu]\n"
     "                 [--passes LIST] [--dump-to DIR] [--profile]\n"
     "                 [--iters N] [--warmup K] [--seed S] [--entry NAME] [--json]\n"
+    "                 [--cache-dir DIR] [--no-cache] [--cache-max-bytes N]\n"
+    "                 [--log-compiles] [--explain-cache-misses]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE once, runs it\n"
     "K times to warm up, then N times timed, and prints the median and minimum time\n"
@@ -45,8 +47,10 @@ static const char *const usage_bench =
     "  --entry NAME        time function @NAME instead of @main\n"
     "  --json              print one JSON object: file, entry, backend, iters, warmup,\n"
     "                      median_us, min_us, mean_us, max_us, first_run_us,\n"
-    "                      compile_ms, stages_ms {read, parse, verify, prepare},\n"
+    "                      compile_ms, stages_ms {read, parse, verify, prepare, ...},\n"
+    "                      cache (\"hit\", \"miss\" or \"off\"),\n"
     "                      inputs (\"random\" or \"given\"), seed\n"
+    CLI_CACHE_USAGE
     "\n"
     "Random inputs follow xla_run.py's distribution and seed but not numpy's bit\n"
     "stream; for the very same data on both, save XLA's (xla_run.py --save-inputs\n"
@@ -80,6 +84,7 @@ typedef struct bench_flags {
   hlo_backend_kind backend;
   const char *passes, *dump_dir; /* compile options (NULL: the backend's own) */
   bool profile;                  /* print the time per thunk (cpu) */
+  cli_cache_opts cache;          /* the compilation cache's flags */
 } bench_flags;
 
 static void print_text(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
@@ -99,7 +104,7 @@ static void print_text(const bench_flags *fl, const char *entry, const hlo_compi
   printf("  compile: %.3f ms (", ct->total_ms);
   for (int i = 0; i < ct->num_stages; i++)
     printf("%s%s %.3f", i ? ", " : "", ct->stages[i].name, ct->stages[i].ms);
-  printf(")\n");
+  printf(")%s%s\n", ct->cache ? "; cache " : "", ct->cache ? ct->cache : "");
 }
 
 static void print_json(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
@@ -118,7 +123,8 @@ static void print_json(const bench_flags *fl, const char *entry, const hlo_compi
     cli_json_string(stdout, ct->stages[i].name);
     printf(": %.4f", ct->stages[i].ms);
   }
-  printf("}, \"inputs\": \"%s\", \"seed\": %llu}\n", fl->in.n ? "given" : "random", fl->seed);
+  printf("}, \"cache\": \"%s\", \"inputs\": \"%s\", \"seed\": %llu}\n",
+         ct->cache ? ct->cache : "off", fl->in.n ? "given" : "random", fl->seed);
 }
 
 /* Compiles, makes the inputs, times; prints the report. */
@@ -128,6 +134,7 @@ static hlo_status bench(const bench_flags *fl) {
   hlo_executable *e = NULL;
   hlo_compile_options co = {.backend = fl->backend, .passes = fl->passes,
                             .dump_dir = fl->dump_dir};
+  cli_cache_apply(&fl->cache, &co);
   HLO_TRY(hlo_bench_compile(fl->file, fl->entry, &co, &ct, &m, &e));
   const hlo_func *f = runtime_executable_entry(e);
   hlo_random_inputs *rnd = NULL;
@@ -176,6 +183,9 @@ int cmd_bench(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
+    int cf = cli_cache_flag("bench", argc, argv, &i, &fl.cache);
+    if (cf < 0) return 2;
+    if (cf > 0) continue;
     if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) { fputs(usage_bench, stdout); return 0; }
     else if (cli_is_flag(a, "--json")) fl.json = true;
     else if ((cli_is_flag(a, "--input") || cli_is_flag(a, "-i") || cli_is_flag(a, "--arg")) &&

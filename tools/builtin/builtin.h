@@ -6,6 +6,7 @@
 #ifndef HLO_TOOLS_BUILTIN_H
 #define HLO_TOOLS_BUILTIN_H
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hlo/hlo.h"
@@ -25,6 +26,7 @@ int cmd_cost(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 /* ------------------------------------------------------- flags, reporting */
 
@@ -35,6 +37,41 @@ void cli_json_string(FILE *o, const char *s);
 bool cli_is_flag(const char *a, const char *f);
 /* Prints `st` (FILE:LINE:COL: error: ...) to stderr, frees it, returns 1. */
 int cli_report(hlo_status st);
+
+/* ------------------------------------------- compilation cache flags */
+
+/* The cache flags of run, bench and compile (tools/cli_cache_options.c). */
+typedef struct cli_cache_opts {
+  const char *dir;           /* --cache-dir DIR (NULL: the runtime's default) */
+  bool no_cache;             /* --no-cache */
+  uint64_t max_bytes;        /* --cache-max-bytes N (0: not given) */
+  bool log_compiles;         /* --log-compiles */
+  bool explain_cache_misses; /* --explain-cache-misses */
+} cli_cache_opts;
+
+/* The --help lines of those flags, for every verb that takes them. */
+#define CLI_CACHE_USAGE                                                                  \
+  "  --cache-dir DIR     the compilation cache's folder (default $HLO_CACHE_DIR, else\n"  \
+  "                      $XDG_CACHE_HOME/hlo, else ~/.cache/hlo; `off`: no cache)\n"     \
+  "  --no-cache          neither read nor write the cache: compile everything\n"         \
+  "  --cache-max-bytes N bound the cache to N bytes (K, M, G suffixes: powers of\n"      \
+  "                      1024), least recently used entries evicted (default\n"          \
+  "                      $HLO_CACHE_MAX_BYTES, else 4G)\n"                               \
+  "  --log-compiles      print one line per compile to stderr: hit or miss, time per\n"  \
+  "                      stage (also HLO_LOG_COMPILES=1)\n"                              \
+  "  --explain-cache-misses  on a miss, print the closest cached entry for the same\n"   \
+  "                      function and what differs (also HLO_EXPLAIN_CACHE_MISSES=1)\n"
+
+/* Parses a byte count: a whole decimal number, optionally followed by K, M
+ * or G (either case; powers of 1024), into *out. False when malformed or
+ * past 2^64 - 1 (*out untouched). */
+bool cli_parse_bytes(const char *s, uint64_t *out);
+/* If argv[*i] is a cache flag, consumes it (and its value: *i advances) into
+ * `o` and returns 1; returns 0 when it is none; -1 on a malformed value,
+ * after printing "hlo VERB: ..." to stderr (a usage error: exit 2). */
+int cli_cache_flag(const char *verb, int argc, char **argv, int *i, cli_cache_opts *o);
+/* Copies the flags of `o` into the cache fields of `co`. */
+void cli_cache_apply(const cli_cache_opts *o, hlo_compile_options *co);
 
 /* ----------------------------------------------------------- the program */
 

@@ -20,7 +20,8 @@
 
 static const char *const usage_compile =
     "usage: hlo compile FILE [--backend cpu|interp] [--passes LIST] [--entry NAME]\n"
-    "                   [--dump-to DIR] [--json]\n"
+    "                   [--dump-to DIR] [--json] [--cache-dir DIR] [--no-cache]\n"
+    "                   [--cache-max-bytes N] [--log-compiles] [--explain-cache-misses]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE without\n"
     "running it and prints a summary: ops before and after the pass pipeline, the\n"
@@ -45,6 +46,7 @@ static const char *const usage_compile =
     "                     passes [{name, ms, ops_before, ops_after}], passes_ms; on\n"
     "                     cpu also buffers {count, temp_bytes, peak_bytes, arg_bytes,\n"
     "                     out_bytes, const_bytes, heap_peak_bytes}\n"
+    CLI_CACHE_USAGE
     "\n"
     "The \"cc\" stage is the C compiler's: emitting the kernels' C, compiling it and\n"
     "loading the shared object (fast when the kernel cache has them: HLO_CACHE_DIR=off\n"
@@ -332,9 +334,13 @@ int cmd_compile(int argc, char **argv) {
   const char *path = NULL, *entry = NULL, *passes = NULL, *dump_dir = NULL;
   hlo_backend_kind backend = HLO_BACKEND_CPU;
   bool json = false;
+  cli_cache_opts cache = {0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
+    int cf = cli_cache_flag("compile", argc, argv, &i, &cache);
+    if (cf < 0) return 2;
+    if (cf > 0) continue;
     if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) { fputs(usage_compile, stdout); return 0; }
     else if (cli_is_flag(a, "--json")) json = true;
     else if (cli_is_flag(a, "--entry") && has_val) entry = argv[++i];
@@ -356,6 +362,7 @@ int cmd_compile(int argc, char **argv) {
   }
   if (!path) { fprintf(stderr, "hlo compile: missing FILE\n%s", usage_compile); return 2; }
   hlo_compile_options co = {.backend = backend, .passes = passes, .dump_dir = dump_dir};
+  cli_cache_apply(&cache, &co);
   compile_summary s;
   memset(&s, 0, sizeof s);
   hlo_module *m = NULL;

@@ -2,6 +2,7 @@
  * `// -----` piece with --split-input-file) on inputs from .npy files or
  * literals; write, summarise or print its results; --verify-diagnostics
  * for pieces that must fail with an `expected-error`. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,9 @@ static const char *const usage_run =
     "usage: hlo run FILE [--input A.npy | --arg LITERAL]... [--output-dir DIR]\n"
     "               [--entry NAME] [--backend interp|cpu] [--split-input-file] [--quiet]\n"
     "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
-    "               [--passes LIST] [--dump-to DIR] [--check]\n"
+    "               [--passes LIST] [--dump-to DIR] [--check] [--pad-to-bucket[=B1,B2,...]]\n"
+    "               [--cache-dir DIR] [--no-cache] [--cache-max-bytes N]\n"
+    "               [--log-compiles] [--explain-cache-misses]\n"
     "\n"
     "Runs the entry function (@main, or the only function) of FILE.\n"
     "\n"
@@ -60,6 +63,18 @@ static const char *const usage_run =
     "                      inputs; stop at the first step whose results differ beyond\n"
     "                      the element type's tolerance, naming the fusion, its kernel\n"
     "                      and the ops inside it (implies --backend cpu)\n"
+    "  --pad-to-bucket[=B1,B2,...]  for a program whose arguments have a dynamic\n"
+    "                      leading dimension (tensor<?x...>): pad each such input with\n"
+    "                      zero rows up to the next bucket (default: the powers of\n"
+    "                      two), so that one compile (one cache entry) serves every\n"
+    "                      size up to the bucket; prints each argument's padding and\n"
+    "                      waste to stderr. An input larger than the last bucket is an\n"
+    "                      error. When all padded arguments had one size, results whose\n"
+    "                      declared leading dimension is dynamic and equals the bucket\n"
+    "                      are cut back to that size. The padding rows are computed\n"
+    "                      on too: use it only where they cannot change the real rows'\n"
+    "                      results (row-wise functions, not sums over rows)\n"
+    CLI_CACHE_USAGE
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
     "the failed check's location and the first differing element.\n"
@@ -69,6 +84,9 @@ static const char *const usage_run =
     "takes no input (a token is made for it); token results are not written.\n";
 
 
+/* Most buckets --pad-to-bucket takes. */
+#define MAX_BUCKETS 64
+
 typedef struct run_opts {
   cli_input_list in;
   const char *output_dir, *entry, *probe_dir;
@@ -76,6 +94,10 @@ typedef struct run_opts {
   bool quiet, print_results, verify_diagnostics, check;
   bool backend_given;            /* --backend named (else the default, cpu) */
   hlo_backend_kind backend;
+  cli_cache_opts cache;          /* the compilation cache's flags */
+  bool pad;                      /* --pad-to-bucket */
+  int num_buckets;               /* 0: the powers of two */
+  int64_t buckets[MAX_BUCKETS];  /* increasing */
 } run_opts;
 
 /* Writes, prints in full, or summarises the results of a run, as asked. */
@@ -109,12 +131,203 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* ------------------------------------------------------- --pad-to-bucket */
+
+/* Parses "B1,B2,..." (positive, increasing) into ro->buckets. False, after
+ * a message on stderr, when malformed. */
+static bool parse_buckets(const char *s, run_opts *ro) {
+  ro->num_buckets = 0;
+  const char *p = s;
+  do {
+    uint64_t v;
+    char num[32];
+    size_t k = strcspn(p, ",");
+    if (k == 0 || k >= sizeof num) goto bad;
+    memcpy(num, p, k);
+    num[k] = 0;
+    for (size_t j = 0; j < k; j++)
+      if (num[j] < '0' || num[j] > '9') goto bad;
+    if (!cli_parse_bytes(num, &v) || v == 0 || v > (uint64_t)INT64_MAX / 2) goto bad;
+    if (ro->num_buckets == MAX_BUCKETS) {
+      fprintf(stderr, "hlo run: --pad-to-bucket '%s': more than %d buckets\n", s, MAX_BUCKETS);
+      return false;
+    }
+    if (ro->num_buckets && (int64_t)v <= ro->buckets[ro->num_buckets - 1]) {
+      fprintf(stderr, "hlo run: --pad-to-bucket '%s': the buckets must be increasing\n", s);
+      return false;
+    }
+    ro->buckets[ro->num_buckets++] = (int64_t)v;
+    p += k;
+  } while (*p++ == ',');
+  return true;
+bad:
+  fprintf(stderr, "hlo run: --pad-to-bucket '%s': expected increasing positive whole numbers "
+          "separated by commas, e.g. --pad-to-bucket=8,32,128\n", s);
+  return false;
+}
+
+/* Whether `a` can only be a --pad-to-bucket list (digits and commas). */
+static bool looks_like_buckets(const char *a) {
+  if (!*a) return true; /* --pad-to-bucket= with nothing: parse_buckets says so */
+  return strspn(a, "0123456789,") == strlen(a);
+}
+
+/* The padded inputs of one run and what is needed to cut results back. */
+typedef struct pad_plan {
+  int n;             /* entries of data/dims (the entry's num_args) */
+  void **data;       /* padded copies (NULL where not padded) */
+  int64_t **dims;    /* their dims */
+  int64_t rows;      /* the padded arguments' common size, or -1 */
+  int64_t bucket;    /* their common bucket */
+} pad_plan;
+
+static void pad_plan_free(pad_plan *pp) {
+  for (int i = 0; i < pp->n; i++) {
+    if (pp->data) free(pp->data[i]);
+    if (pp->dims) free(pp->dims[i]);
+  }
+  free(pp->data);
+  free(pp->dims);
+  memset(pp, 0, sizeof *pp);
+}
+
+/* The bucket for `rows`: the smallest bucket >= rows, or -1 when larger than
+ * the last. */
+static int64_t bucket_of(const run_opts *ro, int64_t rows) {
+  if (!ro->num_buckets) {
+    int64_t b = 1;
+    while (b < rows && b <= INT64_MAX / 2) b *= 2;
+    return b >= rows ? b : -1;
+  }
+  for (int k = 0; k < ro->num_buckets; k++)
+    if (ro->buckets[k] >= rows) return ro->buckets[k];
+  return -1;
+}
+
+/* Whether `t` is a tensor whose leading dimension is dynamic. */
+static bool dyn_leading(const hlo_type *t) {
+  return t->kind == TYPE_TENSOR && t->rank >= 1 && t->dims[0] == HLO_DYN;
+}
+
+/* Pads the leading dimension of every input of `f` declared `tensor<?x...>`
+ * with zero rows to its bucket, pointing in->views at the padded copies
+ * (owned by pp), and prints each argument's padding to stderr. */
+static hlo_status pad_inputs(const hlo_func *f, const run_opts *ro, run_inputs *in, pad_plan *pp,
+                             const char *label) {
+  pp->n = (int)f->num_args;
+  pp->rows = -2; /* none seen yet */
+  pp->data = calloc(f->num_args + 1, sizeof *pp->data);
+  pp->dims = calloc(f->num_args + 1, sizeof *pp->dims);
+  if (!pp->data || !pp->dims) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < f->num_args; i++) {
+    if (!dyn_leading(f->body.block.args[i].type)) continue;
+    hlo_buffer_view *v = &in->views[i];
+    if (v->rank < 1) continue; /* cli_load_inputs checked the rank */
+    int64_t rows = v->dims[0], b = bucket_of(ro, rows);
+    if (b < 0)
+      return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
+                       "--pad-to-bucket: argument %u of @%s has %lld rows, more than the largest "
+                       "bucket (%lld)", i, f->name, (long long)rows,
+                       (long long)(ro->num_buckets ? ro->buckets[ro->num_buckets - 1] : rows));
+    size_t row_bytes = hlo_dtype_size(v->dtype);
+    for (int d = 1; d < v->rank; d++) {
+      if (v->dims[d] && row_bytes > SIZE_MAX / (size_t)v->dims[d])
+        return status_new(HLO_RESOURCE_EXHAUSTED, "--pad-to-bucket: argument %u is too large", i);
+      row_bytes *= (size_t)v->dims[d];
+    }
+    if (row_bytes && (size_t)b > SIZE_MAX / row_bytes)
+      return status_new(HLO_RESOURCE_EXHAUSTED, "--pad-to-bucket: argument %u padded to %lld rows "
+                        "is too large", i, (long long)b);
+    pp->data[i] = calloc((size_t)b * row_bytes + 1, 1);
+    pp->dims[i] = malloc((size_t)v->rank * sizeof(int64_t));
+    if (!pp->data[i] || !pp->dims[i])
+      return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory padding argument %u to %lld rows",
+                        i, (long long)b);
+    if (rows) memcpy(pp->data[i], v->data, (size_t)rows * row_bytes);
+    memcpy(pp->dims[i], v->dims, (size_t)v->rank * sizeof(int64_t));
+    pp->dims[i][0] = b;
+    v->data = pp->data[i];
+    v->dims = pp->dims[i];
+    if (pp->rows == -2) { pp->rows = rows; pp->bucket = b; }
+    else if (pp->rows != rows) pp->rows = -1;
+    if (b == rows)
+      fprintf(stderr, "%sargument %u: %lld rows, a bucket already (no padding)\n", label, i,
+              (long long)rows);
+    else
+      fprintf(stderr, "%sargument %u: %lld rows padded to %lld (%.0f%% of the run's rows are "
+              "padding)\n", label, i, (long long)rows, (long long)b,
+              100.0 * (double)(b - rows) / (double)b);
+  }
+  if (pp->rows == -2)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc,
+                     "--pad-to-bucket: no argument of @%s has a dynamic leading dimension "
+                     "(tensor<?x...>): there is nothing to pad", f->name);
+  if (pp->rows == -1)
+    fprintf(stderr, "%sresults are not cut back: the padded arguments have different sizes\n",
+            label);
+  return NULL;
+}
+
+/* The MLIR type text of a view ("tensor<37x4xf32>"). */
+static void view_type_text(char *buf, size_t n, hlo_dtype dt, int rank, const int64_t *dims) {
+  size_t k = (size_t)snprintf(buf, n, "tensor<");
+  for (int d = 0; d < rank && k < n; d++)
+    k += (size_t)snprintf(buf + k, n - k, "%lldx", (long long)dims[d]);
+  if (k < n) snprintf(buf + k, n - k, "%s>", hlo_dtype_name(dt));
+}
+
+/* A copy of the first `rows` rows of `b` as a result buffer of its own
+ * (made by running an identity program on the interpreter: the public API
+ * has no buffer constructor). */
+static hlo_status cut_rows(const hlo_buffer *b, int64_t rows, hlo_buffer **out) {
+  int64_t dims[HLO_MAX_RANK];
+  int rank = hlo_buffer_rank(b);
+  memcpy(dims, hlo_buffer_dims(b), (size_t)rank * sizeof(int64_t));
+  dims[0] = rows;
+  char ty[1024], text[3300];
+  view_type_text(ty, sizeof ty, hlo_buffer_dtype(b), rank, dims);
+  snprintf(text, sizeof text, "func.func @main(%%a: %s) -> %s {\n  return %%a : %s\n}\n", ty, ty,
+           ty);
+  hlo_buffer_view v = {hlo_buffer_dtype(b), rank, dims, (void *)hlo_buffer_data(b)};
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_buffer **res = NULL;
+  hlo_status st = hlo_module_parse("--pad-to-bucket", text, strlen(text), &m);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &e);
+  if (!st) st = hlo_executable_run(e, &v, 1, &res);
+  if (!st) { *out = res[0]; free(res); }
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+  return st;
+}
+
+/* Cuts results declared `tensor<?x...>` whose leading dimension is the
+ * bucket back to the unpadded size (when all padded arguments shared one). */
+static hlo_status cut_results(const hlo_func *f, const pad_plan *pp, hlo_buffer **res, int nres,
+                              const char *label) {
+  if (pp->rows < 0 || pp->rows == pp->bucket) return NULL;
+  for (int k = 0; k < nres && k < (int)f->num_results; k++) {
+    if (!dyn_leading(f->result_types[k]) || hlo_buffer_rank(res[k]) < 1 ||
+        hlo_buffer_dims(res[k])[0] != pp->bucket)
+      continue;
+    hlo_buffer *c = NULL;
+    HLO_RETURN_IF_ERROR(cut_rows(res[k], pp->rows, &c), "while cutting result %d back to %lld rows",
+                        k, (long long)pp->rows);
+    hlo_buffer_destroy(res[k]);
+    res[k] = c;
+    fprintf(stderr, "%sresult %d: cut back from %lld to %lld rows\n", label, k,
+            (long long)pp->bucket, (long long)pp->rows);
+  }
+  return NULL;
+}
+
 /* Runs the entry function of one module on the inputs `ro` names. */
 static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
   hlo_compile_options co = {.backend = ro->backend, .passes = ro->passes,
                             .dump_dir = ro->dump_dir, .check = ro->check};
+  cli_cache_apply(&ro->cache, &co);
   hlo_status cst = runtime_executable_create_on(m, ro->entry, &co, &io, &e);
   if (cst && !ro->backend_given && hlo_status_code_of(cst) == HLO_UNAVAILABLE &&
       !strncmp(hlo_status_message(cst), "no C compiler", 13)) {
@@ -128,6 +341,9 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   HLO_TRY(cst);
   const pass_report *rep = runtime_executable_pass_report(e);
   if ((ro->passes || ro->dump_dir) && rep && rep->n && !ro->quiet) pass_report_print(rep, stderr);
+  if (ro->passes && !ro->quiet && !strcmp(runtime_executable_cache_result(e, NULL), "hit"))
+    fprintf(stderr, "%spasses: none ran; the optimised program came from the compilation cache "
+            "(--no-cache to run them)\n", label);
   const hlo_func *f = runtime_executable_entry(e);
   const runtime_cpu_stats *cs = ro->backend_given ? runtime_executable_cpu_stats(e) : NULL;
   if (cs && !ro->quiet)
@@ -138,16 +354,20 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   hlo_status st = cli_check_input_count(f, &ro->in);
   run_inputs in = {0};
   if (!st) st = cli_load_inputs(f, &ro->in, &in);
+  pad_plan pp = {0};
+  if (!st && ro->pad) st = pad_inputs(f, ro, &in, &pp, label);
   hlo_buffer **res = NULL;
   int nres = hlo_executable_num_results(e);
   double t0 = now_seconds();
   if (!st) st = hlo_executable_run(e, in.views, (int)f->num_args, &res);
   double secs = now_seconds() - t0;
   if (!st && cs && !ro->quiet) fprintf(stderr, "%scpu: run %.3f ms\n", label, secs * 1e3);
+  if (!st && ro->pad) st = cut_results(f, &pp, res, nres, label);
   if (!st) st = report_results(f, ro, label, res, nres, secs);
   for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
   free(res);
   cli_free_inputs(&in);
+  pad_plan_free(&pp);
   hlo_executable_destroy(e);
   return st;
 }
@@ -161,8 +381,16 @@ int cmd_run(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     bool has_val = i + 1 < argc;
+    int cf = cli_cache_flag("run", argc, argv, &i, &ro.cache);
+    if (cf < 0) return 2;
+    if (cf > 0) continue;
     if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) { fputs(usage_run, stdout); return 0; }
     else if (cli_is_flag(a, "--split-input-file")) split = true;
+    else if (cli_is_flag(a, "--pad-to-bucket")) {
+      ro.pad = true;
+      ro.num_buckets = 0;
+      if (has_val && looks_like_buckets(argv[i + 1]) && !parse_buckets(argv[++i], &ro)) return 2;
+    }
     else if (cli_is_flag(a, "--quiet") || cli_is_flag(a, "-q")) ro.quiet = true;
     else if ((cli_is_flag(a, "--input") || cli_is_flag(a, "-i")) && has_val) {
       if (ro.in.n == CLI_MAX_INPUTS) { fprintf(stderr, "hlo run: too many inputs\n"); return 2; }

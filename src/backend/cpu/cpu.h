@@ -59,6 +59,37 @@ typedef struct cpu_jit_unit {
 HLO_MUST_USE hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits,
                                               const char *cc, const char *dump_dir,
                                               cpu_jit **out);
+/* cpu_jit_compile_units with the backend's options: opts->cc and
+ * opts->dump_dir as above (opts NULL: all defaults); opts->cache_root the
+ * cache root whose kernels/ folder is the kernel cache (kernel_cache_dir:
+ * NULL from the environment, "off" none); opts->objects[0..num_objects)
+ * objects to load instead of compiling, opts->stats filled on success
+ * (all but emit_ms, set to 0: the caller's part).
+ *
+ * Objects: each unit's object key (backend_object.key) is a hash of the
+ * host CPU's identity, the flags and the source (not the compiler's
+ * identity: an object loads where the compiler changed or is missing). A
+ * unit with a matching object is loaded from its bytes (cpu_jit_load_bytes:
+ * a memory file, no compiler, no kernel cache lookup) when they load and
+ * define all of its kernels; otherwise (no match, corrupt bytes, a missing
+ * symbol) the object is ignored and the unit looked up and compiled as
+ * usual. When every unit comes from an object no process is started and
+ * the kernel cache is not opened. The loaded module keeps every unit's
+ * object (cpu_jit_objects). Errors: as cpu_jit_compile_units. */
+HLO_MUST_USE hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
+                                             const backend_compile_options *opts,
+                                             cpu_jit **out);
+/* What the JIT's code depends on besides its source (backend.target): the
+ * host CPU (its model name and a hash of its /proc/cpuinfo identity) and
+ * the compile and link flags, $HLO_CC_FLAGS included. Not the compiler's
+ * version: an object stays valid machine code for this CPU after a compiler
+ * upgrade. Static text, made once per process. */
+const char *cpu_jit_target(void);
+/* The objects of j, one per unit in unit order (*out set to the array,
+ * lent while j lives; the count returned): each unit's object key and the
+ * bytes of the shared object it loaded (as given, from the kernel cache or
+ * as compiled). 0 for NULL. */
+uint32_t cpu_jit_objects(const cpu_jit *j, const backend_object **out);
 /* cpu_jit_compile_units of one unit: `source` defining names[0..n). */
 HLO_MUST_USE hlo_status cpu_jit_compile(const char *source, const char *cc,
                                         const char *dump_dir, const char *const *names,

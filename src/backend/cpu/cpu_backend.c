@@ -14,6 +14,10 @@
  * first, each to the least loaded one, and one more unit is taken only
  * while it saves over 5% (a small module stays one unit: a second compiler
  * process would cost more than it saves).
+ * Units whose object the caller gives (backend_compile_options.objects,
+ * from the compilation cache) are loaded from those bytes instead
+ * (cpu_jit_compile_with); module_objects hands back every unit's object,
+ * and options.stats says where each came from.
  *
  * Launch: a kernel's tile index space [0, kernel_num_tiles) is spread over
  * the pool in contiguous chunks (the caller takes part); a kernel of less
@@ -25,6 +29,7 @@
  * cores. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "backend/cpu/conv.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/sort.h"
@@ -204,9 +209,16 @@ static size_t count_lines(const char *s) {
   return n;
 }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
                               const backend_compile_options *opts, backend_module **out) {
   *out = NULL;
+  double t0 = now_ms();
   uint32_t cap = n ? n : 1, nunits = 0, nu = 0;
   backend_module *m = calloc(1, sizeof *m);
   strbuf *texts = calloc(cap, sizeof *texts), *srcs = calloc(cap, sizeof *srcs);
@@ -273,9 +285,9 @@ static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
     m->source = sb_take(&all);
     if (!m->source) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
-  if (!st)
-    st = cpu_jit_compile_units(units, nunits, opts ? opts->cc : NULL,
-                               opts ? opts->dump_dir : NULL, &m->jit);
+  double emit_ms = now_ms() - t0;
+  if (!st) st = cpu_jit_compile_with(units, nunits, opts, &m->jit);
+  if (!st && opts && opts->stats) opts->stats->emit_ms = emit_ms;
   /* distinct kernel j sits at the position q with pos[q] == j */
   for (uint32_t q = 0; q < p && !st; q++) unit_of[pos[q]] = q;
   for (uint32_t i = 0; i < n && !st; i++) m->fns[i] = ufns[unit_of[of_uniq[i]]];
@@ -304,6 +316,10 @@ static hlo_status cpu_compile(const kernel *const *ks, uint32_t n,
 }
 
 static const char *cpu_module_source(const backend_module *m) { return m ? m->source : NULL; }
+
+static uint32_t cpu_module_objects(const backend_module *m, const backend_object **out) {
+  return cpu_jit_objects(m ? m->jit : NULL, out);
+}
 
 typedef struct launch_ctx {
   cpu_kernel_fn fn;
@@ -341,6 +357,11 @@ static hlo_status cpu_copy(void *dst, const void *src, size_t n) {
 }
 static hlo_status cpu_synchronize(void) { return NULL; }
 
+static const char *cpu_target(const backend_compile_options *o) {
+  (void)o;
+  return cpu_jit_target();
+}
+
 static const backend cpu_backend = {
     .name = "cpu",
     .compile = cpu_compile,
@@ -348,6 +369,8 @@ static const backend cpu_backend = {
     .launch = cpu_launch,
     .launch_tiles = cpu_launch_tiles,
     .module_destroy = cpu_module_destroy,
+    .module_objects = cpu_module_objects,
+    .target = cpu_target,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .copy = cpu_copy,

@@ -14,6 +14,14 @@
  * a usable cache it is built under a temporary name in $TMPDIR, unlinked
  * right after dlopen (the object stays mapped).
  *
+ * Objects (issue 8): before all that, a unit whose object the caller gives
+ * (backend_compile_options.objects, keyed by object_key: CPU, flags, source,
+ * not the compiler) is loaded from those bytes (jit_load.c: a memfd, no
+ * file, no compiler, no kernel cache); an object that does not load or
+ * lacks a kernel is ignored. Every loaded unit keeps its object's bytes
+ * (the given ones copied, the kernel cache entry's, or the compiler's
+ * output), for cpu_jit_objects and the compilation cache.
+ *
  * The compiler ($HLO_CC or the caller's `cc`, split into words at spaces, so
  * "gcc -m64" works) is started with posix_spawnp (no shell): the source on
  * its standard input (`-x c -`) and its messages into a file, both
@@ -51,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/jit_load.h"
 #include "backend/cpu/kernel_cache.h"
 #include "support/thread_pool.h"
 
@@ -116,6 +125,7 @@ static hlo_status split_cc(const char *cc, cc_cmd *c) {
 struct cpu_jit {
   uint32_t n;
   void **handles;
+  backend_object *objects;  /* n; bytes malloc'd */
 };
 
 static const char *tmp_dir(void) {
@@ -204,6 +214,7 @@ static int wait_exit(pid_t pid) {
  * model and flags lines (x86; arm64: its CPU part and Features lines), else
  * uname's machine. */
 static char cpu_identity[8192];
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;  /* read_cpu_identity, once */
 static void read_cpu_identity(void) {
   FILE *f = fopen("/proc/cpuinfo", "r");
   size_t len = 0;
@@ -383,14 +394,18 @@ static void load_libm(void) {
 /* --------------------------------------------------------------- compile */
 
 typedef struct unit_state {
-  char key[KERNEL_CACHE_KEY_HEX];
+  char okey[KERNEL_CACHE_KEY_HEX];  /* the object key (see object_key) */
+  char key[KERNEL_CACHE_KEY_HEX];   /* the kernel cache's key */
   char so[KERNEL_CACHE_PATH_MAX];   /* what is loaded */
   char out[KERNEL_CACHE_PATH_MAX];  /* the compiler's output */
   int src_fd, log_fd;               /* unlinked temporaries: the source, the messages */
   bool hit, to_cache, committed, started;
+  bool from_object;                 /* loaded from a given object (hit is set too) */
   pid_t pid;
   int exit_code;
   void *handle;
+  void *bytes;                      /* the loaded object's bytes (malloc'd) */
+  size_t len;
 } unit_state;
 
 /* Looks up u's kernels in handle h; the index of the first missing one, or
@@ -524,67 +539,132 @@ static void cleanup(unit_state *us, uint32_t nunits, bool unload) {
     /* the compiler's output, unless it became a cache entry (a loaded
        object stays mapped) */
     if (!s->hit && !s->committed && s->out[0]) unlink(s->out);
+    free(s->bytes);
   }
   free(us);
 }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The object key of a unit (backend_object.key): a hash of what decides
+ * what its code computes and where it runs — the host CPU's identity, the
+ * compile and link flags and the source — but not the compiler's identity,
+ * so that an object from the compilation cache loads where the compiler has
+ * changed or is missing. The kernel cache's key adds the compiler's
+ * identity (kernel_key). */
+static void object_key(const flag_list *fl, const char *source, char out[KERNEL_CACHE_KEY_HEX]) {
+  const char *parts[NUM_FLAGS + MAX_EXTRA + NUM_LINK + 3];
+  size_t np = 0;
+  parts[np++] = "hlo cpu object 1";
+  parts[np++] = cpu_identity;
+  for (int f = 0; f < fl->n; f++) parts[np++] = fl->v[f];
+  for (int f = 0; f < NUM_LINK; f++) parts[np++] = link_flags[f];
+  parts[np++] = source;
+  kernel_cache_key(parts, np, out);
+}
+
+static void kernel_key(const char *ccid, const char *okey, char out[KERNEL_CACHE_KEY_HEX]) {
+  const char *parts[] = {ccid, okey};
+  kernel_cache_key(parts, 2, out);
+}
+
+/* Loads unit u from the first of o's objects whose key is s->okey and that
+ * loads with all of u's kernels (their functions set); false (nothing
+ * loaded) when none does. The bytes are copied into s. */
+static bool load_given(const backend_compile_options *o, const cpu_jit_unit *u, unit_state *s) {
+  for (uint32_t i = 0; i < o->num_objects; i++) {
+    const backend_object *ob = &o->objects[i];
+    if (memcmp(ob->key, s->okey, KERNEL_CACHE_KEY_HEX - 1) || ob->key[KERNEL_CACHE_KEY_HEX - 1])
+      continue;
+    void *h = cpu_jit_load_bytes(ob->bytes, ob->len);
+    void *copy = h && find_symbols(h, u) == u->n ? malloc(ob->len) : NULL;
+    if (copy) {
+      memcpy(copy, ob->bytes, ob->len);
+      s->handle = h;
+      s->bytes = copy;
+      s->len = ob->len;
+      return true;
+    }
+    if (h) dlclose(h);
+  }
+  return false;
+}
+
 hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, const char *cc_text,
                                  const char *dump_dir, cpu_jit **out) {
+  backend_compile_options o = {.cc = cc_text, .dump_dir = dump_dir};
+  return cpu_jit_compile_with(units, nunits, &o, out);
+}
+
+hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
+                                const backend_compile_options *opts, cpu_jit **out) {
+  double t0 = now_ms();
+  static const backend_compile_options no_options;
+  if (!opts) opts = &no_options;
   *out = NULL;
+  const char *cc_text = opts->cc;
   if (!cc_text || !*cc_text) cc_text = getenv("HLO_CC");
   if (!cc_text || !*cc_text) cc_text = "cc";
   cc_cmd cc;
   HLO_TRY(split_cc(cc_text, &cc));
-  if (dump_dir) HLO_TRY(dump_units(units, nunits, dump_dir));
+  if (opts->dump_dir) HLO_TRY(dump_units(units, nunits, opts->dump_dir));
   unit_state *us = calloc(nunits ? nunits : 1, sizeof *us);
   cpu_jit *j = calloc(1, sizeof *j);
   void **handles = calloc(nunits ? nunits : 1, sizeof *handles);
-  if (!us || !j || !handles) {
-    free(us), free(j), free(handles);
+  backend_object *objects = calloc(nunits ? nunits : 1, sizeof *objects);
+  if (!us || !j || !handles || !objects) {
+    free(us), free(j), free(handles), free(objects);
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
   for (uint32_t i = 0; i < nunits; i++) us[i].src_fd = us[i].log_fd = -1;
   static pthread_once_t libm_once = PTHREAD_ONCE_INIT;
   pthread_once(&libm_once, load_libm);
+  pthread_once(&cpu_once, read_cpu_identity);
 
-  /* 1. the cache */
+  /* 1. the given objects (no compiler, no kernel cache) */
   flag_list fl;
   get_flags(&fl);
-  char dir[KERNEL_CACHE_PATH_MAX];
-  bool cache = kernel_cache_dir(dir);
-  static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
-  char ccid[CC_ID_MAX];
-  if (cache) {
-    pthread_once(&cpu_once, read_cpu_identity);
-    compiler_identity(&cc, dir, ccid);
+  uint32_t from_objects = 0, from_cache = 0;
+  for (uint32_t i = 0; i < nunits; i++) {
+    object_key(&fl, units[i].source, us[i].okey);
+    if (opts->objects && opts->num_objects && load_given(opts, &units[i], &us[i]))
+      us[i].from_object = us[i].hit = true, from_objects++;
   }
+
+  /* 2. the kernel cache, for the rest (the compiler's identity is needed
+     only here: no process is started when every unit came from an object) */
+  char dir[KERNEL_CACHE_PATH_MAX];
+  bool cache = from_objects < nunits && kernel_cache_dir(opts->cache_root, dir);
+  char ccid[CC_ID_MAX];
+  if (cache) compiler_identity(&cc, dir, ccid);
   uint32_t misses = 0;
   for (uint32_t i = 0; i < nunits; i++) {
     unit_state *s = &us[i];
+    if (s->from_object) continue;
     if (cache) {
-      const char *parts[NUM_FLAGS + MAX_EXTRA + NUM_LINK + 3];
-      size_t np = 0;
-      parts[np++] = ccid;
-      parts[np++] = cpu_identity;
-      for (int f = 0; f < fl.n; f++) parts[np++] = fl.v[f];
-      for (int f = 0; f < NUM_LINK; f++) parts[np++] = link_flags[f];
-      parts[np++] = units[i].source;
-      kernel_cache_key(parts, np, s->key);
-      if (kernel_cache_lookup(dir, s->key, s->so)) {
+      kernel_key(ccid, s->okey, s->key);
+      if (kernel_cache_load(dir, s->key, s->so, &s->bytes, &s->len)) {
         s->handle = dlopen(s->so, RTLD_NOW | RTLD_LOCAL);
         s->hit = s->handle && find_symbols(s->handle, &units[i]) == units[i].n;
         if (!s->hit) {  /* a bad entry: recompiled and replaced */
           if (s->handle) dlclose(s->handle);
           s->handle = NULL;
+          free(s->bytes);
+          s->bytes = NULL;
           kernel_cache_remove(dir, s->key);
         }
       }
       s->to_cache = !s->hit && kernel_cache_temp_path(dir, s->key, s->out);
     }
+    from_cache += s->hit;
     misses += !s->hit;
   }
 
-  /* 2. the misses, at most P compilers at once; the sweep of stale
+  /* 3. the misses, at most P compilers at once; the sweep of stale
      temporaries runs while the first ones compile */
   hlo_status st = NULL;
   uint32_t parallel = (uint32_t)thread_pool_default_threads(), running = 0, next_wait = 0;
@@ -608,7 +688,7 @@ hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, con
     else st = s2;
   }
 
-  /* 3. store and load what was compiled; an object that does not load is
+  /* 4. store and load what was compiled (its bytes kept first); an object that does not load is
      compiled once more with the compiler's default link (a runtime library
      the flags need, e.g. -fsanitize=undefined added by a wrapper), and that
      one is kept */
@@ -622,6 +702,12 @@ hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, con
         st = start_unit(&cc, &fl, s, units[i].source, true);
         if (!st) st = finish_unit(&cc, &units[i], s);
         if (st) break;
+      }
+      free(s->bytes);
+      if (!cpu_jit_read_file(s->out, &s->bytes, &s->len)) {
+        st = unit_error(HLO_INTERNAL, &units[i], units[i].n, "cannot read the compiled code of",
+                        s->out);
+        break;
       }
       s->committed = s->to_cache && kernel_cache_commit(dir, s->key, s->out, s->so);
       if (!s->committed) snprintf(s->so, sizeof s->so, "%s", s->out);
@@ -646,17 +732,68 @@ hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, con
       st = unit_error(HLO_INTERNAL, &units[i], missing, "the compiled code lacks", NULL);
     }
   }
-  for (uint32_t i = 0; i < nunits; i++) handles[i] = us[i].handle;
+  for (uint32_t i = 0; i < nunits && !st; i++) {
+    handles[i] = us[i].handle;
+    memcpy(objects[i].key, us[i].okey, sizeof objects[i].key);
+    objects[i].bytes = us[i].bytes;
+    objects[i].len = us[i].len;
+    us[i].bytes = NULL;
+  }
   cleanup(us, nunits, st != NULL);
   if (st) {
     free(j);
     free(handles);
+    free(objects);
     return st;
   }
   j->n = nunits;
   j->handles = handles;
+  j->objects = objects;
+  if (opts->stats) {
+    *opts->stats = (backend_compile_stats){
+        .units = nunits, .from_objects = from_objects, .from_kernel_cache = from_cache,
+        .compiled = nunits - from_objects - from_cache, .cc_ms = now_ms() - t0};
+  }
   *out = j;
   return NULL;
+}
+
+/* The "model name" value of cpu_identity (x86), else its first line. */
+static void cpu_model_name(char *out, size_t cap) {
+  const char *m = strstr(cpu_identity, "model name");
+  const char *colon = m ? strchr(m, ':') : NULL;
+  const char *v = colon ? colon + 1 : cpu_identity;
+  while (*v == ' ' || *v == '\t') v++;
+  size_t n = strcspn(v, "\n");
+  snprintf(out, cap, "%.*s", (int)n, v);
+}
+
+static char target_text[2048];
+static void make_target(void) {
+  pthread_once(&cpu_once, read_cpu_identity);
+  char model[256], id[KERNEL_CACHE_KEY_HEX];
+  cpu_model_name(model, sizeof model);
+  const char *parts[1] = {cpu_identity};
+  kernel_cache_key(parts, 1, id);
+  flag_list fl;
+  get_flags(&fl);
+  size_t len = (size_t)snprintf(target_text, sizeof target_text, "%s (cpu %.12s); flags",
+                                model[0] ? model : "unknown cpu", id);
+  for (int f = 0; f < fl.n && len < sizeof target_text; f++)
+    len += (size_t)snprintf(target_text + len, sizeof target_text - len, " %s", fl.v[f]);
+  for (int f = 0; f < NUM_LINK && len < sizeof target_text; f++)
+    len += (size_t)snprintf(target_text + len, sizeof target_text - len, " %s", link_flags[f]);
+}
+
+const char *cpu_jit_target(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, make_target);
+  return target_text;
+}
+
+uint32_t cpu_jit_objects(const cpu_jit *j, const backend_object **out) {
+  *out = j ? j->objects : NULL;
+  return j ? j->n : 0;
 }
 
 hlo_status cpu_jit_compile(const char *source, const char *cc, const char *dump_dir,
@@ -668,8 +805,11 @@ hlo_status cpu_jit_compile(const char *source, const char *cc, const char *dump_
 
 void cpu_jit_destroy(cpu_jit *j) {
   if (!j) return;
-  for (uint32_t i = 0; i < j->n; i++)
+  for (uint32_t i = 0; i < j->n; i++) {
     if (j->handles[i]) dlclose(j->handles[i]);
+    free((void *)j->objects[i].bytes);
+  }
   free(j->handles);
+  free(j->objects);
   free(j);
 }

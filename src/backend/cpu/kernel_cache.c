@@ -1,7 +1,7 @@
 /* kernel_cache.c — the on-disk cache of compiled kernel objects (see
  * kernel_cache.h for the key, the layout and the robustness rules). */
 #include "backend/cpu/kernel_cache.h"
-#include "support/path.h"
+#include "support/cache_dir.h"
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -49,33 +49,8 @@ static uint64_t fnv64(const void *p, size_t n) {
 #define TRAILER_MAGIC "HLOKC001"
 enum { TRAILER_BYTES = 32, MAX_ENTRY_BYTES = 1 << 30 };
 
-/* mkdir -p with mode 0700 for the folders it makes (path_make_dirs), and
- * whether the folder is writable. */
-static bool make_dirs(const char *path) {
-  hlo_status st = path_make_dirs(path, 0700);
-  if (st) {
-    hlo_status_free(st);
-    return false;
-  }
-  return access(path, W_OK | X_OK) == 0;
-}
-
-bool kernel_cache_dir(char out_dir[KERNEL_CACHE_PATH_MAX]) {
-  const char *e = getenv("HLO_CACHE_DIR");
-  int w;
-  if (e) {
-    if (!*e || !strcasecmp(e, "off") || !strcmp(e, "0") || !strcasecmp(e, "false") ||
-        !strcasecmp(e, "no"))
-      return false;
-    w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s", e);
-  } else if ((e = getenv("XDG_CACHE_HOME")) && *e) {
-    w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s/hlo/kernels", e);
-  } else if ((e = getenv("HOME")) && *e) {
-    w = snprintf(out_dir, KERNEL_CACHE_PATH_MAX, "%s/.cache/hlo/kernels", e);
-  } else {
-    return false;
-  }
-  return w > 0 && w < KERNEL_CACHE_PATH_MAX && make_dirs(out_dir);
+bool kernel_cache_dir(const char *root, char out_dir[KERNEL_CACHE_PATH_MAX]) {
+  return cache_dir_sub(root, "kernels", out_dir);
 }
 
 void kernel_cache_key(const char *const *parts, size_t n, char out[KERNEL_CACHE_KEY_HEX]) {
@@ -143,8 +118,10 @@ static unsigned char *read_all(int fd, size_t size) {
   return buf;
 }
 
-/* 1: valid, 0: invalid (corrupt, truncated), -1: absent or unreadable. */
-static int check_entry(const char *path) {
+/* 1: valid, 0: invalid (corrupt, truncated), -1: absent or unreadable.
+ * When valid and `bytes` is set, *bytes (malloc'd, yours) and *len receive
+ * the object without its trailer. */
+static int check_entry(const char *path, void **bytes, size_t *len) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
   if (fd < 0) return -1;
   struct stat st;
@@ -153,10 +130,15 @@ static int check_entry(const char *path) {
       st.st_size <= MAX_ENTRY_BYTES) {
     unsigned char *buf = read_all(fd, (size_t)st.st_size);
     if (buf) {
-      size_t len = (size_t)st.st_size - TRAILER_BYTES;
-      const unsigned char *t = buf + len;
-      ok = !memcmp(t, TRAILER_MAGIC, 8) && get_u64(t + 8) == len &&
-           get_u64(t + 16) == checksum(buf, len) && get_u64(t + 24) == 0;
+      size_t n = (size_t)st.st_size - TRAILER_BYTES;
+      const unsigned char *t = buf + n;
+      ok = !memcmp(t, TRAILER_MAGIC, 8) && get_u64(t + 8) == n &&
+           get_u64(t + 16) == checksum(buf, n) && get_u64(t + 24) == 0;
+      if (ok && bytes) {
+        *bytes = buf;
+        *len = n;
+        buf = NULL;
+      }
       free(buf);
     } else {
       ok = -1;
@@ -168,7 +150,17 @@ static int check_entry(const char *path) {
 
 bool kernel_cache_lookup(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX]) {
   if (!dir || !entry_path(dir, key, out_path)) return false;
-  int c = check_entry(out_path);
+  int c = check_entry(out_path, NULL, NULL);
+  if (c == 0) unlink(out_path);
+  return c == 1;
+}
+
+bool kernel_cache_load(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX],
+                       void **bytes, size_t *len) {
+  *bytes = NULL;
+  *len = 0;
+  if (!dir || !entry_path(dir, key, out_path)) return false;
+  int c = check_entry(out_path, bytes, len);
   if (c == 0) unlink(out_path);
   return c == 1;
 }

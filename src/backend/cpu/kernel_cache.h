@@ -2,8 +2,8 @@
  * objects (shared objects the JIT made), so a program compiled before
  * loads in a millisecond instead of running the C compiler (issue 7: the
  * test suite compiles thousands of small programs). It is meant to grow
- * into the whole-executable cache of issue 8; the interface is six calls
- * (dir, key, lookup, temp_path, commit, remove), plus small text notes
+ * into the whole-executable cache of issue 8; the interface is seven calls
+ * (dir, key, lookup, load, temp_path, commit, remove), plus small text notes
  * (read_note, write_note: the JIT keeps each compiler's version line there)
  * and the sweep of stale temporaries.
  *
@@ -16,9 +16,11 @@
  * /proc/cpuinfo's vendor, family, model and flags), the flags and the
  * generated source — printed as 32 hex digits.
  *
- * Location: $HLO_CACHE_DIR, else $XDG_CACHE_HOME/hlo/kernels, else
- * $HOME/.cache/hlo/kernels (created on first use, mode 0700). HLO_CACHE_DIR=
- * off, 0, false or no (any case), or an empty value, disables the cache. An entry is DIR/KEY.so: the
+ * Location: DIR = ROOT/kernels, ROOT the cache root shared with the
+ * compilation cache (support/cache_dir.h: the caller's root, else
+ * $HLO_CACHE_DIR, else $XDG_CACHE_HOME/hlo, else $HOME/.cache/hlo; created
+ * on first use, mode 0700). A root or HLO_CACHE_DIR of off, 0, false or no
+ * (any case), or an empty HLO_CACHE_DIR, disables the cache. An entry is DIR/KEY.so: the
  * object as the compiler wrote it, followed by a 32-byte trailer (magic
  * "HLOKC001", the object's length, its XXH3-64, 8 zero bytes; the dynamic
  * loader ignores bytes past the ELF's sections), so a truncated or corrupted
@@ -43,10 +45,12 @@
 #define KERNEL_CACHE_KEY_HEX 33  /* 32 hex digits and a NUL */
 #define KERNEL_CACHE_PATH_MAX 4096
 
-/* Resolves the cache folder from the environment now (see above), creating
- * it when missing, into out_dir; false when the cache is off or the folder
- * cannot be created or written (the caller then compiles uncached). */
-bool kernel_cache_dir(char out_dir[KERNEL_CACHE_PATH_MAX]);
+/* Resolves the cache folder ROOT/kernels into out_dir, ROOT from `root`
+ * (cache_dir_root: NULL or "" resolves it from the environment now; "off"
+ * and the other off words: no cache), creating it when missing; false when
+ * the cache is off or the folder cannot be created or written (the caller
+ * then compiles uncached). */
+bool kernel_cache_dir(const char *root, char out_dir[KERNEL_CACHE_PATH_MAX]);
 
 /* Writes the key of parts[0..n) (NUL-terminated strings, each hashed with its
  * length, so ("ab","c") and ("a","bc") differ) to out (32 hex digits). */
@@ -56,6 +60,13 @@ void kernel_cache_key(const char *const *parts, size_t n, char out[KERNEL_CACHE_
  * checksum agree); if so its path is written to out_path. An entry that
  * fails the check is removed (a miss). */
 bool kernel_cache_lookup(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX]);
+
+/* kernel_cache_lookup that also hands back the entry's object: on a hit,
+ * *bytes (malloc'd, yours to free) and *len are the shared object's bytes
+ * as the compiler wrote them (the trailer left off), read in the same pass
+ * that checks them; on a miss *bytes is NULL and *len 0. */
+bool kernel_cache_load(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX],
+                       void **bytes, size_t *len);
 
 /* A temporary path in `dir` for the compiler's output for `key`, unique in
  * the process and among processes. False when the name does not fit. */
