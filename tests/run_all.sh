@@ -38,7 +38,7 @@ run_build() {  # BUILD_DIR LABEL SUITES...
 [ -n "$B" ] && run_build "$B" "-O2 build" tests/suite_*.sh
 [ -n "$SB" ] && run_build "$SB" "ASan+UBSan build" tests/suite_conformance.sh \
   tests/suite_models.sh tests/suite_cli.sh tests/suite_jax.sh tests/suite_verbs.sh tests/suite_cost_dynamic.sh \
-  tests/suite_cache.sh
+  tests/suite_cache.sh tests/suite_pad.sh
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 [ -n "$TB" ] && run_build "$TB" "ThreadSanitizer build"
 echo "$total_p passed, $total_f failed"

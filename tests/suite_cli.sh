@@ -282,7 +282,7 @@ expect bench-seed          0 "seed 7\)"             "$HLO" bench "$T/add.mlir" -
 expect bench-interp        0 "on interp, 2 timed runs" "$HLO" bench "$T/add.mlir" --iters 2 --backend interp
 expect bench-profile       0 "profile: [0-9]+ thunks"  "$HLO" bench "$T/add.mlir" --iters 2 --profile
 expect bench-no-args       0 "1 timed run after"    "$HLO" bench "$T/ok.mlir" --iters 1
-expect bench-bad-backend   2 "unknown backend 'tpu' \(available: interp, cpu\)" \
+expect bench-bad-backend   2 "unknown backend 'tpu' \(available: interp, cpu, cuda; " \
                                                     "$HLO" bench "$T/add.mlir" --backend tpu
 expect bench-iters-zero    2 "--iters '0': expected a whole number of runs, at least 1" \
                                                     "$HLO" bench "$T/add.mlir" --iters 0

@@ -3,8 +3,8 @@
 # (tests/float/check_convert.py): every f16/bf16/8/6/4-bit pattern and seeded
 # f32/f64 samples, converted by hlo's interpreter (tests/tools/float_convert)
 # to every other float type and to/from the integer types, compared with
-# numpy/ml_dtypes. Installs ml_dtypes with pip when it is missing; without it
-# (no network) prints a visible SKIP and counts nothing.
+# numpy/ml_dtypes 0.6.0 (pinned: see MLD below). Installs it with pip when
+# missing; without it (no network) prints a visible SKIP and counts nothing.
 # Ends with "float: N passed, N failed" (one per (from, to) pair).
 # usage: tests/suite_float.sh [BUILD_DIR]
 B=${1:-build}
@@ -20,13 +20,34 @@ if ! command -v "$PY" >/dev/null 2>&1; then
   echo "float: 0 passed, 0 failed"
   exit 0
 fi
-if ! "$PY" -c "import numpy, ml_dtypes" >/dev/null 2>&1; then
-  echo "float: ml_dtypes is missing; running: $PY -m pip install -q ml_dtypes"
-  if ! "$PY" -m pip install -q ml_dtypes >/dev/null 2>&1; then
-    echo "float: SKIPPED: 'pip install ml_dtypes' failed (no network?)"
+# The ml_dtypes whose rules hlo's converts follow (src/support/float.c):
+# 0.6.0 (0.5.x gives the same bits). ml_dtypes 0.7.0 changed them: f64 and
+# integers to the narrow types now round once (not through f32), and
+# f8E8M0FNU maps values below 2^-127 to 0x00 instead of NaN; hlo keeps the
+# older rule until XLA's own converts are checked against the new one. So
+# the suite pins 0.6.0, installed beside the build when another is found.
+MLD=0.6.0
+if ! "$PY" -c "import numpy" >/dev/null 2>&1; then
+  echo "float: numpy is missing; running: $PY -m pip install -q numpy"
+  if ! "$PY" -m pip install -q numpy >/dev/null 2>&1; then
+    echo "float: SKIPPED: 'pip install numpy' failed (no network?)"
     echo "float: 0 passed, 0 failed"
     exit 0
   fi
+fi
+if ! "$PY" -c "import sys, ml_dtypes; sys.exit(ml_dtypes.__version__ != '$MLD')" >/dev/null 2>&1; then
+  dir="$B/pydeps/ml_dtypes-$MLD"
+  if ! PYTHONPATH="$dir" "$PY" -c "import sys, ml_dtypes; sys.exit(ml_dtypes.__version__ != '$MLD')" >/dev/null 2>&1; then
+    echo "float: running: $PY -m pip install -q --no-deps --target $dir ml_dtypes==$MLD"
+    rm -rf "$dir"
+    if ! "$PY" -m pip install -q --no-deps --target "$dir" "ml_dtypes==$MLD" >/dev/null 2>&1; then
+      echo "float: SKIPPED: 'pip install ml_dtypes==$MLD' failed (no network?)"
+      echo "float: 0 passed, 0 failed"
+      exit 0
+    fi
+  fi
+  PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH
 fi
 out=$("$PY" tests/float/check_convert.py --tool "$TOOL" 2>&1)
 rc=$?

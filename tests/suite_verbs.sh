@@ -120,7 +120,7 @@ for prog in $(programs); do
     bad "$label: cpu figures: dynamic '$dyn' kernels '$kern' peak_bytes '$peak' (parts: $sum) cc '$cc'"; fi
   # compile (text)
   expect "$label: compile text" 0 \
-    '^  fusions: .*' "$HLO" compile "$prog"
+    '^  fusions: .*' "$HLO" compile "$prog" --no-cache
   if grep -Eq '^  thunks: .*kernels' "$T/out" && grep -Eq '^  compile: .* = ours .* \+ C compiler' "$T/out" &&
      grep -Eq '^  passes: ' "$T/out" && grep -Eq '^    fusion +[0-9.]+ ms' "$T/out"; then ok; else
     bad "$label: compile text lacks the thunks/compile/passes lines"; head -n 12 "$T/out"; fi

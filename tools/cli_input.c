@@ -19,6 +19,38 @@
 
 bool cli_is_flag(const char *a, const char *f) { return strcmp(a, f) == 0; }
 
+/* --backend: the public kinds, and cpu-devmem (RUNTIME_BACKEND_CPU_DEVMEM):
+ * the CPU backend with its buffers kept apart from the host's, as a GPU's
+ * are, which tests the device-memory path without a GPU. */
+static const struct {
+  const char *name;
+  hlo_backend_kind kind;
+} cli_backends[] = {
+    {"cpu", HLO_BACKEND_CPU},
+    {"interp", HLO_BACKEND_INTERP},
+    {"cuda", HLO_BACKEND_CUDA},
+    {"cpu-devmem", RUNTIME_BACKEND_CPU_DEVMEM},
+};
+
+bool cli_parse_backend(const char *verb, const char *name, hlo_backend_kind *out) {
+  for (size_t i = 0; i < sizeof cli_backends / sizeof *cli_backends; i++)
+    if (!strcmp(name, cli_backends[i].name)) {
+      *out = cli_backends[i].kind;
+      return true;
+    }
+  fprintf(stderr,
+          "hlo %s: unknown backend '%s' (available: interp, cpu, cuda; cpu-devmem tests the "
+          "GPU's memory path on the CPU)\n",
+          verb, name);
+  return false;
+}
+
+const char *cli_backend_name(hlo_backend_kind k) {
+  for (size_t i = 0; i < sizeof cli_backends / sizeof *cli_backends; i++)
+    if (cli_backends[i].kind == k) return cli_backends[i].name;
+  return "?";
+}
+
 int cli_report(hlo_status st) {
   hlo_status_print(st, stderr);
   hlo_status_free(st);

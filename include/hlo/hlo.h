@@ -164,13 +164,19 @@ typedef enum hlo_backend_kind {
                          few ULP). No C compiler: HLO_UNAVAILABLE at create.
                          Dynamic-shaped entry functions run on the
                          interpreter. */
+  HLO_BACKEND_CUDA,   /* NVIDIA GPUs (device 0): the same fused module, its
+                         kernels printed as CUDA C and compiled by NVRTC,
+                         matmuls through cuBLASLt; libcuda, libnvrtc and
+                         libcublasLt are loaded at run time, so without a
+                         driver or a GPU, create fails with HLO_UNAVAILABLE
+                         saying what is missing. */
 } hlo_backend_kind;
 
 typedef struct hlo_executable hlo_executable;
 
 /* How to compile an executable (zero-initialise, then set what you need). */
 typedef struct hlo_compile_options {
-  hlo_backend_kind backend; /* HLO_BACKEND_INTERP (0) or HLO_BACKEND_CPU */
+  hlo_backend_kind backend; /* HLO_BACKEND_INTERP (0), HLO_BACKEND_CPU or HLO_BACKEND_CUDA */
   /* The pass pipeline run before the backend: NULL for the backend's own
    * (HLO_BACKEND_CPU: "cpu"; the interpreter: none), "none" (or ""),
    * "default" (inline, chlo-legalize, simplify, constant-fold, simplify,

@@ -123,6 +123,13 @@ typedef struct backend_gemm_epilogue {
 
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
+  /* Whether the backend's buffers live in memory of their own (a GPU's):
+   * then `alloc` returns device memory the host must not touch, `launch`
+   * and the library calls take device pointers and may return before they
+   * finish (in order on the backend's one stream), `copy` moves bytes
+   * between host and device, and `synchronize` waits. False for the CPU:
+   * buffers are host memory and every call is synchronous. */
+  bool device_memory;
   /* Compiles kernels ks[0..n) into one module: kernel i is launched as
    * index i. Errors: HLO_UNIMPLEMENTED (an op or type the emitter lacks, at
    * the kernel's location), HLO_UNAVAILABLE (no compiler / driver),
@@ -197,5 +204,18 @@ typedef struct backend {
 /* The CPU backend (backend/cpu): generated C compiled with the system C
  * compiler into a shared object and loaded with dlopen. Static; lent. */
 const backend *backend_cpu(void);
+/* The CPU backend with device_memory = true (backend/cpu/cpu_devmem.c): its
+ * buffers kept apart from the host's, as a GPU's are (poisoned allocations,
+ * copy = memcpy; no gemm_epilogue, launch_tiles, conv, window, sort): tests
+ * the runtime's device-memory path without a GPU. Static; lent. */
+const backend *backend_cpu_devmem(void);
+
+/* The CUDA backend (backend/cuda): kernels printed as CUDA C, compiled by
+ * NVRTC for the device's architecture, matmuls through cuBLASLt; libcuda,
+ * libnvrtc and libcublasLt are loaded with dlopen on the first call, and
+ * device 0's primary context made current. *out is static (lent).
+ * Errors: HLO_UNAVAILABLE naming what is missing (no libcuda.so.1: "no
+ * NVIDIA driver", no device, no libnvrtc) — never a crash. Thread-safe. */
+HLO_MUST_USE hlo_status backend_cuda(const backend **out);
 
 #endif /* HLO_BACKEND_BACKEND_H */

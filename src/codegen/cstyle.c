@@ -37,6 +37,14 @@
  * A divide by a value that does not vary along the row goes through its
  * reciprocal in double where that is exact (is_row_div, "Divides by a row
  * value"): the stage's loops are printed twice, chosen per row.
+ * With threads per row (kernel.h, row_threads: the CUDA dialect), a tile
+ * is a row computed by a block (the dialect's block_tile_open): the
+ * innermost row loop of every stage is strided over the threads (`x =
+ * hlo_tid; x < n; x += T`), a REDUCE stage folds each thread's part and
+ * combines the threads' accumulators as a tree (print_spread_reduce),
+ * outputs stored once per row are stored by thread 0, the temporaries are
+ * in the block's dynamic shared memory (cstyle_shared_bytes), and the
+ * block meets at a barrier after each row.
  * Temporaries are arrays `tmpT[row]` of the function (the thread's stack).
  * `acc` and the combiner are of the stage's acc_dtype (wider than the
  * output for bf16/f16 and f32 sums). Each kernel is preceded
@@ -444,22 +452,66 @@ static bool output_per_row(const kernel *k, const kernel_output *out) {
   return true;
 }
 
-/* Opens the loops over the row dims [np, last) at level *level. */
+/* Whether k's rows are spread over the threads of a block (kernel.h,
+ * row_threads). */
+static bool row_spread(const kernel *k) { return k->sched.row_threads > 1; }
+
+/* Opens the loops over the row dims [np, last) at level *level. With
+ * `spread` (row_spread; last is k->rank), the row's points are shared by
+ * the block's threads: thread i takes i, i + T, ... of the innermost row
+ * dim, or with several row dims, of the row's row-major linear positions
+ * (one loop `xr`, the coordinates computed from it). */
+static void open_row_loops_of(const kernel *k, strbuf *o, uint32_t last, uint32_t *level,
+                              char *ind, size_t cap, bool spread) {
+  uint32_t np = k->rank - k->num_reduce_dims;
+  if (spread && k->num_reduce_dims > 1) {
+    long long n = 1;
+    for (uint32_t dd = np; dd < k->rank; dd++) n *= (long long)k->dims[dd];
+    sb_printf(o, "%sfor (int64_t xr = hlo_tid; xr < %lld; xr += %u) {\n", ind, n,
+              k->sched.row_threads);
+    put_indent(ind, cap, ++*level);
+    long long stride = n;
+    for (uint32_t dd = np; dd < k->rank; dd++) {
+      stride /= (long long)(k->dims[dd] > 0 ? k->dims[dd] : 1);
+      sb_printf(o, "%sconst int64_t x%u = xr", ind, dd);
+      if (stride > 1) sb_printf(o, " / %lld", stride);
+      if (dd > np) sb_printf(o, " %% %lld", (long long)k->dims[dd]);
+      sb_puts(o, ";\n");
+    }
+    return;
+  }
+  for (uint32_t dd = np; dd < last; dd++) {
+    if (spread && dd == k->rank - 1)
+      sb_printf(o, "%sfor (int64_t x%u = hlo_tid; x%u < %lld; x%u += %u) {\n", ind, dd, dd,
+                (long long)k->dims[dd], dd, k->sched.row_threads);
+    else
+      sb_printf(o, "%sfor (int64_t x%u = 0; x%u < %lld; x%u++) {\n", ind, dd, dd,
+                (long long)k->dims[dd], dd);
+    put_indent(ind, cap, ++*level);
+  }
+}
+
 static void open_row_loops(const kernel *k, strbuf *o, uint32_t last, uint32_t *level, char *ind,
                            size_t cap) {
+  open_row_loops_of(k, o, last, level, ind, cap, false);
+}
+
+static void close_row_loops_of(const kernel *k, strbuf *o, uint32_t last, uint32_t *level,
+                               char *ind, size_t cap, bool spread) {
+  if (spread && k->num_reduce_dims > 1) {
+    put_indent(ind, cap, --*level);
+    sb_printf(o, "%s}\n", ind);
+    return;
+  }
   for (uint32_t dd = k->rank - k->num_reduce_dims; dd < last; dd++) {
-    sb_printf(o, "%sfor (int64_t x%u = 0; x%u < %lld; x%u++) {\n", ind, dd, dd,
-              (long long)k->dims[dd], dd);
-    put_indent(ind, cap, ++*level);
+    put_indent(ind, cap, --*level);
+    sb_printf(o, "%s}\n", ind);
   }
 }
 
 static void close_row_loops(const kernel *k, strbuf *o, uint32_t last, uint32_t *level, char *ind,
                             size_t cap) {
-  for (uint32_t dd = k->rank - k->num_reduce_dims; dd < last; dd++) {
-    put_indent(ind, cap, --*level);
-    sb_printf(o, "%s}\n", ind);
-  }
+  close_row_loops_of(k, o, last, level, ind, cap, false);
 }
 
 /* The row loops of stage s at every point of the row (a MAP stage, or a
@@ -502,7 +554,7 @@ static hlo_status print_points(const cstyle_dialect *d, const kernel *k, strbuf 
       sb_printf(o, "%s} else {\n", ind);
       put_indent(ind, sizeof ind, ++level);
     }
-    open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    open_row_loops_of(k, o, k->rank, &level, ind, sizeof ind, row_spread(k));
     err = print_point(d, k, o, s, vary, NULL, ind, pass == 0 ? fast : NULL);
     for (uint32_t oi = 0; stores && !err && oi < k->num_outputs; oi++) {
       const kernel_output *out = &k->outputs[oi];
@@ -511,7 +563,7 @@ static hlo_status print_points(const cstyle_dialect *d, const kernel *k, strbuf 
       snprintf(v, sizeof v, "v%u", out->value);
       store(o, k, oi, v, ind);
     }
-    close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+    close_row_loops_of(k, o, k->rank, &level, ind, sizeof ind, row_spread(k));
   }
   if (nfast) {
     put_indent(ind, sizeof ind, --level);
@@ -647,6 +699,80 @@ static hlo_status print_lanes_fold(const cstyle_dialect *d, const kernel *k, str
   return NULL;
 }
 
+/* REDUCE stage s of a kernel whose rows are spread over a block's threads
+ * (kernel.h, row_threads; `accS` is declared, from the init value). With a
+ * combiner identity, each thread folds its elements (thread i: i, i + T,
+ * ... of the innermost row dim) into its accumulator, thread 0 from the
+ * init value and the others from the identity; the T accumulators are then
+ * combined by a butterfly over each warp's lanes (shfl_xor: lane l with
+ * lane l ^ w, w = 16, ..., 1), warp w's result to hlo_redS[w], and the
+ * same butterfly over those in warp 0. Without an identity, thread 0
+ * folds the whole row in order. Either way thread 0's accumulator is then
+ * passed to every thread through hlo_redS[0]. */
+static hlo_status print_spread_reduce(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                      uint32_t s, const bool *vary, uint32_t level) {
+  const kernel_stage *st = &k->stages[s];
+  uint32_t T = k->sched.row_threads;
+  char ind[64], ind2[80], ind3[96], acc[32];
+  put_indent(ind, sizeof ind, level);
+  snprintf(ind2, sizeof ind2, "%s  ", ind);
+  snprintf(ind3, sizeof ind3, "%s    ", ind);
+  snprintf(acc, sizeof acc, "acc%u", s);
+  const char *at = cstyle_compute_type(st->acc_dtype);
+  int64_t id_i;
+  double id_f;
+  bool has_id = kernel_stage_identity(k, s, &id_i, &id_f);
+  if (has_id) {
+    /* threads but 0 start from the identity (when the init value is not) */
+    bool same = dtype_is_float(st->acc_dtype)
+                    ? memcmp(&st->init.f, &id_f, sizeof id_f) == 0
+                    : st->init.i == id_i;
+    if (!same) {
+      sb_printf(o, "%sif (hlo_tid != 0) acc%u = ", ind, s);
+      print_const(d, o, st->acc_dtype, id_i, id_f);
+      sb_puts(o, ";\n");
+    }
+    uint32_t lv = level;
+    char lind[64];
+    memcpy(lind, ind, sizeof lind);
+    open_row_loops_of(k, o, k->rank, &lv, lind, sizeof lind, true);
+    HLO_TRY(print_point(d, k, o, s, vary, acc, lind, NULL));
+    close_row_loops_of(k, o, k->rank, &lv, lind, sizeof lind, true);
+    /* the butterfly over a warp's lanes, then over the warps' results */
+    sb_printf(o, "%sfor (int hlo_w = 16; hlo_w >= 1; hlo_w >>= 1) {\n", ind);
+    sb_printf(o, "%sconst %s hlo_o = %s(acc%u, hlo_w);\n", ind2, at, d->shfl_xor, s);
+    HLO_TRY(print_comb(d, k, o, s, acc, "hlo_o", ind2, false, false));
+    sb_printf(o, "%s}\n", ind);
+    if (T > 32) {
+      sb_printf(o, "%sif ((hlo_tid & 31) == 0) hlo_red%u[hlo_tid >> 5] = acc%u;\n", ind, s, s);
+      sb_printf(o, "%s%s\n", ind, d->barrier);
+      sb_printf(o, "%sif (hlo_tid < 32) {\n", ind);
+      sb_printf(o, "%sacc%u = hlo_tid < %u ? hlo_red%u[hlo_tid] : ", ind2, s, T / 32, s);
+      print_const(d, o, st->acc_dtype, id_i, id_f);
+      sb_puts(o, ";\n");
+      sb_printf(o, "%sfor (int hlo_w = %u; hlo_w >= 1; hlo_w >>= 1) {\n", ind2, T / 64);
+      sb_printf(o, "%sconst %s hlo_o = %s(acc%u, hlo_w);\n", ind3, at, d->shfl_xor, s);
+      HLO_TRY(print_comb(d, k, o, s, acc, "hlo_o", ind3, false, false));
+      /* lane 0 alone reads and writes hlo_redS[0] in this step */
+      sb_printf(o, "%s}\n%s}\n", ind2, ind);
+    }
+  } else {
+    uint32_t lv = level + 1;
+    char lind[64];
+    put_indent(lind, sizeof lind, lv);
+    sb_printf(o, "%sif (hlo_tid == 0) {\n", ind);
+    open_row_loops(k, o, k->rank, &lv, lind, sizeof lind);
+    HLO_TRY(print_point(d, k, o, s, vary, acc, lind, NULL));
+    close_row_loops(k, o, k->rank, &lv, lind, sizeof lind);
+    sb_printf(o, "%s}\n", ind);
+  }
+  sb_printf(o, "%sif (hlo_tid == 0) hlo_red%u[0] = acc%u;\n", ind, s, s);
+  sb_printf(o, "%s%s\n", ind, d->barrier);
+  /* hlo_redS is this stage's: written again after the row's last barrier */
+  sb_printf(o, "%sacc%u = hlo_red%u[0];\n", ind, s, s);
+  return NULL;
+}
+
 /* One stage over the row of the current parallel point (see kernel.h):
  * instructions that do not vary along the row first, then the row loops. */
 static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
@@ -669,6 +795,7 @@ static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *
       }
       char v[24];
       snprintf(v, sizeof v, "v%u", out->value);
+      if (row_spread(k)) sb_printf(o, "%sif (hlo_tid == 0)\n  ", ind);
       store(o, k, oi, v, ind);
     }
     if (!loop) return NULL;
@@ -702,6 +829,8 @@ static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *
       HLO_TRY(print_lanes_fold(d, k, o, s, vary, level, lanes, vt, false));
     }
     sb_printf(o, "%sconst %s acc%u = accl%u[0];\n", ind, cstyle_compute_type(st->acc_dtype), s, s);
+  } else if (row_spread(k)) {
+    HLO_TRY(print_spread_reduce(d, k, o, s, vary, level));
   } else {
     open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
     snprintf(acc, sizeof acc, "acc%u", s);
@@ -717,6 +846,25 @@ static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *
   else
     sb_printf(o, "%sconst %s r%u = acc%u;\n", ind, rt, s, s);
   return NULL;
+}
+
+/* Where temporary t starts in the block's dynamic shared memory. */
+static uint64_t temp_offset(const kernel *k, uint32_t t) {
+  int64_t row = 1;
+  for (uint32_t dd = k->rank - k->num_reduce_dims; dd < k->rank; dd++) row *= k->dims[dd];
+  if (row < 1) row = 1;
+  uint64_t off = 0;
+  for (uint32_t i = 0; i < t && i < k->num_temps; i++) {
+    int bits = dtype_bits(kernel_compute_dtype(k->temps[i].dtype));
+    uint64_t bytes = (uint64_t)row * (uint64_t)(bits >= 8 ? bits / 8 : 1);
+    off += (bytes + 15) & ~(uint64_t)15;
+  }
+  return off;
+}
+
+uint64_t cstyle_shared_bytes(const kernel *k) {
+  if (!row_spread(k) || !k->num_temps) return 0;
+  return temp_offset(k, k->num_temps);
 }
 
 hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *o) {
@@ -737,24 +885,32 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
   for (uint32_t st = 0; st < k->num_stages; st++)
     if (s->reduce_lanes[st] > maxl) maxl = s->reduce_lanes[st];
   if (k->num_reduce_dims && maxl > 1) sb_printf(o, ", %u reduction lanes", maxl);
+  bool spread = row_spread(k);
+  if (spread) {
+    if (!d->block_tile_open || !d->thread_index || !d->barrier || !d->shared_kw ||
+        !d->dyn_shared_decl || !d->shfl_xor)
+      return status_new(HLO_INTERNAL, "kernel %s: threads per row in dialect %s", k->name, d->name);
+    sb_printf(o, ", a block of %u threads per row", s->row_threads);
+  }
   sb_puts(o, " */\n");
-  sb_printf(o, "%s %s(void *const *bufs, int64_t tile_begin, int64_t tile_end) {\n",
-            d->kernel_prefix, k->name);
+  const char *bufs = d->bufs ? d->bufs : "bufs";
+  sb_printf(o, "%s %s(%s) {\n", d->kernel_prefix, k->name,
+            d->params ? d->params : "void *const *bufs, int64_t tile_begin, int64_t tile_end");
   for (uint32_t i = 0; i < k->num_inputs; i++) {
     const char *st = cstyle_storage_type(k->inputs[i].dtype);
     if (!st)
       return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
                        hlo_dtype_name(k->inputs[i].dtype));
-    sb_printf(o, "  const %s *%s in%u = (const %s *)bufs[%u];\n", st,
-              k->inputs[i].may_alias ? "" : d->restrict_kw, i, st, i);
+    sb_printf(o, "  const %s *%s in%u = (const %s *)%s[%u];\n", st,
+              k->inputs[i].may_alias ? "" : d->restrict_kw, i, st, bufs, i);
   }
   for (uint32_t i = 0; i < k->num_outputs; i++) {
     const char *st = cstyle_storage_type(k->outputs[i].buf.dtype);
     if (!st)
       return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
                        hlo_dtype_name(k->outputs[i].buf.dtype));
-    sb_printf(o, "  %s *%s out%u = (%s *)bufs[%u];\n", st,
-              k->outputs[i].buf.may_alias ? "" : d->restrict_kw, i, st, k->num_inputs + i);
+    sb_printf(o, "  %s *%s out%u = (%s *)%s[%u];\n", st,
+              k->outputs[i].buf.may_alias ? "" : d->restrict_kw, i, st, bufs, k->num_inputs + i);
   }
   int64_t row = 1;
   for (uint32_t dd = np; dd < k->rank; dd++) row *= k->dims[dd];
@@ -763,12 +919,25 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     if (!ct)
       return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
                        hlo_dtype_name(k->temps[t].dtype));
-    sb_printf(o, "  %s tmp%u[%lld];\n", ct, t, (long long)(row > 0 ? row : 1));
+    if (!spread) {
+      sb_printf(o, "  %s tmp%u[%lld];\n", ct, t, (long long)(row > 0 ? row : 1));
+      continue;
+    }
+    if (t == 0) sb_printf(o, "  %s\n", d->dyn_shared_decl);
+    sb_printf(o, "  %s *tmp%u = (%s *)(hlo_smem + %llu);\n", ct, t, ct,
+              (unsigned long long)temp_offset(k, t));
+  }
+  if (spread) {
+    sb_printf(o, "  const int64_t hlo_tid = %s;\n", d->thread_index);
+    for (uint32_t st = 0; st < k->num_stages; st++)
+      if (k->stages[st].kind == KSTAGE_REDUCE)
+        sb_printf(o, "  %s %s hlo_red%u[32];\n", d->shared_kw,
+                  cstyle_compute_type(k->stages[st].acc_dtype), st);
   }
   bool *vary = malloc((k->num_body ? k->num_body : 1) * sizeof *vary);
   if (!vary) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   kernel_row_varying(k, vary);
-  sb_printf(o, "  %s\n", d->tile_open);
+  sb_printf(o, "  %s\n", spread ? d->block_tile_open : d->tile_open);
   level++;
   put_indent(ind, sizeof ind, level);
   /* tile coordinates of the split thread dims, innermost fastest */
@@ -815,6 +984,9 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
   }
   hlo_status err = NULL;
   for (uint32_t st = 0; st < k->num_stages && !err; st++) err = print_stage(d, k, o, st, vary, level);
+  /* the block's threads leave the row together (the temporaries and
+   * hlo_red are the next row's) */
+  if (spread) sb_printf(o, "%s%s\n", ind, d->barrier);
   free(vary);
   HLO_TRY(err);
   while (opened--) {

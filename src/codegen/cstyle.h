@@ -16,9 +16,11 @@
  *
  * The generated function, whatever the dialect:
  *   PREFIX NAME(void *const *bufs, int64_t tile_begin, int64_t tile_end)
- * bufs = the kernel's inputs then its outputs (host or device pointers in
- * their storage layout); tiles [tile_begin, tile_end) of the tile index
- * space (kernel_num_tiles) are computed by this call. */
+ * (or the dialect's `params`) bufs = the kernel's inputs then its outputs
+ * (host or device pointers in their storage layout); tiles [tile_begin,
+ * tile_end) of the tile index space (kernel_num_tiles) are computed by this
+ * call (by all the threads of the launch together, on a GPU: see the
+ * dialect's tile_open). */
 #ifndef HLO_CODEGEN_CSTYLE_H
 #define HLO_CODEGEN_CSTYLE_H
 #include "codegen/kernel.h"
@@ -48,6 +50,27 @@ typedef struct cstyle_dialect {
    * is printed as the op table's. */
   const char *rcp_decl;
   const char *rcp_div;
+  /* The kernel's parameters and the expression of its buffer pointer
+   * array: NULL for the C form below (`void *const *bufs, int64_t
+   * tile_begin, int64_t tile_end` and `bufs`). */
+  const char *params;
+  const char *bufs;
+  /* Kernels whose schedule has threads per row (kernel.h, row_threads; NULL:
+   * the dialect has none, an HLO_INTERNAL error): block_tile_open opens the
+   * scope where `t` is the tile (row) of the calling block (closed by
+   * tile_close); thread_index is the thread's index in the block (as an
+   * int64_t expression), barrier the block-wide barrier statement,
+   * shared_kw the qualifier of a block-shared array, dyn_shared_decl the
+   * declaration of the block's dynamic shared memory `hlo_smem` (bytes:
+   * cstyle_shared_bytes; the temporaries live there), shfl_xor a function
+   * (v, lane_mask) -> v of the lane `lane ^ lane_mask` of the warp (of 32
+   * lanes), overloaded for every computation type. */
+  const char *block_tile_open;
+  const char *thread_index;
+  const char *barrier;
+  const char *shared_kw;
+  const char *dyn_shared_decl;
+  const char *shfl_xor;
 } cstyle_dialect;
 
 /* Appends to `out` the definition of kernel `k` in dialect `d` (without
@@ -55,6 +78,11 @@ typedef struct cstyle_dialect {
  * for an op or type the dialect has no text for; HLO_INTERNAL for a bad
  * schedule (kernel_check_schedule). */
 HLO_MUST_USE hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *out);
+
+/* The dynamic shared memory a block running kernel `k` needs (bytes): its
+ * temporaries, each a row of its computation type at a 16-byte aligned
+ * offset, when the schedule has threads per row; else 0. */
+uint64_t cstyle_shared_bytes(const kernel *k);
 
 /* The C type names the printer uses: the computation type of `dt`
  * ("float" for bf16/f16) and its storage type ("uint16_t" for bf16/f16,

@@ -215,6 +215,7 @@ void kernel_schedule_default(kernel *k, int64_t inner_tile) {
   if (inner_tile <= 0) inner_tile = 4096;
   for (uint32_t d = 0; d < k->rank; d++) k->sched.tile[d] = k->dims[d] > 0 ? k->dims[d] : 1;
   k->sched.num_thread_dims = np;
+  k->sched.row_threads = 0;
   for (uint32_t d = 0; d + 1 < np; d++) k->sched.tile[d] = 1;
   if (np > 0 && k->num_reduce_dims == 0) {
     int64_t n = k->dims[np - 1];
@@ -474,6 +475,21 @@ hlo_status kernel_check_schedule(const kernel *k) {
       return status_new(HLO_INTERNAL, "kernel %s: reduction lanes need a combiner with an identity",
                         k->name);
   }
+  uint32_t rt = s->row_threads;
+  if (rt > 1) {
+    if ((rt & (rt - 1)) || rt < 32 || rt > 1024 || !k->num_reduce_dims)
+      return status_new(HLO_INTERNAL, "kernel %s: %u threads per row (a power of two, 32..1024, "
+                        "reductions only)", k->name, rt);
+    if (s->num_thread_dims != np)
+      return status_new(HLO_INTERNAL, "kernel %s: threads per row need every parallel dim a "
+                        "thread dim", k->name);
+    for (uint32_t d = 0; d < np; d++)
+      if (s->tile[d] != 1 && k->dims[d] > 1)
+        return status_new(HLO_INTERNAL, "kernel %s: threads per row need tiles of one row", k->name);
+    for (uint32_t st = 0; st < k->num_stages; st++)
+      if (s->reduce_lanes[st] > 1)
+        return status_new(HLO_INTERNAL, "kernel %s: threads per row and reduction lanes", k->name);
+  }
   if (next_body != k->num_body || next_comb != k->num_comb)
     return status_new(HLO_INTERNAL, "kernel %s: instructions outside every stage", k->name);
   for (uint32_t t = 0; t < k->num_temps; t++) {
@@ -585,7 +601,9 @@ void kernel_print(const kernel *k, strbuf *o) {
   sb_puts(o, "] tiles [");
   for (uint32_t d = 0; d < k->rank; d++)
     sb_printf(o, "%s%lld", d ? ", " : "", (long long)k->sched.tile[d]);
-  sb_printf(o, "] thread_dims %u\n", k->sched.num_thread_dims);
+  sb_printf(o, "] thread_dims %u", k->sched.num_thread_dims);
+  if (k->sched.row_threads > 1) sb_printf(o, " row_threads %u", k->sched.row_threads);
+  sb_puts(o, "\n");
   for (uint32_t i = 0; i < k->num_inputs; i++) {
     sb_printf(o, "  in%u: ", i);
     print_buffer(o, &k->inputs[i]);

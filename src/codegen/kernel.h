@@ -24,9 +24,10 @@
  *   (the kernel takes [tile_begin, tile_end)), CUDA will map one tile to one
  *   block (blockIdx.x). Other split dims loop over their tiles inside the
  *   thread's tile (cache blocking). Reduction dims are never thread dims nor
- *   split in v0: a row is reduced in one pass by one thread; a CUDA emitter
- *   will need a "row split over a warp / block, combined as a tree" field
- *   here (XLA's row- vs column-reduction emitters).
+ *   split: a row is reduced in one pass by one thread, or (`row_threads`, a
+ *   GPU schedule) by the threads of one block, each folding a strided part
+ *   of the row, combined as a tree (XLA's row-reduction
+ *   emitter).
  *
  * - Index maps (`kernel_map`): for each tensor a load or store touches, its
  *   index as one AFFINE expression per tensor dim of the index variables
@@ -250,6 +251,19 @@ typedef struct kernel_schedule {
    * vectorises (a plain float sum or NaN-aware max does not: the order is
    * fixed); a CUDA emitter would map lanes to the threads of a warp. */
   uint32_t reduce_lanes[KERNEL_MAX_STAGES];
+  /* 0 or 1: a row is computed by one thread (the CPU's schedule). T > 1 (a
+   * power of two, 32..1024; a GPU schedule, backend/cuda/emit_cuda.h): a
+   * tile (one row: every parallel dim a thread dim with tile 1) is computed
+   * by a block of T threads: the innermost row dim is spread over them
+   * (thread i takes the elements i, i + T, ...; the other row dims loop in
+   * every thread; with several row dims, the row's linear positions are
+   * spread instead), a REDUCE stage whose combiner has an identity folds each
+   * thread's elements from it (thread 0 from the init value) and combines
+   * the T accumulators as a tree (warp shuffles, then shared memory); one
+   * without folds the row in order in thread 0. Row values are seen by all
+   * threads; temporaries are in memory shared by the block; outputs stored
+   * once per row are stored by thread 0. Reduction lanes must be 0. */
+  uint32_t row_threads;
 } kernel_schedule;
 
 typedef struct kernel {

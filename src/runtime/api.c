@@ -182,6 +182,27 @@ void hlo_buffer_destroy(hlo_buffer *b) {
 
 /* ------------------------------------------------------------- executing */
 
+/* backend_cuda's table into *out (may be NULL), or its error (no driver:
+ * HLO_UNAVAILABLE saying what is missing). */
+static hlo_status cuda_backend(const backend **out) {
+  const backend *b = NULL;
+  HLO_TRY(backend_cuda(&b));
+  if (out) *out = b;
+  return NULL;
+}
+
+const struct backend *runtime_backend(hlo_backend_kind k) {
+  if (k == HLO_BACKEND_CPU) return backend_cpu();
+  if (k == RUNTIME_BACKEND_CPU_DEVMEM) return backend_cpu_devmem();
+  if (k == HLO_BACKEND_CUDA) {
+    const backend *b = NULL;
+    hlo_status st = cuda_backend(&b);
+    if (st) hlo_status_free(st);
+    return b;
+  }
+  return NULL;
+}
+
 static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir);
 static const char *pipeline_of(const hlo_compile_options *o);
 static void spec_free(struct shape_spec *s);
@@ -276,7 +297,8 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
                                         const hlo_compile_options *co,
                                         const interp_options *opts, hlo_executable **out) {
   *out = NULL;
-  if (co->backend != HLO_BACKEND_INTERP && co->backend != HLO_BACKEND_CPU)
+  if (co->backend == HLO_BACKEND_CUDA) HLO_TRY(cuda_backend(NULL)); /* no driver: its error */
+  else if (co->backend != HLO_BACKEND_INTERP && !runtime_backend(co->backend))
     return status_new(HLO_UNIMPLEMENTED, "backend %d is not available", (int)co->backend);
   const char *pipeline = pipeline_of(co);
   if (pipeline) HLO_TRY(pass_pipeline_check(pipeline));
@@ -391,7 +413,7 @@ hlo_status hlo_executable_memory_analysis(const hlo_executable *e, hlo_memory_an
   const runtime_cpu_stats *s = runtime_executable_cpu_stats(e);
   if (!s)
     return status_new(HLO_INVALID_ARGUMENT, "memory analysis: @%s %s", e->entry->name,
-                      e->backend != HLO_BACKEND_CPU
+                      e->backend == HLO_BACKEND_INTERP
                           ? "runs on the interpreter, which allocates per op (compile for "
                             "HLO_BACKEND_CPU)"
                           : "has dynamic shapes and has not run yet");
@@ -564,7 +586,8 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
  * interpreter: none), none for "" or "none". NULL: no pipeline. */
 static const char *pipeline_of(const hlo_compile_options *o) {
   const char *p = o->passes;
-  if (!p) return o->backend == HLO_BACKEND_CPU ? PASS_PIPELINE_CPU : NULL;
+  /* the compiled backends (cpu, cuda, cpu-devmem) take the cpu pipeline for now */
+  if (!p) return o->backend != HLO_BACKEND_INTERP ? PASS_PIPELINE_CPU : NULL;
   if (!*p || !strcmp(p, "none")) return NULL;
   if (!strcmp(p, "default")) return PASS_PIPELINE_DEFAULT;
   if (!strcmp(p, "cpu")) return PASS_PIPELINE_CPU;
@@ -601,8 +624,14 @@ static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_f
   *out_it = NULL;
   *out_cpu = NULL;
   HLO_TRY(interp_create(ir, &e->opts, out_it));
-  if (e->backend != HLO_BACKEND_CPU) return NULL;
-  cpu_exec_options o = {.dump_dir = e->dump_dir, .check = e->check};
+  if (e->backend == HLO_BACKEND_INTERP) return NULL;
+  cpu_exec_options o = {.dump_dir = e->dump_dir, .check = e->check,
+                        .backend = runtime_backend(e->backend)};
+  if (!o.backend) {
+    interp_destroy(*out_it);
+    *out_it = NULL;
+    return status_new(HLO_UNAVAILABLE, "backend %d is not available", (int)e->backend);
+  }
   if (e->cache_opts.no_cache) o.cache_root = "off";
   else o.cache_root = e->cache_opts.cache_dir;
   o.num_objects = exec_cache_objects(c, &o.objects);

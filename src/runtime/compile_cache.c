@@ -129,8 +129,8 @@ uint64_t compile_cache_max_bytes(uint64_t max_bytes, const char **out_err) {
   if (ok && (*p || (shift && v > (UINT64_MAX >> shift)))) ok = false;
   if (!ok) {
     if (out_err)
-      *out_err = "HLO_CACHE_MAX_BYTES: expected a number of bytes, optionally with a K, M or G "
-                 "suffix (powers of 1024); using the default of 4G";
+      *out_err = "expected a number of bytes, optionally with a K, M or G suffix (powers of "
+                 "1024); using the default of 4G";
     return COMPILE_CACHE_DEFAULT_MAX_BYTES;
   }
   v <<= shift;
@@ -327,21 +327,47 @@ static unsigned char *read_all(int fd, size_t size) {
 }
 
 /* Removes path when it is still the file that was checked (dev, ino of
- * `st`), so that a good entry renamed into place meanwhile survives. */
-static void unlink_if_same(const char *path, const struct stat *st) {
+ * `st`), so that a good entry renamed into place meanwhile survives. 0 when
+ * removed (or gone already), else the errno of the failed unlink. */
+static int unlink_if_same(const char *path, const struct stat *st) {
   struct stat now;
-  if (lstat(path, &now) == 0 && (!st || (now.st_dev == st->st_dev && now.st_ino == st->st_ino)))
-    unlink(path);
+  if (lstat(path, &now) != 0) return 0;
+  if (st && (now.st_dev != st->st_dev || now.st_ino != st->st_ino)) return 0;
+  return unlink(path) == 0 || errno == ENOENT ? 0 : errno;
+}
+
+/* An entry that is there but cannot be used and stays: one warning line,
+ * then a miss. */
+static cache_lookup kept(const char *path, const char *check, const char *outcome) {
+  fprintf(stderr, "hlo: warning: cache entry %s: %s; %s, recompiling\n", path, check, outcome);
+  return CACHE_MISS;
 }
 
 static cache_lookup bad(const char *path, const struct stat *st, const char *check, char **why) {
-  unlink_if_same(path, st);
+  int e = unlink_if_same(path, st);
+  if (e) {
+    char outcome[160];
+    snprintf(outcome, sizeof outcome, "could not remove it: %s", strerror(e));
+    return kept(path, check, outcome);
+  }
   if (why) {
     size_t n = strlen(path) + strlen(check) + 32;
     *why = xmalloc(n);
     if (*why) snprintf(*why, n, "cache entry %s: %s", path, check);
   }
   return CACHE_BAD;
+}
+
+bool compile_cache_remove(const char *root, const char *key, char *outcome, size_t cap) {
+  char path[COMPILE_CACHE_PATH_MAX];
+  int e = root && valid_key(key) && entry_path(root, key, path)
+              ? (unlink(path) == 0 || errno == ENOENT ? 0 : errno)
+              : EINVAL;
+  if (outcome && cap) {
+    if (e) snprintf(outcome, cap, "could not remove it: %s", strerror(e));
+    else snprintf(outcome, cap, "removed");
+  }
+  return e == 0;
 }
 
 struct collect_ctx {
@@ -374,6 +400,9 @@ cache_lookup compile_cache_load(const char *root, const char *key, cache_entry *
     if (e == ENOENT || e == ENOTDIR || e == EMFILE || e == ENFILE || e == ENOMEM || e == EINTR)
       return CACHE_MISS;
     snprintf(msg, sizeof msg, "unreadable: %s", strerror(e));
+    /* another user's entry in a shared cache (or one made unreadable on
+       purpose): not ours to remove */
+    if (e == EACCES || e == EPERM) return kept(path, msg, "not removed");
     return bad(path, NULL, msg, why);
   }
   struct stat st;
@@ -400,6 +429,7 @@ cache_lookup compile_cache_load(const char *root, const char *key, cache_entry *
     if (!e) return CACHE_MISS; /* out of memory; a short read cannot happen for a file
                                   never written in place, and reads as a miss */
     snprintf(msg, sizeof msg, "unreadable: %s", strerror(e));
+    if (e == EACCES || e == EPERM) return kept(path, msg, "not removed");
     return bad(path, &st, msg, why);
   }
   src s = {buf, -1, size};
@@ -509,7 +539,8 @@ static int open_temp(const char *dir, const char *key, char out[COMPILE_CACHE_PA
       errno = ENAMETOOLONG;
       return -1;
     }
-    int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    /* 0644 less the umask: a cache shared between users is readable by all */
+    int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
@@ -537,8 +568,19 @@ hlo_status compile_cache_store(const char *root, const char *key, const cache_se
   }
   char dir[COMPILE_CACHE_PATH_MAX], tmp[COMPILE_CACHE_PATH_MAX], path[COMPILE_CACHE_PATH_MAX];
   if (!join(dir, root, "executables", NULL) || !entry_path(root, key, path))
-    return status_new(HLO_UNAVAILABLE, "compile cache: the path under %s is too long", root);
-  HLO_TRY(path_make_dirs(dir, 0700));
+    return status_new(HLO_UNAVAILABLE, "the path under %s is too long", root);
+  uint64_t bound = max_bytes ? max_bytes : compile_cache_max_bytes(0, NULL);
+  if (total > bound) {  /* it would be evicted at once: not stored (what is there stays bounded) */
+    compile_cache_evict(root, bound, NULL);
+    return status_new(HLO_RESOURCE_EXHAUSTED,
+                      "the entry (%llu bytes) is larger than the cache's bound (%llu bytes: "
+                      "--cache-max-bytes, HLO_CACHE_MAX_BYTES)",
+                      (unsigned long long)total, (unsigned long long)bound);
+  }
+  HLO_TRY(path_make_dirs(root, 0700)); /* a root hlo makes is private ... */
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) /* ... its folders as shared as the root */
+    return status_new(HLO_UNAVAILABLE, "cannot create the folder %s: %s", dir,
+                      strerror(errno));
 
   /* the checksum first (XXH3 runs at memory speed), then one sequential write */
   XXH3_state_t hs;
@@ -564,7 +606,7 @@ hlo_status compile_cache_store(const char *root, const char *key, const cache_se
   if (!w) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   w->fd = open_temp(dir, key, tmp);
   if (w->fd < 0) {
-    hlo_status st = status_new(HLO_UNAVAILABLE, "compile cache: cannot create a file in %s: %s",
+    hlo_status st = status_new(HLO_UNAVAILABLE, "cannot create a file in %s: %s",
                                dir, strerror(errno));
     free(w);
     return st;
@@ -588,9 +630,9 @@ hlo_status compile_cache_store(const char *root, const char *key, const cache_se
   if (!err && rename(tmp, path) != 0) err = errno;
   if (err) {
     unlink(tmp);
-    return status_new(HLO_UNAVAILABLE, "compile cache: cannot write %s: %s", path, strerror(err));
+    return status_new(HLO_UNAVAILABLE, "cannot write %s: %s", path, strerror(err));
   }
-  compile_cache_evict(root, max_bytes ? max_bytes : compile_cache_max_bytes(0, NULL), path);
+  compile_cache_evict(root, bound, path);
   return NULL;
 }
 
@@ -774,6 +816,19 @@ void compile_cache_sweep(const char *root) {
 
 /* ------------------------------------------------------------------ clear */
 
+/* Whether temporary `name` (".tmp-KEY-PID-...") belongs to a process alive
+ * on this machine (kill(pid, 0) succeeds or is refused: another user's) and
+ * is not stale. */
+static bool temp_is_live(const char *name, const struct stat *st) {
+  const char *k = name + 5;
+  while (isalnum((unsigned char)*k) || *k == '_') k++;
+  char *end = NULL;
+  long pid = *k == '-' ? strtol(k + 1, &end, 10) : 0;
+  if (!end || *end != '-' || pid <= 0) return false;
+  if (difftime(time(NULL), st->st_mtime) > STALE_S) return false;
+  return pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
 hlo_status compile_cache_clear(const char *root, uint64_t *out_files, uint64_t *out_bytes) {
   uint64_t files = 0, bytes = 0;
   hlo_status first = NULL;
@@ -791,11 +846,12 @@ hlo_status compile_cache_clear(const char *root, uint64_t *out_files, uint64_t *
     while ((e = readdir(d))) {
       size_t stem;
       const char *n = e->d_name;
-      bool ours = !strncmp(n, ".tmp-", 5) ||
-                  (i == 0 ? entry_file_name(n, key) : kernel_file_name(n, &stem));
+      bool tmp = !strncmp(n, ".tmp-", 5);
+      bool ours = tmp || (i == 0 ? entry_file_name(n, key) : kernel_file_name(n, &stem));
       struct stat st;
       if (!ours || fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
         continue;
+      if (tmp && temp_is_live(n, &st)) continue; /* being written now: its writer renames it */
       if (unlinkat(dirfd(d), n, 0) == 0) {
         files++;
         bytes += (uint64_t)st.st_size;

@@ -65,7 +65,8 @@
  * number of bytes, optionally with a K, M or G suffix, powers of 1024),
  * else COMPILE_CACHE_DEFAULT_MAX_BYTES. *out_err (may be NULL) is set to
  * a message (static) when the variable is set but malformed (the default is
- * then returned). */
+ * then returned); the message does not name the variable (callers print
+ * "HLO_CACHE_MAX_BYTES: MESSAGE"). */
 uint64_t compile_cache_max_bytes(uint64_t max_bytes, const char **out_err);
 
 /* The key of parts[0..n) (NUL-terminated strings, each hashed with its
@@ -81,16 +82,19 @@ typedef struct cache_section {
   size_t len;
 } cache_section;
 
-/* Writes the entry `key` under ROOT/executables (creating folders, mode
- * 0700) from sections secs[0..n), atomically (temporary + rename), then
- * evicts least recently used files until the cache holds at most
- * `max_bytes` (0: compile_cache_max_bytes(0)) (the new entry is kept even
- * when it alone is larger). Section names: 1..255 bytes; data may be NULL
- * only when len is 0. Errors: HLO_INVALID_ARGUMENT for a malformed key or
- * section; HLO_UNAVAILABLE naming the path and errno's text when the folder
- * cannot be made or the file written (the temporary is removed; the caller
- * warns and goes on); HLO_RESOURCE_EXHAUSTED (out of memory, or an entry
- * over 4 GiB). */
+/* Writes the entry `key` under ROOT/executables (creating ROOT mode 0700
+ * and the folder 0755, less the umask, when missing; the file 0644) from
+ * sections secs[0..n), atomically (temporary + rename), then evicts least
+ * recently used files until the cache holds at most `max_bytes` (0:
+ * compile_cache_max_bytes(0)); the new entry is kept. An entry that alone
+ * is larger than the bound is not stored at all (the rest is still evicted
+ * down to the bound): HLO_RESOURCE_EXHAUSTED "the entry (N bytes) is larger
+ * than the cache's bound (M bytes: ...)". Section names: 1..255 bytes; data
+ * may be NULL only when len is 0. Errors: HLO_INVALID_ARGUMENT for a
+ * malformed key or section; HLO_UNAVAILABLE naming the path and errno's
+ * text when the folder cannot be made or the file written (the temporary is
+ * removed; the caller warns and goes on); HLO_RESOURCE_EXHAUSTED (out of
+ * memory, an entry over 4 GiB or over the bound). */
 HLO_MUST_USE hlo_status compile_cache_store(const char *root, const char *key,
                                             const cache_section *secs, uint32_t n,
                                             uint64_t max_bytes);
@@ -108,11 +112,22 @@ typedef enum cache_lookup {
 /* Looks up `key` under ROOT/executables. On CACHE_BAD, *why (may be NULL)
  * receives a malloc'd message (yours) naming the file and the failed
  * check, whole: "cache entry PATH: checksum mismatch" (print it as is); the
- * file is removed if it is still the one that was read. Never fails
- * otherwise: an unreadable folder, a malformed key, running out of memory
- * or of file descriptors is a miss. */
+ * file has been removed (CACHE_BAD is returned only when it was, or when it
+ * had been replaced meanwhile). An entry that cannot be used and is NOT
+ * removed is a miss after one warning line printed here ("hlo: warning:
+ * cache entry PATH: CHECK; OUTCOME, recompiling"): an entry this process
+ * may not read (EACCES, EPERM: another user's, in a shared cache; OUTCOME
+ * "not removed"), or a bad entry whose unlink failed (OUTCOME "could not
+ * remove it: ERRNO TEXT"). Never fails otherwise: an unreadable folder, a
+ * malformed key, running out of memory or of file descriptors is a miss. */
 cache_lookup compile_cache_load(const char *root, const char *key, cache_entry **out,
                                 char **why);
+
+/* Removes the entry `key` (one that loaded but turned out unusable) and
+ * writes what happened to outcome[0..cap) (may be NULL): "removed" (or it
+ * was gone already) or "could not remove it: ERRNO TEXT", for the caller's
+ * warning. True when removed. */
+bool compile_cache_remove(const char *root, const char *key, char *outcome, size_t cap);
 
 /* Section `name` of `e` (data lent, valid while `e` lives; *len its length),
  * or NULL when absent. */
@@ -158,8 +173,10 @@ HLO_MUST_USE hlo_status compile_cache_list(const char *root, bool verify, cache_
 void cache_listing_free(cache_listing *l);
 
 /* Removes every entry (executables/KEY.hlox), kernel object and note
- * (kernels/KEY.EXT) and temporary (.tmp-*) under ROOT; other files and the
- * folders stay. *out_files / *out_bytes (may be NULL): what was removed.
+ * (kernels/KEY.EXT), alias and temporary (.tmp-*) under ROOT, but the
+ * temporaries of live processes (".tmp-KEY-PID-...", PID alive on this
+ * machine, at most an hour old: a store in progress, which renames it into
+ * place); other files and the folders stay. *out_files / *out_bytes (may be NULL): what was removed.
  * Errors: HLO_UNAVAILABLE when a file cannot be removed (naming the first;
  * the others are still removed). */
 HLO_MUST_USE hlo_status compile_cache_clear(const char *root, uint64_t *out_files,
@@ -180,8 +197,9 @@ void compile_cache_sweep(const char *root);
 /* Miss explanation: among the listed entries whose `function` and `module`
  * fields equal those of `want` (a meta text of the program being compiled;
  * entries without meta are skipped), the closest (fewest differing fields,
- * a field present on one side only counting as differing; ties: the first
- * listed, the most recently used), and a malloc'd text (yours) of what
+ * a field present on one side only counting as differing; among the
+ * entries with the fewest, the most recently used: the greatest last_used,
+ * then the first listed), and a malloc'd text (yours) of what
  * differs, one line per field, each ending in '\n', arguments then results
  * (by N) then the other fields, such as
  *   argument 2: shape 64x128 -> 64x256

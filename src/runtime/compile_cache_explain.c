@@ -10,7 +10,7 @@
 
 /* Fields that differ between any two compiles and say nothing about why a
  * key differs: never compared, never shown. */
-static const char *const IGNORED[] = {"created", "units", "compile_ms", "last_used", "pid"};
+static const char *const IGNORED[] = {"key", "created", "units", "compile_ms", "last_used", "pid"};
 
 /* One `name=value` line of a meta text (lent from it). */
 typedef struct field {
@@ -253,6 +253,7 @@ char *compile_cache_explain(const cache_listing *l, const char *want,
   if (!parse(want ? want : "", want ? strlen(want) : 0, &w)) return NULL;
   const field *fn = lookup(&w, "function", 8), *mod = lookup(&w, "module", 6);
   size_t best_score = 0;
+  int64_t best_used = 0;
   bool found = false, oom = false;
   for (uint32_t i = 0; l && i < l->n && fn && !oom; i++) {
     const char *m = l->entries[i].meta;
@@ -263,11 +264,16 @@ char *compile_cache_explain(const cache_listing *l, const char *want,
     }
     if (same_val(lookup(&cur, "function", 8), fn) && same_val(lookup(&cur, "module", 6), mod)) {
       size_t s = score(&cur, &w);
-      if (!found || s < best_score) { /* ties: the first, most recently used */
+      /* the fewest differing fields; among those the most recently used (the
+         greater last_used, then the first listed: a listing is most recent
+         first, but a caller's may be in any order) */
+      int64_t used = l->entries[i].last_used;
+      if (!found || s < best_score || (s == best_score && used > best_used)) {
         free(best.f);
         best = cur;
         cur.f = NULL;
         best_score = s;
+        best_used = used;
         found = true;
         if (out_key) memcpy(out_key, l->entries[i].key, COMPILE_CACHE_KEY_HEX);
       }

@@ -16,6 +16,7 @@
 #include "ir/print.h"
 #include "parse/parse.h"
 #include "runtime/compile_cache.h"
+#include "runtime/runtime.h"
 #include "support/strbuf.h"
 
 #define MAX_STAGES 8
@@ -24,6 +25,7 @@ struct exec_cache {
   bool use;                     /* the cache is read and written */
   exec_cache_request req;       /* lent: valid while the compile runs */
   const hlo_func *f;            /* the entry function of req.user */
+  const backend *be;            /* the backend compiled for (runtime_backend) */
   char raw_key[COMPILE_CACHE_KEY_HEX]; /* the alias's: the text as given ("" none) */
   bool from_alias;              /* key came from the alias, not computed */
   bool log, explain;
@@ -34,7 +36,8 @@ struct exec_cache {
   const hlo_module_ir *user;
   char *entry_name, *module_name;
   char *passes;
-  char *meta;                   /* the meta text of this compile (no `created`, `units`) */
+  char *meta;                   /* the meta text of this compile (no `key`, `created`, `units`) */
+  const char *target;           /* the backend's target text (static) */
   cache_entry *loaded;          /* the hit's entry */
   backend_object *objs;
   uint32_t nobjs;
@@ -71,30 +74,51 @@ void exec_cache_stage(exec_cache *c, const char *name, double ms) {
 
 /* ------------------------------------------------------------- the key */
 
+/* Appends `v` on one line: a newline or backslash in a name (a quoted
+ * MLIR symbol may hold any byte) is written as \n or \\, so a name cannot
+ * forge another meta field. */
+static void put_field(strbuf *b, const char *v) {
+  for (; v && *v; v++) {
+    if (*v == '\n') sb_puts(b, "\\n");
+    else if (*v == '\\') sb_puts(b, "\\\\");
+    else sb_putc(b, *v);
+  }
+}
+
 /* The meta text of this compile: the fields compile_cache.h reads and the
  * ones the explanation compares (arg.N, result.N, backend, passes, target,
  * hlo_version, module_hash). */
+/* Appends the meta text (see above) to b; true when out of memory. */
+static bool make_meta_text(const exec_cache *c, const exec_cache_request *r, const hlo_func *f,
+                           const char *target, const char *module_hash, strbuf *b) {
+  sb_puts(b, "function=");
+  put_field(b, f->name);
+  sb_puts(b, "\nmodule=");
+  put_field(b, c->module_name);
+  sb_putc(b, '\n');
+  for (uint32_t i = 0; i < f->num_args; i++) {
+    sb_printf(b, "arg.%u=", i);
+    print_type(b, r->arg_types && i < r->num_args ? r->arg_types[i] : f->body.block.args[i].type);
+    sb_putc(b, '\n');
+  }
+  for (uint32_t i = 0; i < f->num_results; i++) {
+    sb_printf(b, "result.%u=", i);
+    print_type(b, f->result_types[i]);
+    sb_putc(b, '\n');
+  }
+  sb_printf(b, "backend=%s\npasses=%s\n", c->be->name, r->passes ? r->passes : "none");
+  /* the target on one line */
+  sb_puts(b, "target=");
+  for (const char *t = target; *t; t++) sb_putc(b, *t == '\n' ? ';' : *t);
+  sb_printf(b, "\nhlo_version=%s\nmodule_hash=%s\n", HLO_BUILD_ID, module_hash);
+  return b->oom;
+}
+
 static hlo_status make_meta(exec_cache *c, const exec_cache_request *r, const hlo_func *f,
                             const char *target, const char *module_hash) {
   strbuf b;
   sb_init(&b);
-  sb_printf(&b, "function=%s\nmodule=%s\n", f->name, c->module_name);
-  for (uint32_t i = 0; i < f->num_args; i++) {
-    sb_printf(&b, "arg.%u=", i);
-    print_type(&b, r->arg_types && i < r->num_args ? r->arg_types[i] : f->body.block.args[i].type);
-    sb_putc(&b, '\n');
-  }
-  for (uint32_t i = 0; i < f->num_results; i++) {
-    sb_printf(&b, "result.%u=", i);
-    print_type(&b, f->result_types[i]);
-    sb_putc(&b, '\n');
-  }
-  sb_printf(&b, "backend=cpu\npasses=%s\n", r->passes ? r->passes : "none");
-  /* the target on one line */
-  sb_puts(&b, "target=");
-  for (const char *t = target; *t; t++) sb_putc(&b, *t == '\n' ? ';' : *t);
-  sb_printf(&b, "\nhlo_version=%s\nmodule_hash=%s\n", HLO_BUILD_ID, module_hash);
-  if (b.oom) {
+  if (make_meta_text(c, r, f, target, module_hash, &b)) {
     sb_free(&b);
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   }
@@ -107,7 +131,7 @@ static hlo_status make_meta(exec_cache *c, const exec_cache_request *r, const hl
 static hlo_status make_key(exec_cache *c, const exec_cache_request *r, const hlo_func *f) {
   char *canon = module_print_canonical(r->user);
   if (!canon) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  const backend *be = backend_cpu();
+  const backend *be = c->be;
   backend_compile_options bo = {.cache_root = c->root};
   const char *target = be->target ? be->target(&bo) : "";
   char module_hash[COMPILE_CACHE_KEY_HEX];
@@ -160,7 +184,7 @@ static void make_raw_key(exec_cache *c, const exec_cache_request *r, const char 
   }
   char fmt[16];
   snprintf(fmt, sizeof fmt, "%u", COMPILE_CACHE_FORMAT);
-  const char *parts[] = {"hlo-alias", fmt, HLO_BUILD_ID, backend_cpu()->name, target,
+  const char *parts[] = {"hlo-alias", fmt, HLO_BUILD_ID, c->be->name, target,
                          r->passes ? r->passes : "none", c->f->name, text_hash,
                          sb_cstr(&args)};
   compile_cache_key(parts, sizeof parts / sizeof *parts, c->raw_key);
@@ -212,12 +236,16 @@ hlo_status exec_cache_begin(const exec_cache_request *r, exec_cache **out) {
   const hlo_compile_options *co = r->co;
   bool log = co->log_compiles || env_on("HLO_LOG_COMPILES");
   bool explain = co->explain_cache_misses || env_on("HLO_EXPLAIN_CACHE_MISSES");
-  if (co->backend != HLO_BACKEND_CPU) return NULL;
+  /* the compiled backends (cpu, cuda, cpu-devmem): keyed on the backend's
+   * name and target */
+  const backend *cbe = runtime_backend(co->backend);
+  if (!cbe) return NULL;
   const hlo_func *f = module_entry(r->user, r->entry);
   if (!f) return NULL;
   exec_cache *c = calloc(1, sizeof *c);
   if (!c) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   c->t0 = now_ms();
+  c->be = cbe;
   c->log = log;
   c->explain = explain;
   c->user = r->user;
@@ -235,9 +263,10 @@ hlo_status exec_cache_begin(const exec_cache_request *r, exec_cache **out) {
     double t = now_ms();
     c->req = *r;
     c->f = f;
-    const backend *be = backend_cpu();
+    const backend *be = c->be;
     backend_compile_options bo = {.cache_root = c->root};
-    make_raw_key(c, r, be->target ? be->target(&bo) : "");
+    c->target = be->target ? be->target(&bo) : "";
+    make_raw_key(c, r, c->target);
     c->from_alias = read_alias(c);
     if (!c->from_alias) st = make_key(c, r, f);
     exec_cache_stage(c, "key", now_ms() - t);
@@ -412,16 +441,57 @@ static void explain_miss(exec_cache *c) {
   cache_listing_free(&l);
 }
 
-/* Removes this compile's entry (one that loaded but cannot be used). */
-static void remove_entry(const exec_cache *c) {
-  char path[CACHE_DIR_PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/executables/%s.hlox", c->root, c->key);
-  unlink(path);
+/* Removes this compile's entry (one that loaded but cannot be used) and
+ * says so, or why it could not. */
+static void reject_entry(const exec_cache *c, const char *why) {
+  char outcome[160];
+  compile_cache_remove(c->root, c->key, outcome, sizeof outcome);
+  fprintf(stderr, "hlo: warning: cache entry %s/executables/%s.hlox: %s; %s, recompiling\n",
+          c->root, c->key, why, outcome);
 }
 
-static void warn_bad(exec_cache *c, const char *why) {
-  fprintf(stderr, "hlo: warning: cache entry %s/executables/%s.hlox: %s; removed, recompiling\n",
-          c->root, c->key, why);
+/* Whether the line `line` (n bytes, no newline) is one of the lines of
+ * text[0..len). */
+static bool has_line(const char *text, size_t len, const char *line, size_t n) {
+  for (size_t i = 0; i + n <= len;) {
+    const char *nl = memchr(text + i, '\n', len - i);
+    size_t end = nl ? (size_t)(nl - text) : len;
+    if (end - i == n && !memcmp(text + i, line, n)) return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+/* Why entry e is not this compile's, or NULL: the file is named by the key,
+ * and its meta must say the same key and every field of this request (the
+ * function, its argument and result types, the backend, pipeline, target
+ * and hlo's build) — a file copied or renamed over another key, or reached
+ * through a stale alias, is refused rather than run. The module's hash is
+ * not compared: a hit through an alias has not printed the module (the
+ * alias is keyed by the exact text, which the key covers). */
+static const char *entry_mismatch(exec_cache *c, const cache_entry *e) {
+  size_t len = 0;
+  const char *meta = cache_entry_section(e, "meta", &len);
+  if (!meta) return "it has no meta section";
+  char keyline[8 + COMPILE_CACHE_KEY_HEX];
+  int kn = snprintf(keyline, sizeof keyline, "key=%s", c->key);
+  if (!has_line(meta, len, keyline, (size_t)kn)) return "it was made for another key";
+  strbuf want;
+  sb_init(&want);
+  if (make_meta_text(c, &c->req, c->f, c->target, "", &want)) {
+    sb_free(&want);
+    return NULL; /* out of memory: the parse below still checks the entry */
+  }
+  const char *bad = NULL;
+  for (const char *l = sb_cstr(&want); *l && !bad;) {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl ? (size_t)(nl - l) : strlen(l);
+    if (strncmp(l, "module_hash=", 12) && !has_line(meta, len, l, n))
+      bad = "its meta does not match this program (another function, signature or target)";
+    l += n + (nl != NULL);
+  }
+  sb_free(&want);
+  return bad;
 }
 
 bool exec_cache_load(exec_cache *c, hlo_module_ir **out_ir) {
@@ -464,11 +534,11 @@ bool exec_cache_load(exec_cache *c, hlo_module_ir **out_ir) {
     return false;
   }
   size_t mlen = 0, llen = 0;
+  const char *bad = entry_mismatch(c, e);
   const char *text = cache_entry_section(e, "module", &mlen);
   const void *locs = cache_entry_section(e, "locs", &llen);
   hlo_module_ir *ir = NULL;
-  const char *bad = NULL;
-  if (!text || !locs || llen % 4) bad = "the module or its locations are missing";
+  if (!bad && (!text || !locs || llen % 4)) bad = "the module or its locations are missing";
   if (!bad) {
     char name[64];
     snprintf(name, sizeof name, "<cache entry %.12s>", c->key);
@@ -503,13 +573,12 @@ bool exec_cache_load(exec_cache *c, hlo_module_ir **out_ir) {
     o->len = s.len;
   }
   if (bad) {
-    warn_bad(c, bad);
+    reject_entry(c, bad);
     module_free(ir);
     cache_entry_free(e);
     free(c->objs);
     c->objs = NULL;
     c->nobjs = 0;
-    remove_entry(c);
     exec_cache_stage(c, "lookup", now_ms() - t);
     return false;
   }
@@ -528,8 +597,7 @@ uint32_t exec_cache_objects(const exec_cache *c, const backend_object **out) {
 
 void exec_cache_reject(exec_cache *c, const char *why) {
   if (!c || !c->hit) return;
-  warn_bad(c, why);
-  remove_entry(c);
+  reject_entry(c, why);
   cache_entry_free(c->loaded);
   c->loaded = NULL;
   free(c->objs);
@@ -561,7 +629,7 @@ void exec_cache_store(exec_cache *c, const hlo_module_ir *optimised, const cpu_e
   strbuf meta;
   sb_init(&meta);
   sb_puts(&meta, c->meta);
-  sb_printf(&meta, "units=%u\ncreated=%lld\n", nobjs, (long long)time(NULL));
+  sb_printf(&meta, "key=%s\nunits=%u\ncreated=%lld\n", c->key, nobjs, (long long)time(NULL));
   cache_section *secs = calloc(3 + (size_t)nobjs, sizeof *secs);
   char (*names)[8 + COMPILE_CACHE_KEY_HEX] = calloc(nobjs ? nobjs : 1, sizeof *names);
   hlo_status st = NULL;

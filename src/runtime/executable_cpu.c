@@ -824,7 +824,7 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const cpu_exec_options
   double t0 = cpu_now_ms();
   cpu_exec *x = calloc(1, sizeof *x);
   if (!x) return cpu_oom();
-  x->be = backend_cpu();
+  x->be = o->backend ? o->backend : backend_cpu();
   x->it = it;
   x->f = f;
   x->nvals = f->num_values;
@@ -864,11 +864,17 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const cpu_exec_options
     x->stats.units_from_entry = bs.from_objects;
     x->stats.units_from_kernel_cache = bs.from_kernel_cache;
     x->stats.units_compiled = bs.compiled;
-    if (st) status_note(st, "while compiling %u kernels of @%s for the CPU", b.nks, f->name);
+    if (st) status_note(st, "while compiling %u kernels of @%s for %s", b.nks, f->name,
+                        x->be->device_memory ? x->be->name : "the CPU");
   }
   for (uint32_t i = 0; i < b.nks; i++) kernel_destroy(b.ks[i]);
   free(b.ks);
   free(b.filled);
+  if (st) {
+    cpu_exec_destroy(x);
+    return st;
+  }
+  if (x->be->device_memory) st = cpu_dev_create(x); /* constants uploaded once, here */
   if (st) {
     cpu_exec_destroy(x);
     return st;
@@ -885,6 +891,7 @@ const runtime_cpu_stats *cpu_exec_stats(const cpu_exec *x) { return x ? &x->stat
 
 void cpu_exec_destroy(cpu_exec *x) {
   if (!x) return;
+  cpu_dev_destroy(x);
   if (x->mod) x->be->module_destroy(x->mod);
   for (uint32_t pi = 0; pi < x->nprogs; pi++) {
     program *p = &x->progs[pi];

@@ -13,7 +13,14 @@
  *   - interpreter thunks: every other op, run by the interpreter's kernel
  *     (interp_run_op), with the values its regions capture.
  * Top-level constants are made once, at compile time.
- * The runtime reaches the backend through backend.h only. */
+ * The runtime reaches the backend through backend.h only: the CPU's by
+ * default, any other table through cpu_exec_options.backend. On a backend
+ * with device_memory (CUDA; the testing backend cpu-devmem) every buffer
+ * also lives on the device: kernels and library calls run on device
+ * pointers, every other step (interpreter thunks, data movement, fills,
+ * while/case predicates) on a host mirror, with per-memory validity so
+ * that only stale bytes move (executable_cpu_device.c has the design). The
+ * CPU path (device_memory false) makes no copy and does no extra work. */
 #ifndef HLO_RUNTIME_EXECUTABLE_CPU_H
 #define HLO_RUNTIME_EXECUTABLE_CPU_H
 #include <stdio.h>
@@ -32,6 +39,12 @@ typedef struct cpu_exec_options {
   const char *cache_root; /* the kernel cache's root (backend_compile_options) */
   const backend_object *objects; /* kernels from a compilation cache entry */
   uint32_t num_objects;
+  /* The backend (NULL: backend_cpu()). One with device_memory runs its
+   * kernels and library calls on device buffers and every other step on a
+   * host mirror (executable_cpu_device.c: the design); it may lack
+   * gemm_epilogue / launch_tiles (then no GEMM output fusion) and the
+   * conv / window / sort slots (then the interpreter runs those ops). */
+  const backend *backend;
 } cpu_exec_options;
 
 /* Compiles function `f` (static shapes; values numbered) of the module `it`

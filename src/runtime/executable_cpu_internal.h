@@ -136,6 +136,8 @@ struct cpu_exec {
   uint32_t *prog_of;           /* the program whose step writes it */
   int64_t *offset;             /* its offset in that program's arena (HOME_ARENA) */
   uint32_t *def_step, *last_step; /* the step writing it, the last one reading it */
+  struct cpu_dev *dev;         /* a device_memory backend's mirror state
+                                  (executable_cpu_device.c); NULL on the CPU */
 };
 
 /* HLO_RESOURCE_EXHAUSTED "out of memory". */
@@ -174,6 +176,44 @@ HLO_MUST_USE hlo_status cpu_run_gemm(cpu_exec *x, const step *s, void *const *bu
  * and the buffer assignment (homes, arena offsets, the memory figures of
  * x->stats); then, with a dump folder, DIR/buffer_assignment.txt. */
 HLO_MUST_USE hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir);
+
+/* executable_cpu_device.c: the device-memory path (its header comment has
+ * the design). All take x with x->dev set unless said otherwise. */
+typedef struct cpu_dev cpu_dev;
+/* Makes x->dev and uploads the constants. Errors: out of (device) memory,
+ * the backend's copy. */
+HLO_MUST_USE hlo_status cpu_dev_create(cpu_exec *x);
+/* Frees x->dev and its device buffers (NULL x->dev is fine). */
+void cpu_dev_destroy(cpu_exec *x);
+/* Makes the device arena (after the host one, make_arenas). */
+HLO_MUST_USE hlo_status cpu_dev_arena(cpu_exec *x);
+/* The device pointer of host memory host[0..bytes) (an arena slot, or the
+ * data of tensor `owner`, whose entry is made when missing), for a device
+ * step that reads it (uploaded where stale) / writes it whole (marked
+ * valid on the device only). */
+HLO_MUST_USE hlo_status cpu_dev_in(cpu_exec *x, tensor *owner, void *host, size_t bytes,
+                                   void **dev);
+HLO_MUST_USE hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes,
+                                    void **dev);
+/* A host step reads host[0..bytes) (downloaded where stale) / wrote it
+ * (valid on the host only). No-ops when x->dev is NULL. */
+HLO_MUST_USE hlo_status cpu_dev_host_in(cpu_exec *x, const void *host, size_t bytes);
+HLO_MUST_USE hlo_status cpu_dev_host_out(cpu_exec *x, const void *host, size_t bytes);
+/* The same for a whole tensor (a tuple: its elements). No-ops without x->dev. */
+HLO_MUST_USE hlo_status cpu_dev_tensor_host(cpu_exec *x, const tensor *t);
+HLO_MUST_USE hlo_status cpu_dev_tensor_wrote(cpu_exec *x, const tensor *t);
+/* Copies bytes from src to dst (dst: an arena slot or tensor dst_owner's
+ * data): on the device when src is valid there, else on the host. Plain
+ * memcpy when x->dev is NULL. */
+HLO_MUST_USE hlo_status cpu_dev_copy(cpu_exec *x, tensor *dst_owner, void *dst, const void *src,
+                                     size_t bytes);
+/* Whether an entry holds a reference to t (false without x->dev). */
+bool cpu_dev_holds(const cpu_exec *x, const tensor *t);
+/* Drops the entries that hold their tensor's last reference. */
+void cpu_dev_sweep(cpu_exec *x);
+/* Drops every entry but the constants' (the run is over; its results
+ * downloaded). No-op without x->dev. */
+void cpu_dev_end_run(cpu_exec *x);
 
 /* executable_cpu_run.c: runs program `p` with its block arguments bound to
  * args[0..nargs) (borrowed); *out gets a malloc'd array of the block

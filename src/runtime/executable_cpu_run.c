@@ -2,7 +2,12 @@
  * (executable_cpu_internal.h): each step on its buffers (kernels and
  * library calls by pointer, interpreter thunks on tensors that borrow arena
  * slots), while/case/if by running their regions' programs, --check and the
- * per-step profile. */
+ * per-step profile. On a device_memory backend (x->dev set) native steps go
+ * through run_device_step (device pointers for kernels and library calls,
+ * the host mirror for data movement) and every host access of a buffer
+ * (interpreter thunks, predicates, copies of results) first downloads what
+ * is stale (executable_cpu_device.c); with x->dev NULL each such hook is
+ * one untaken branch. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,19 +118,28 @@ static hlo_status new_uninit(const hlo_type *t, const hlo_loc *loc, tensor **out
 
 /* A copy of t in memory of its own (an arena slot must not escape the step
  * that wrapped it). */
-static hlo_status own_copy(const tensor *t, const hlo_loc *loc, tensor **out) {
+static hlo_status own_copy(cpu_exec *x, const tensor *t, const hlo_loc *loc, tensor **out) {
   tensor *c;
   HLO_TRY(new_uninit(t->type, loc, &c));
-  if (t->nbytes) memcpy(c->data, t->data, t->nbytes);
+  if (t->nbytes && x->dev) {
+    /* on the device when t is valid only there (executable_cpu_device.c) */
+    hlo_status st = cpu_dev_copy(x, c, c->data, t->data, t->nbytes);
+    if (st) {
+      tensor_release(c);
+      return st;
+    }
+  } else if (t->nbytes) {
+    memcpy(c->data, t->data, t->nbytes);
+  }
   *out = c;
   return NULL;
 }
 
 /* Replaces *t by a copy in its own memory when it borrows its data. */
-static hlo_status unborrow(tensor **t, const hlo_loc *loc) {
+static hlo_status unborrow(cpu_exec *x, tensor **t, const hlo_loc *loc) {
   if (!*t || !(*t)->borrowed) return NULL;
   tensor *c = NULL;
-  hlo_status st = own_copy(*t, loc, &c);
+  hlo_status st = own_copy(x, *t, loc, &c);
   tensor_release(*t);
   *t = c;
   return st;
@@ -146,9 +160,76 @@ static void put_inputs(const step *s, tensor **in, const bool *wrapped) {
 static hlo_status run_interp_step(cpu_exec *x, const step *s, tensor **in, bool *wrapped,
                                   tensor **out) {
   hlo_status st = get_inputs(x, s, in, wrapped);
+  /* a device backend: the step runs on the host mirror */
+  for (uint32_t i = 0; x->dev && i < s->nin && !st; i++) st = cpu_dev_tensor_host(x, in[i]);
   if (!st) st = interp_run_op(x->it, s->op, s->in, in, s->nin, out);
-  for (uint32_t i = 0; i < s->nout && !st; i++) st = unborrow(&out[i], &s->op->loc);
+  for (uint32_t i = 0; i < s->nout && !st; i++) st = unborrow(x, &out[i], &s->op->loc);
+  for (uint32_t i = 0; x->dev && i < s->nout && !st; i++) {
+    bool same = false; /* an input handed back as is (unchanged) */
+    for (uint32_t j = 0; j < s->nin && !same; j++) same = in[j] == out[i];
+    if (!same) st = cpu_dev_tensor_wrote(x, out[i]);
+  }
   put_inputs(s, in, wrapped);
+  return st;
+}
+
+/* Whether a step kind runs on the backend (on a device backend: on device
+ * pointers); the other native kinds are host steps (executable_cpu_copy.c). */
+static inline bool step_on_device(step_kind k) {
+  return k == STEP_KERNEL || k == STEP_GEMM || k == STEP_CONV || k == STEP_WINDOW ||
+         k == STEP_SORT;
+}
+
+static hlo_status native_call(cpu_exec *x, const step *s, void **bufs, void *scratch);
+
+/* run_native_step on a device backend (x->dev), its host buffers found
+ * (bufs, out): a device step gets device pointers (inputs uploaded where
+ * stale, outputs then valid on the device only); a data-movement step runs
+ * on the host mirror (inputs downloaded where stale, outputs then valid on
+ * the host only). */
+static __attribute__((noinline)) hlo_status run_device_step(cpu_exec *x, const step *s,
+                                                            void **bufs, tensor **out) {
+  hlo_status st = NULL;
+  bool dev = step_on_device(s->kind);
+  const program *p = s->nout ? &x->progs[x->prog_of[s->out[0]->id]] : NULL;
+  void *scratch = s->kind == STEP_CONV && s->scratch_bytes > 0 && p && p->arena
+                      ? p->arena + s->scratch_offset : NULL;
+  for (uint32_t i = 0; i < s->nin && !st; i++) {
+    size_t n = (size_t)cpu_value_bytes(s->in[i]);
+    if (dev) st = cpu_dev_in(x, value_tensor(x, s->in[i]->id), bufs[i], n, &bufs[i]);
+    else st = cpu_dev_host_in(x, bufs[i], n);
+  }
+  for (uint32_t i = 0; i < s->nout && !st && dev; i++) {
+    const hlo_value *v = s->out[i];
+    tensor *owner = out[i] ? out[i] : value_tensor(x, v->id);
+    st = cpu_dev_out(x, owner, bufs[s->nin + i], (size_t)cpu_value_bytes(v), &bufs[s->nin + i]);
+  }
+  if (!st && dev && scratch) st = cpu_dev_out(x, NULL, scratch, (size_t)s->scratch_bytes, &scratch);
+  if (!st) st = native_call(x, s, bufs, scratch);
+  for (uint32_t i = 0; i < s->nout && !st && !dev; i++)
+    st = cpu_dev_host_out(x, bufs[s->nin + i], (size_t)cpu_value_bytes(s->out[i]));
+  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  return st;
+}
+
+/* Calls step s's kernel, library call or data movement on bufs (scratch:
+ * a conv's, device-side on a device backend). */
+static hlo_status native_call(cpu_exec *x, const step *s, void **bufs, void *scratch) {
+  hlo_status st = NULL;
+  if (s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
+  if (s->kind == STEP_GEMM) st = cpu_run_gemm(x, s, bufs);
+  if (s->kind == STEP_CONV) {
+    if (s->scratch_bytes > 0 && !scratch) st = no_buffer(s->op, s->out[0]);
+    else st = x->be->conv(s->conv, bufs[0], bufs[1], bufs[2], scratch);
+  }
+  if (s->kind == STEP_WINDOW) {
+    if (s->op->opcode == OP_REDUCE_WINDOW)
+      st = x->be->reduce_window(s->win, bufs, bufs + s->nin);
+    else
+      st = x->be->select_and_scatter(s->win, bufs[0], bufs[1], bufs[2], bufs[3]);
+  }
+  if (s->kind == STEP_SORT) st = x->be->sort(s->sort, bufs, bufs + s->nin);
+  if (s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
   return st;
 }
 
@@ -170,7 +251,8 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
       bufs[s->nin + i] = value_data(x, v);
       if (!bufs[s->nin + i]) st = no_buffer(s->op, v);
     } else if (carried && (!carried->borrowed || in_arena(x, carried->data)) &&
-               __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) == 1) {
+               __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) ==
+                   1 + (x->dev && cpu_dev_holds(x, carried))) {
       /* the loop's reference only (the body's binding is lent): write over
        * it, leaving the value no entry (value_tensor finds the argument);
        * a loop's state slot (an arena slot, run_while) is written so too */
@@ -180,6 +262,7 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
       if (!st) bufs[s->nin + i] = out[i]->data;
     }
   }
+  if (!st && x->dev) return run_device_step(x, s, bufs, out);
   if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
   if (!st && s->kind == STEP_GEMM) st = cpu_run_gemm(x, s, bufs);
   if (!st && s->kind == STEP_CONV) {
@@ -270,12 +353,12 @@ static hlo_status next_carried(cpu_exec *x, const step *s, const hlo_block *blk,
   bool wrapped = false;
   HLO_TRY(get(x, term, r, &t, &wrapped));
   if (wrapped) {
-    hlo_status st = own_copy(t, &term->loc, &nx[i]);
+    hlo_status st = own_copy(x, t, &term->loc, &nx[i]);
     tensor_release(t);
     return st;
   }
   nx[i] = tensor_retain(t);
-  return unborrow(&nx[i], &term->loc);
+  return unborrow(x, &nx[i], &term->loc);
 }
 
 /* The truth of a while's cond result v (a one-element tensor: checked by
@@ -287,10 +370,12 @@ static hlo_status cond_value(cpu_exec *x, const step *s, const hlo_value *v, boo
     tensor *t = NULL;
     bool wrapped = false;
     HLO_TRY(get(x, s->op, v, &t, &wrapped));
-    *go = elem_get_i64(v->type->dtype, t->data, 0) != 0;
+    hlo_status st = cpu_dev_tensor_host(x, t);
+    *go = !st && elem_get_i64(v->type->dtype, t->data, 0) != 0;
     if (wrapped) tensor_release(t);
-    return NULL;
+    return st;
   }
+  if (x->dev) HLO_TRY(cpu_dev_host_in(x, d, (size_t)cpu_value_bytes(v))); /* one small download */
   *go = v->type->dtype == HLO_I1 ? (*(const uint8_t *)d & 1) != 0
                                  : elem_get_i64(v->type->dtype, d, 0) != 0;
   return NULL;
@@ -320,15 +405,22 @@ static const step *fill_step_of(const cpu_exec *x, const hlo_value *v) {
  * (tensor t): nothing when it lies there already, a fill when v is a splat
  * filled at run time (write-only; its own STEP_FILL may then be elided),
  * else a copy. XLA's copy insertion before a while. */
-static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, void *dst,
-                             size_t bytes) {
+static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, tensor *owner,
+                             void *dst, size_t bytes) {
   const step *f = fill_step_of(x, v);
-  if (f && f->elided) return cpu_run_copy(f, &dst); /* its buffer was never written */
+  if (f && f->elided) { /* its buffer was never written */
+    HLO_TRY(cpu_run_copy(f, &dst));
+    return cpu_dev_host_out(x, dst, bytes);
+  }
   if (t && t->data == dst) return NULL;
-  if (f) return cpu_run_copy(f, &dst);
+  if (f) {
+    HLO_TRY(cpu_run_copy(f, &dst));
+    return cpu_dev_host_out(x, dst, bytes);
+  }
   if (!t || t->nbytes != bytes)
     return status_new(HLO_INTERNAL, "cpu executable: a loop's init value has %zu bytes, its "
                       "state %zu", t ? t->nbytes : 0, bytes);
+  if (bytes && x->dev) return cpu_dev_copy(x, owner, dst, t->data, bytes);
   if (bytes) memcpy(dst, t->data, bytes);
   return NULL;
 }
@@ -370,7 +462,7 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
       /* the loop's state slot: initialised once, here */
       void *dst = value_data(x, o);
       if (!dst) st = no_buffer(s->op, o);
-      else st = init_state(x, s->in[i], in[i], dst, in[i]->nbytes);
+      else st = init_state(x, s->in[i], in[i], NULL, dst, in[i]->nbytes);
       if (!st) cur[i] = tensor_wrap(o->type, dst);
       if (!st && !cur[i]) st = cpu_oom();
       continue;
@@ -380,7 +472,7 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
         fill_step_of(x, s->in[i])) {
       /* written in place from a splat: a fill, not a copy */
       st = new_uninit(o->type, &s->op->loc, &cur[i]);
-      if (!st) st = init_state(x, s->in[i], in[i], cur[i]->data, cur[i]->nbytes);
+      if (!st) st = init_state(x, s->in[i], in[i], cur[i], cur[i]->data, cur[i]->nbytes);
       continue;
     }
     if (steals(x, s, i, in[i])) {
@@ -395,7 +487,7 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
      * that the body passes through unchanged is not copied; any other
      * borrowed value (an arena slot, another tensor's bytes) is */
     if (r != &pb->block->args[i] || !caller_data(x, cur[i]->data))
-      st = unborrow(&cur[i], &s->op->loc);
+      st = unborrow(x, &cur[i], &s->op->loc);
   }
   while (!st) {
     bool go = false;
@@ -425,11 +517,12 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
     if (x->home[o->id] == HOME_ARENA) {
       /* the result lies in the state slot (out[i] NULL: an arena value) */
       void *dst = value_data(x, o);
-      if (cur[i]->data != dst) memcpy(dst, cur[i]->data, cur[i]->nbytes);
+      if (cur[i]->data != dst && x->dev) st = cpu_dev_copy(x, NULL, dst, cur[i]->data, cur[i]->nbytes);
+      else if (cur[i]->data != dst) memcpy(dst, cur[i]->data, cur[i]->nbytes);
       tensor_release(cur[i]);
       cur[i] = NULL;
     } else if (cur[i]->borrowed && in_arena(x, cur[i]->data)) {
-      st = unborrow(&cur[i], &s->op->loc); /* another slot's state: must not escape */
+      st = unborrow(x, &cur[i], &s->op->loc); /* another slot's state: must not escape */
     }
   }
   if (st) release_all(cur, n);
@@ -445,6 +538,7 @@ static hlo_status run_case(cpu_exec *x, const step *s, tensor **in, tensor **out
   const tensor *sel = in[0];
   if (sel->type->kind != TYPE_TENSOR || sel->num_elems != 1)
     return status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "the selector is not a scalar");
+  HLO_TRY(cpu_dev_tensor_host(x, sel)); /* a device backend: one small download */
   int64_t v = elem_get_i64(sel->type->dtype, sel->data, 0);
   uint32_t b;
   if (s->op->opcode == OP_IF) b = v ? 0 : 1;
@@ -613,8 +707,9 @@ static hlo_status check_reference(cpu_exec *x, const step *s, tensor ***out) {
   tensor **res = st ? NULL : calloc(s->op->num_results ? s->op->num_results : 1, sizeof *res);
   if (!st && (!in || !wrapped || !res)) st = cpu_oom();
   for (uint32_t i = 0; i < n && !st; i++) st = get(x, s->op, vs[i], &in[i], &wrapped[i]);
+  for (uint32_t i = 0; x->dev && i < n && !st; i++) st = cpu_dev_tensor_host(x, in[i]);
   if (!st) st = interp_run_op(x->it, s->op, vs, in, n, res);
-  for (uint32_t r = 0; r < s->op->num_results && !st; r++) st = unborrow(&res[r], &s->op->loc);
+  for (uint32_t r = 0; r < s->op->num_results && !st; r++) st = unborrow(x, &res[r], &s->op->loc);
   for (uint32_t i = 0; in && i < n; i++)
     if (wrapped[i]) tensor_release(in[i]);
   free(vs);
@@ -640,6 +735,7 @@ static hlo_status check_step(cpu_exec *x, const step *s, uint32_t pi, uint32_t i
     void *data = value_data(x, v);
     char why[256];
     if (!data || !want[r] || want[r]->type->kind != TYPE_TENSOR) continue;
+    if (x->dev && (st = cpu_dev_host_in(x, data, want[r]->nbytes))) break;
     if (check_close(v->type, data, want[r], why, sizeof why)) continue;
     char ops[160];
     fusion_ops(s->op, ops, sizeof ops);
@@ -667,12 +763,14 @@ static hlo_status check_step(cpu_exec *x, const step *s, uint32_t pi, uint32_t i
  * wrong kernel): with HLO_CHECK_CORRUPT=K in the environment, the first
  * element of kernel K's first output is negated (or incremented, when it
  * is 0 or not a float) after the kernel runs. Read only in --check runs. */
-static void corrupt_for_test(const cpu_exec *x, const step *s) {
+static void corrupt_for_test(cpu_exec *x, const step *s) {
   const char *e = getenv("HLO_CHECK_CORRUPT");
   if (!e || s->kind != STEP_KERNEL || strtol(e, NULL, 10) != (long)s->kernel || !s->nout) return;
   void *d = value_data(x, s->out[0]);
   hlo_dtype dt = s->out[0]->type->dtype;
   if (!d || s->out[0]->type->kind != TYPE_TENSOR || type_num_elements(s->out[0]->type) <= 0) return;
+  size_t nb = (size_t)cpu_value_bytes(s->out[0]);
+  if (x->dev && cpu_dev_host_in(x, d, nb)) return;
   if (dt == HLO_F32) {
     float v = *(float *)d;
     *(float *)d = v != 0 ? -v : 1.0f;
@@ -682,6 +780,7 @@ static void corrupt_for_test(const cpu_exec *x, const step *s) {
   } else {
     ((uint8_t *)d)[0] ^= 1;
   }
+  if (x->dev && cpu_dev_host_out(x, d, nb)) return;
 }
 
 /* -------------------------------------------------------------- programs */
@@ -707,7 +806,7 @@ static hlo_status make_arenas(cpu_exec *x) {
     const program *parent = &x->progs[p->arena_parent];
     p->arena = parent->arena ? parent->arena + p->arena_offset : NULL;
   }
-  return NULL;
+  return x->dev ? cpu_dev_arena(x) : NULL;
 }
 
 /* Releases the values program p owns (its run is over). */
@@ -727,6 +826,7 @@ static hlo_status run_steps(cpu_exec *x, uint32_t pi) {
     if (!x->profile && !x->check) {
       st = run_step(x, q);
       for (uint32_t i = 0; i < q->nfree && !st; i++) drop_val(x, q->free_ids[i]);
+      if (x->dev) cpu_dev_sweep(x);
       continue;
     }
     double t0 = x->profile ? cpu_now_ms() : 0;
@@ -745,6 +845,7 @@ static hlo_status run_steps(cpu_exec *x, uint32_t pi) {
       q->prof_runs++;
     }
     for (uint32_t i = 0; i < q->nfree && !st; i++) drop_val(x, q->free_ids[i]);
+    if (x->dev) cpu_dev_sweep(x);
   }
   return st;
 }
@@ -773,11 +874,11 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
     bool wrapped = false;
     st = get(x, term, term->operands[i], &t, &wrapped);
     if (!st && wrapped) {
-      st = own_copy(t, &term->loc, &res[i]);
+      st = own_copy(x, t, &term->loc, &res[i]);
       tensor_release(t);
     } else if (!st) {
       res[i] = tensor_retain(t);
-      st = unborrow(&res[i], &term->loc);
+      st = unborrow(x, &res[i], &term->loc);
     }
   }
   release_owned(x, p);
@@ -809,7 +910,15 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
   hlo_status st = cpu_run_program(x, 0, args, n, &res, &nr);
   if (!st && nr != f->num_results)
     st = status_at(HLO_INTERNAL, &f->loc, "@%s: no return of %u values", f->name, f->num_results);
+  if (x->dev) {
+    /* the results, downloaded; then the run's device buffers go */
+    for (uint32_t i = 0; i < nr && !st; i++) st = cpu_dev_tensor_host(x, res[i]);
+    hlo_status sy = x->be->synchronize();
+    if (!st) st = sy;
+    else hlo_status_free(sy);
+  }
   cpu_clear_vals(x);
+  cpu_dev_end_run(x);
   if (st) {
     release_all(res, nr);
     free(res);

@@ -72,6 +72,17 @@ HLO_MUST_USE hlo_status runtime_executable_create_on(hlo_module *m, const char *
                                                      const hlo_compile_options *co,
                                                      const interp_options *opts,
                                                      hlo_executable **out);
+/* An internal backend kind beside the public ones (hlo_backend_kind), for
+ * hlo_compile_options.backend: the CPU backend with its buffers kept apart
+ * from the host's, as a GPU's are (backend_cpu_devmem): tests the
+ * executable's device-memory path without a GPU (`--backend cpu-devmem`).
+ * Compiled as HLO_BACKEND_CPU is (the `cpu` pipeline, the cache). */
+#define RUNTIME_BACKEND_CPU_DEVMEM ((hlo_backend_kind)100)
+/* The backend table a compiled backend kind compiles for (HLO_BACKEND_CPU,
+ * HLO_BACKEND_CUDA, RUNTIME_BACKEND_CPU_DEVMEM), or NULL: the interpreter,
+ * an unknown kind, or CUDA when backend_cuda fails (no driver). */
+struct backend;
+const struct backend *runtime_backend(hlo_backend_kind k);
 /* The CPU backend's statistics of `e`, or NULL when `e` does not run on it. */
 const runtime_cpu_stats *runtime_executable_cpu_stats(const hlo_executable *e);
 /* Per-thunk timing of the CPU backend's runs of `e` (cpu_exec_profile):

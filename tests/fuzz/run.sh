@@ -32,7 +32,9 @@ if ! printf 'int LLVMFuzzerTestOneInput(const char*d,unsigned long n){(void)d;(v
 fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-sanitize=function"
 # glibc's <complex.h> defines CMPLX/CMPLXF only for GCC >= 4.7; give clang them.
-CFL="-std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -w \
+# hlo's build id (the compilation cache's key), made by the Makefile's rule
+make -s --no-print-directory BUILD=$FB "$FB/gen/hlo_build_id.h" || exit 1
+CFL="-std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -I$FB/gen -w \
  -Werror=implicit-function-declaration $SAN"
 CMPLXD='-DCMPLX(x,y)=__builtin_complex((double)(x),(double)(y))'
 CMPLXFD='-DCMPLXF(x,y)=__builtin_complex((float)(x),(float)(y))'

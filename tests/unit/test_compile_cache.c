@@ -172,7 +172,8 @@ TEST(max_bytes_from_argument_environment_default) {
   CHECK_EQ_INT(compile_cache_max_bytes(0, &err), 512 << 10);
   setenv("HLO_CACHE_MAX_BYTES", "12Q", 1);
   CHECK_EQ_INT(compile_cache_max_bytes(0, &err), COMPILE_CACHE_DEFAULT_MAX_BYTES);
-  CHECK(err && strstr(err, "HLO_CACHE_MAX_BYTES"));
+  /* the message does not name the variable: callers print "HLO_CACHE_MAX_BYTES: MESSAGE" */
+  CHECK(err && strstr(err, "expected a number of bytes") && !strstr(err, "HLO_CACHE_MAX_BYTES"));
   setenv("HLO_CACHE_MAX_BYTES", "99999999999999999999", 1);
   err = NULL;
   CHECK_EQ_INT(compile_cache_max_bytes(0, &err), COMPILE_CACHE_DEFAULT_MAX_BYTES);
@@ -414,10 +415,43 @@ TEST(a_folder_in_place_of_an_entry_is_bad_not_a_crash) {
   mkdir(p, 0700);
   char *why = NULL;
   cache_entry *e = NULL;
-  CHECK_EQ_INT(compile_cache_load(root, KEY_A, &e, &why), CACHE_BAD);
-  CHECK(why && strstr(why, "not a regular file"));
+  /* it cannot be unlinked: a miss (after a warning that says "could not
+     remove it"), not CACHE_BAD, which means removed */
+  CHECK_EQ_INT(compile_cache_load(root, KEY_A, &e, &why), CACHE_MISS);
+  CHECK(why == NULL && e == NULL);
+  struct stat sb;
+  CHECK(stat(p, &sb) == 0 && S_ISDIR(sb.st_mode));
   free(why);
   rmdir(p);
+  rm_root(root);
+}
+
+/* compile_cache_remove says whether the entry went. */
+TEST(remove_reports_the_outcome) {
+  char root[256], p[512], outcome[128];
+  new_root(root);
+  store_sample(root, p);
+  CHECK(compile_cache_remove(root, KEY_A, outcome, sizeof outcome));
+  CHECK_STR(outcome, "removed");
+  CHECK(access(p, F_OK) != 0);
+  CHECK(compile_cache_remove(root, KEY_A, outcome, sizeof outcome)); /* gone already */
+  mkdir(p, 0700);
+  CHECK(!compile_cache_remove(root, KEY_A, outcome, sizeof outcome));
+  CHECK(strstr(outcome, "could not remove it: ") == outcome);
+  rmdir(p);
+  rm_root(root);
+}
+
+/* Entries are created 0644 (less the umask), for a cache shared by users. */
+TEST(entries_are_readable_by_others) {
+  char root[256], p[512];
+  new_root(root);
+  mode_t old = umask(022);
+  store_sample(root, p);
+  umask(old);
+  struct stat sb;
+  CHECK(stat(p, &sb) == 0);
+  CHECK_EQ_INT(sb.st_mode & 0777, 0644);
   rm_root(root);
 }
 
@@ -561,10 +595,11 @@ TEST(store_evicts_and_keeps_the_new_entry) {
   CHECK(store_meta(root, "new1", NULL, 3000, 7000));
   CHECK(!exists(root, "executables/old1.hlox"));
   CHECK(exists(root, "executables/old2.hlox") && exists(root, "executables/new1.hlox"));
-  /* a new entry alone larger than the bound is kept, all else goes */
-  CHECK(store_meta(root, "huge", NULL, 20000, 1000));
-  CHECK(exists(root, "executables/huge.hlox"));
-  CHECK_EQ_INT(count_files(root, "executables", ""), 1);
+  /* a new entry alone larger than the bound is not stored, and the rest is
+     still evicted down to the bound */
+  CHECK(!store_meta(root, "huge", NULL, 20000, 1000));
+  CHECK(!exists(root, "executables/huge.hlox"));
+  CHECK_EQ_INT(count_files(root, "executables", ""), 0);
   rm_root(root);
 }
 
@@ -632,8 +667,19 @@ TEST(list_verify_clear) {
   spill(p, "0123456789", 10);
   path_of(p, root, "kernels/k.note");
   spill(p, "abc\n", 4);
-  path_of(p, root, "executables/.tmp-e9-1-1");
+  /* a temporary of a process that is gone, and one of a live process (this
+     one: a store in progress, which clear leaves alone) */
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  char rel[64];
+  snprintf(rel, sizeof rel, "executables/.tmp-e9-%ld-1", (long)dead);
+  path_of(p, root, rel);
   spill(p, "partial", 7);
+  char live[64];
+  snprintf(live, sizeof live, "executables/.tmp-e8-%ld-1", (long)getpid());
+  path_of(p, root, live);
+  spill(p, "live", 4);
   path_of(p, root, "executables/README");
   spill(p, "not ours", 8);
 
@@ -689,6 +735,9 @@ TEST(list_verify_clear) {
   CHECK_EQ_INT(bytes, ebytes - e1_bytes + 30 + 14 + 7);
   CHECK(exists(root, "executables") && exists(root, "kernels"));
   CHECK(exists(root, "executables/README"));
+  CHECK(exists(root, live));
+  path_of(p, root, live);
+  unlink(p);
   st = compile_cache_list(root, true, &l);
   CHECK(st == NULL);
   CHECK_EQ_INT(l.n, 0);
@@ -813,6 +862,25 @@ TEST(explain_picks_the_closest_entry) {
   const char *tie[] = {m[1], "function=main\nmodule=jit_f\narg.0=tensor<8xf32>\nbackend=cpu\n"};
   t = explain(tie, 2, "function=main\nmodule=jit_f\narg.0=tensor<4xf32>\nbackend=cpu\n", key);
   CHECK_STR(key, "k0");
+  free(t);
+  /* the fewest differing fields first, and only among those the most
+     recently used, whatever the listing's order: k0 (1 field, older), k1 (1
+     field, newer), k2 (2 fields, newest) -> k1 */
+  const char *three[] = {m[1], "function=main\nmodule=jit_f\narg.0=tensor<8xf32>\nbackend=cpu\n",
+                         m[0]};
+  cache_listing_entry e[3];
+  memset(e, 0, sizeof e);
+  int64_t used[3] = {100, 200, 300};
+  for (int i = 0; i < 3; i++) {
+    snprintf(e[i].key, sizeof e[i].key, "k%d", i);
+    e[i].meta = (char *)three[i];
+    e[i].last_used = used[i];
+  }
+  cache_listing l = listing(e, 3);
+  t = compile_cache_explain(&l, "function=main\nmodule=jit_f\narg.0=tensor<4xf32>\nbackend=cpu\n",
+                            key);
+  CHECK_STR(key, "k1");
+  CHECK_STR(t, "argument 0: shape 8 -> 4\n");
   free(t);
 }
 

@@ -2,9 +2,11 @@
  * backend.h's backend_object, cpu.h's cpu_jit_compile_with and
  * cpu_jit_objects): a module of three units compiled into a fresh cache
  * root lands its kernel objects in ROOT/kernels; its objects (keys and
- * shared-object bytes) reload with no compiler (HLO_CC=/nonexistent/cc) and
- * no kernel cache ("off"), every unit from an object, and compute the same
- * results; corrupted objects (flipped ELF header bytes, zero length) and
+ * shared-object bytes) reload with no kernel cache ("off"), every unit from
+ * an object, no compiler run, and compute the same results; another
+ * compiler command (HLO_CC=/nonexistent/cc) makes other object keys (the
+ * compiler's identity is in the key: its objects are never given to
+ * another compiler's compile), so nothing loads and the compile fails; corrupted objects (flipped ELF header bytes, zero length) and
  * one with the right key but another unit's bytes (its symbols missing) are
  * ignored and their units compiled, correctly; an object whose key matches
  * nothing is ignored; two objects loaded one after the other that define the
@@ -200,10 +202,19 @@ TEST(objects_reload_without_compiler_or_cache) {
   cpu_jit_destroy(j);
   j = NULL;
 
-  /* no compiler, no kernel cache: every unit from its object */
+  /* another compiler: other keys, the objects are not used (and that
+     compiler cannot run) */
   setenv("HLO_CC", "/nonexistent/cc", 1);
   backend_compile_options o2 = {.cache_root = "off", .objects = saved, .num_objects = UNITS,
                                 .stats = &s};
+  {
+    hlo_status st = cpu_jit_compile_with(m.units, UNITS, &o2, &j);
+    CHECK(st && hlo_status_code_of(st) == HLO_UNAVAILABLE);
+    CHECK(j == NULL);
+    hlo_status_free(st);
+  }
+  restore_cc();
+  /* no kernel cache: every unit from its object, no compiler run */
   double t0 = now_ms();
   CHECK(compile(&m, &o2, &j));
   double ms = now_ms() - t0;
@@ -224,18 +235,11 @@ TEST(objects_reload_without_compiler_or_cache) {
   j = NULL;
   o2.objects = again;
 
-  /* corrupt objects with no compiler: a clean error, no crash */
+  /* corrupt objects: ignored, no crash */
   unsigned char *b0 = (unsigned char *)again[0].bytes;
   b0[1] ^= 0xff;  /* "\177ELF" broken */
   b0[18] ^= 0x5a; /* e_machine */
   again[1].len = 0;
-  {
-    hlo_status st = cpu_jit_compile_with(m.units, UNITS, &o2, &j);
-    CHECK(st && hlo_status_code_of(st) == HLO_UNAVAILABLE);
-    CHECK(j == NULL);
-    hlo_status_free(st);
-  }
-  restore_cc();
   /* with a compiler: the two corrupt units compiled, the good one loaded */
   CHECK(compile(&m, &o2, &j));
   CHECK_EQ_INT(s.from_objects, 1);
@@ -296,8 +300,8 @@ TEST(same_symbol_objects_stay_apart) {
   for (int r = 0; r < 6; r++) {
     int v = r % 2;
     backend_compile_stats s;
-    backend_compile_options o = {.cache_root = "off", .cc = "/nonexistent/cc",
-                                 .objects = objs[v], .num_objects = 1, .stats = &s};
+    backend_compile_options o = {.cache_root = "off", .objects = objs[v], .num_objects = 1,
+                                 .stats = &s};
     cpu_kernel_fn f = NULL;
     cpu_jit_unit u = {.source = src[v], .names = names, .n = 1, .fns = &f};
     hlo_status st = cpu_jit_compile_with(&u, 1, &o, &keep[r]);
@@ -358,8 +362,8 @@ TEST(backend_table_objects_and_stats) {
   backend_object *saved = copy_objects(objs, n);
   be->module_destroy(m);
   m = NULL;
-  backend_compile_options o2 = {.cache_root = "off", .cc = "/nonexistent/cc", .objects = saved,
-                                .num_objects = n, .stats = &s};
+  backend_compile_options o2 = {.cache_root = "off", .objects = saved, .num_objects = n,
+                                .stats = &s};
   st = be->compile((const kernel *const *)ks, 2, &o2, &m);
   CHECK(!st);
   hlo_status_free(st);
@@ -379,6 +383,51 @@ TEST(backend_table_objects_and_stats) {
   free_objects(saved, n);
   kernel_destroy(ks[0]);
   kernel_destroy(ks[1]);
+}
+
+/* The compiler is in the target and in every object key: another command
+ * (an added word such as -ffast-math) or other HLO_CC_FLAGS make other
+ * keys, so a compilation cache entry or an object made by one compiler is
+ * never used by another's compile. */
+TEST(compiler_in_target_and_object_keys) {
+  setup();
+  if (!have_cc()) return;
+  const char *base = had_cc && *saved_cc ? saved_cc : "cc";
+  char fast[1100];
+  snprintf(fast, sizeof fast, "%s -ffast-math", base);
+  char croot[400];
+  snprintf(croot, sizeof croot, "%s/compilers", root);
+  backend_compile_options a = {.cc = base, .cache_root = croot};
+  backend_compile_options b = {.cc = fast, .cache_root = croot};
+  const char *ta = cpu_jit_target_with(&a), *tb = cpu_jit_target_with(&b);
+  CHECK(ta && tb && strcmp(ta, tb) != 0);
+  CHECK(strstr(tb, "-ffast-math") != NULL);
+  CHECK(!strchr(ta, '\n'));
+  CHECK(cpu_jit_target_with(&a) == ta);  /* made once */
+  unsetenv("HLO_CC_FLAGS");
+  const char *t0 = cpu_jit_target_with(&a);
+  setenv("HLO_CC_FLAGS", "-O3", 1);
+  const char *t1 = cpu_jit_target_with(&a);
+  unsetenv("HLO_CC_FLAGS");
+  CHECK(strcmp(t0, t1) != 0 && strstr(t1, " -O3"));
+  /* object keys */
+  const char *names[] = {"ob_cc"};
+  const char *src = "#include <stdint.h>\nvoid ob_cc(void *const *b, int64_t x, int64_t y) {\n"
+                    "  (void)x; (void)y; ((int *)b[0])[0] = 7;\n}\n";
+  char keys[2][33] = {"", ""};
+  backend_compile_options *os[2] = {&a, &b};
+  for (int v = 0; v < 2; v++) {
+    cpu_kernel_fn fn = NULL;
+    cpu_jit_unit u = {.source = src, .names = names, .n = 1, .fns = &fn};
+    cpu_jit *j = NULL;
+    hlo_status st = cpu_jit_compile_with(&u, 1, os[v], &j);
+    CHECK(!st);
+    hlo_status_free(st);
+    const backend_object *o = NULL;
+    if (j && cpu_jit_objects(j, &o) == 1) memcpy(keys[v], o[0].key, 33);
+    cpu_jit_destroy(j);
+  }
+  CHECK(keys[0][0] && keys[1][0] && strcmp(keys[0], keys[1]) != 0);
 }
 
 /* Last: removes the temporary root. */

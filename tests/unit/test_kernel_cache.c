@@ -16,6 +16,7 @@
  * When no C compiler can be started the JIT tests print "skipped" with the
  * reason and pass. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -145,8 +146,18 @@ TEST(folder_from_environment) {
   char d[KERNEL_CACHE_PATH_MAX], want[KERNEL_CACHE_PATH_MAX];
   setenv("HLO_CACHE_DIR", "off", 1);
   CHECK(!kernel_cache_dir(NULL, d));
+  /* empty: as if unset, the default root ($XDG_CACHE_HOME/hlo here) */
   setenv("HLO_CACHE_DIR", "", 1);
-  CHECK(!kernel_cache_dir(NULL, d));
+  snprintf(want, sizeof want, "%s/xdg", root);
+  const char *old_xdg = getenv("XDG_CACHE_HOME");
+  char saved_xdg[1024];
+  snprintf(saved_xdg, sizeof saved_xdg, "%s", old_xdg ? old_xdg : "");
+  setenv("XDG_CACHE_HOME", want, 1);
+  CHECK(kernel_cache_dir(NULL, d));
+  strcat(want, "/hlo/kernels");
+  CHECK_STR(d, want);
+  if (old_xdg) setenv("XDG_CACHE_HOME", saved_xdg, 1);
+  else unsetenv("XDG_CACHE_HOME");
   snprintf(want, sizeof want, "%s/a/b/c", root);
   setenv("HLO_CACHE_DIR", want, 1);
   CHECK(kernel_cache_dir(NULL, d));
@@ -689,6 +700,36 @@ TEST(version_note_spares_a_process) {
   CHECK_EQ_INT(count_files(dir, "", ".note"), 1);
 }
 
+/* kernel_cache_store: bytes in, the same bytes out, 0644, nothing left
+ * behind when it cannot store. */
+TEST(store_bytes) {
+  setup();
+  char dir[KERNEL_CACHE_PATH_MAX], path[KERNEL_CACHE_PATH_MAX], key[KERNEL_CACHE_KEY_HEX];
+  use_dir("store", dir);
+  CHECK(kernel_cache_dir(NULL, dir));
+  const char *parts[] = {"store"};
+  kernel_cache_key(parts, 1, key);
+  unsigned char obj[300];
+  for (int i = 0; i < 300; i++) obj[i] = (unsigned char)(i * 7);
+  int err = -1;
+  mode_t old = umask(022);
+  CHECK(kernel_cache_store(dir, key, obj, sizeof obj, &err));
+  umask(old);
+  CHECK_EQ_INT(err, 0);
+  void *bytes = NULL;
+  size_t len = 0;
+  CHECK(kernel_cache_load(dir, key, path, &bytes, &len));
+  CHECK(len == sizeof obj && bytes && !memcmp(bytes, obj, len));
+  free(bytes);
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+  CHECK_EQ_INT(count_files(dir, ".tmp-", ""), 0);
+  char gone[KERNEL_CACHE_PATH_MAX + 20];
+  snprintf(gone, sizeof gone, "%s/no/such", dir);
+  CHECK(!kernel_cache_store(gone, key, obj, sizeof obj, &err));
+  CHECK_EQ_INT(err, ENOENT);
+}
+
 TEST(interrupted_run_is_swept) {
   setup();
   if (!have_cc()) return;
@@ -732,10 +773,28 @@ TEST(interrupted_run_is_swept) {
   waitpid(a, &ws, 0);
   CHECK(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGINT);
   if (cc_pid > 0) kill((pid_t)cc_pid, SIGKILL);
-  /* what it left: its object's temporary name in the cache, nothing in
-     TMPDIR (the source and the log were never named there) */
-  CHECK_EQ_INT(count_files(dir, ".tmp-", ".so"), 1);
-  CHECK_EQ_INT(count_files(tmp, "hlo-", ""), 0);
+  /* what it left: its private folder "hlo-jit-PID-XXXXXX" in TMPDIR (the
+     compiler never writes into the cache folder; the source and the log
+     were never named anywhere), nothing in the cache */
+  CHECK_EQ_INT(count_files(dir, ".tmp-", ""), 0);
+  CHECK_EQ_INT(count_files(tmp, "hlo-jit-", ""), 1);
+  {
+    DIR *td = opendir(tmp);
+    struct dirent *te;
+    while (td && (te = readdir(td))) {
+      if (strncmp(te->d_name, "hlo-jit-", 8)) continue;
+      char p[1000];
+      snprintf(p, sizeof p, "%s/%s", tmp, te->d_name);
+      make_aged_keep(p, CPU_JIT_DEAD_GRACE_S + 30);
+    }
+    if (td) closedir(td);
+  }
+  /* a store of a dead process interrupted in the cache folder */
+  char stale[KERNEL_CACHE_PATH_MAX + 100];
+  snprintf(stale, sizeof stale, "%s/.tmp-0123456789abcdef0123456789abcdef-%ld-0-1.so", dir,
+           (long)a);
+  FILE *sf = fopen(stale, "w");
+  if (sf) fclose(sf);
   /* the same left by a run without the cache, and by an older build */
   char left[700];
   snprintf(left, sizeof left, "%s/hlo-jit-%ld-abcdef", tmp, (long)a);

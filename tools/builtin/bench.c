@@ -35,6 +35,8 @@ static const char *const usage_bench =
     "  --seed S            seed of the random inputs (default 0, as xla_run.py)\n"
     "  --backend cpu       compiled for this CPU (the default; see hlo run --help)\n"
     "  --backend interp    the reference interpreter\n"
+    "  --backend cuda|cpu-devmem  NVIDIA GPU 0 / the CPU backend with its buffers kept apart\n"
+    "                      from the host's, as a GPU's are (see hlo run --help)\n"
     "  --passes LIST       the pass pipeline (default: the backend's; see hlo run --help)\n"
     "  --dump-to DIR       dump each pass's module and the generated C to DIR\n"
     "  --profile           (cpu) print the time of each thunk (kernel, BLAS call,\n"
@@ -96,7 +98,7 @@ static void print_text(const bench_flags *fl, const char *entry, const hlo_compi
   fmt_us(mx, sizeof mx, r->max_us);
   fmt_us(first, sizeof first, r->first_us);
   printf("%s: @%s on %s, %d timed run%s after %d warm-up%s, %s inputs", fl->file, entry,
-         fl->backend == HLO_BACKEND_CPU ? "cpu" : "interp", r->iters, r->iters == 1 ? "" : "s", r->warmup, r->warmup == 1 ? "" : "s",
+         cli_backend_name(fl->backend), r->iters, r->iters == 1 ? "" : "s", r->warmup, r->warmup == 1 ? "" : "s",
          fl->in.n ? "given" : "random");
   if (!fl->in.n) printf(" (seed %llu)", fl->seed);
   printf("\n  run:     median %s  min %s  (mean %s, max %s; first run %s)\n", med, mn, mean, mx,
@@ -116,7 +118,7 @@ static void print_json(const bench_flags *fl, const char *entry, const hlo_compi
   printf(", \"backend\": \"%s\", \"iters\": %d, \"warmup\": %d, \"median_us\": %.3f, "
          "\"min_us\": %.3f, \"mean_us\": %.3f, \"max_us\": %.3f, \"first_run_us\": %.3f, "
          "\"compile_ms\": %.4f, \"stages_ms\": {",
-         fl->backend == HLO_BACKEND_CPU ? "cpu" : "interp", r->iters, r->warmup, r->median_us, r->min_us, r->mean_us, r->max_us, r->first_us,
+         cli_backend_name(fl->backend), r->iters, r->warmup, r->median_us, r->min_us, r->mean_us, r->max_us, r->first_us,
          ct->total_ms);
   for (int i = 0; i < ct->num_stages; i++) {
     printf("%s", i ? ", " : "");
@@ -199,12 +201,7 @@ int cmd_bench(int argc, char **argv) {
     else if (cli_is_flag(a, "--dump-to") && has_val) fl.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
-      if (!strcmp(argv[i], "cpu")) fl.backend = HLO_BACKEND_CPU;
-      else if (!strcmp(argv[i], "interp")) fl.backend = HLO_BACKEND_INTERP;
-      else {
-        fprintf(stderr, "hlo bench: unknown backend '%s' (available: interp, cpu)\n", argv[i]);
-        return 2;
-      }
+      if (!cli_parse_backend("bench", argv[i], &fl.backend)) return 2;
     } else if (cli_is_flag(a, "--iters") && has_val) {
       if (!parse_int(argv[++i], 1, INT_MAX, &fl.iters)) {
         fprintf(stderr, "hlo bench: --iters '%s': expected a whole number of runs, at least 1\n",

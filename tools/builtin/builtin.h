@@ -37,6 +37,11 @@ void cli_json_string(FILE *o, const char *s);
 bool cli_is_flag(const char *a, const char *f);
 /* Prints `st` (FILE:LINE:COL: error: ...) to stderr, frees it, returns 1. */
 int cli_report(hlo_status st);
+/* The backend `--backend NAME` names (cpu, interp, cuda, cpu-devmem) into
+ * *out; false after printing "hlo VERB: unknown backend ..." to stderr. */
+bool cli_parse_backend(const char *verb, const char *name, hlo_backend_kind *out);
+/* The --backend name of k ("cpu", "interp", "cuda", "cpu-devmem"). */
+const char *cli_backend_name(hlo_backend_kind k);
 
 /* ------------------------------------------- compilation cache flags */
 

@@ -199,13 +199,16 @@ int cmd_cache(int argc, char **argv) {
     fprintf(stderr, "hlo cache: --cache-dir: expected a folder, not an empty string\n");
     return 2;
   }
-  char root[CACHE_DIR_PATH_MAX];
-  if (!cache_dir_root(dir, root)) {
-    if ((dir && *dir) || getenv("HLO_CACHE_DIR"))
-      printf("the compilation cache is off (%s=%s): nothing to %s\n",
-             dir ? "--cache-dir" : "HLO_CACHE_DIR", dir ? dir : getenv("HLO_CACHE_DIR"), sub);
-    else
-      printf("no cache folder: none of HLO_CACHE_DIR, XDG_CACHE_HOME and HOME is set\n");
+  char root[CACHE_DIR_PATH_MAX], why[256];
+  cache_dir_result r = cache_dir_resolve(dir, root, why, sizeof why);
+  if (r == CACHE_DIR_OFF) {
+    printf("the compilation cache is off (%s=%s): nothing to %s\n",
+           dir ? "--cache-dir" : "HLO_CACHE_DIR", dir ? dir : getenv("HLO_CACHE_DIR"), sub);
+    return 0;
+  }
+  if (r != CACHE_DIR_OK) {
+    fprintf(stderr, "hlo cache: warning: the compilation cache is off: %s: nothing to %s\n", why,
+            sub);
     return 0;
   }
   cache_listing l;

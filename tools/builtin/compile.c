@@ -142,7 +142,7 @@ static void count_fusions(compile_summary *s, const hlo_block *b, bool top, int 
 /* The pipeline spelled out as the runtime spells it (src/runtime/api.c):
  * NULL for none. */
 static const char *pipeline_of(const char *passes, hlo_backend_kind backend) {
-  if (!passes) return backend == HLO_BACKEND_CPU ? PASS_PIPELINE_CPU : NULL;
+  if (!passes) return backend != HLO_BACKEND_INTERP ? PASS_PIPELINE_CPU : NULL;
   if (!*passes || !strcmp(passes, "none")) return NULL;
   if (!strcmp(passes, "default")) return PASS_PIPELINE_DEFAULT;
   if (!strcmp(passes, "cpu")) return PASS_PIPELINE_CPU;
@@ -348,12 +348,7 @@ int cmd_compile(int argc, char **argv) {
     else if (cli_is_flag(a, "--dump-to") && has_val) dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
-      if (!strcmp(argv[i], "cpu")) backend = HLO_BACKEND_CPU;
-      else if (!strcmp(argv[i], "interp")) backend = HLO_BACKEND_INTERP;
-      else {
-        fprintf(stderr, "hlo compile: unknown backend '%s' (available: cpu, interp)\n", argv[i]);
-        return 2;
-      }
+      if (!cli_parse_backend("compile", argv[i], &backend)) return 2;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "hlo compile: unknown flag or missing value '%s'\n%s", a, usage_compile);
       return 2;
@@ -371,7 +366,7 @@ int cmd_compile(int argc, char **argv) {
   if (st) return cli_report(st);
   s.file = !strcmp(path, "-") ? "<stdin>" : path;
   s.entry = runtime_executable_entry(e)->name;
-  s.backend = backend == HLO_BACKEND_CPU ? "cpu" : "interp";
+  s.backend = cli_backend_name(backend);
   s.pipeline = pipeline_of(passes, backend);
   summarize(&s, m, e);
   if (json) print_json(&s);

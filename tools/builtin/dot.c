@@ -297,12 +297,7 @@ int cmd_dot(int argc, char **argv) {
     else if ((cli_is_flag(a, "-o") || cli_is_flag(a, "--output")) && has_val) out = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
-      if (!strcmp(argv[i], "cpu")) backend = HLO_BACKEND_CPU;
-      else if (!strcmp(argv[i], "interp")) backend = HLO_BACKEND_INTERP;
-      else {
-        fprintf(stderr, "hlo dot: unknown backend '%s' (available: interp, cpu)\n", argv[i]);
-        return 2;
-      }
+      if (!cli_parse_backend("dot", argv[i], &backend)) return 2;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "hlo dot: unknown flag or missing value '%s'\n%s", a, usage_dot);
       return 2;
@@ -312,7 +307,7 @@ int cmd_dot(int argc, char **argv) {
   if (!path) { fprintf(stderr, "hlo dot: missing FILE\n%s", usage_dot); return 2; }
   /* the backend's own pipeline, run for the interpreter: no C compiler needed */
   hlo_compile_options co = {.backend = HLO_BACKEND_INTERP,
-                            .passes = passes ? passes : backend == HLO_BACKEND_CPU ? "cpu" : NULL};
+                            .passes = passes ? passes : backend != HLO_BACKEND_INTERP ? "cpu" : NULL};
   hlo_compile_times ct;
   hlo_module *m = NULL;
   hlo_executable *e = NULL;

@@ -29,6 +29,7 @@ static const char *const usage_memory =
     "\n"
     "  --entry NAME  the function (default: main)\n"
     "  --passes LIST the pass pipeline (default: the CPU backend's, `cpu`)\n"
+    "  --backend cpu|cuda|cpu-devmem  the compiled backend (default: cpu)\n"
     "  --json        one JSON object with the fields above (bytes)\n";
 
 int cmd_memory(int argc, char **argv) {
@@ -45,6 +46,9 @@ int cmd_memory(int argc, char **argv) {
     } else if (cli_is_flag(a, "--json")) json = true;
     else if (cli_is_flag(a, "--entry") && has_val) entry = argv[++i];
     else if (cli_is_flag(a, "--passes") && has_val) co.passes = argv[++i];
+    else if (cli_is_flag(a, "--backend") && has_val) {
+      if (!cli_parse_backend("memory", argv[++i], &co.backend)) return 2;
+    }
     else if (cli_is_flag(a, "--dump-to") && has_val) co.dump_dir = argv[++i];
     else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "hlo memory: unknown flag or missing value '%s'\n%s", a, usage_memory);
@@ -80,7 +84,7 @@ int cmd_memory(int argc, char **argv) {
            (long long)s->const_bytes, (long long)s->heap_peak_bytes, (long long)s->peak_bytes,
            s->arena_buffers);
   } else {
-    printf("%s: @%s on cpu\n", path, entry ? entry : "main");
+    printf("%s: @%s on %s\n", path, entry ? entry : "main", cli_backend_name(co.backend));
     printf("  argument  %12lld bytes\n", (long long)s->arg_bytes);
     printf("  output    %12lld bytes\n", (long long)s->out_bytes);
     printf("  alias     %12lld bytes\n", 0LL);

@@ -14,6 +14,8 @@
 #include "runtime/runtime.h"
 #include "passes/pass_manager.h"
 #include "passes/passes.h"
+#include "passes/row_locality.h"
+#include "parse/parse.h"
 #include "support/status.h"
 
 static const char *const usage_run =
@@ -40,6 +42,9 @@ static const char *const usage_run =
     "                      nested programs, the other ops on the interpreter's kernels;\n"
     "                      named explicitly, it prints what it made to stderr\n"
     "  --backend interp    the reference interpreter (the oracle)\n"
+    "  --backend cuda      NVIDIA GPU 0 (kernels through NVRTC, matmuls through cuBLASLt)\n"
+    "  --backend cpu-devmem  the CPU backend with its buffers kept apart from the host's,\n"
+    "                      as a GPU's are: tests the device-memory path without a GPU\n"
     "  --split-input-file  run each `// -----`-separated module of FILE\n"
     "  --arg LITERAL       the next argument as an MLIR literal, e.g.\n"
     "                      'dense<[1, 2]> : tensor<2xi32>' (instead of an --input file)\n"
@@ -69,11 +74,14 @@ static const char *const usage_run =
     "                      two), so that one compile (one cache entry) serves every\n"
     "                      size up to the bucket; prints each argument's padding and\n"
     "                      waste to stderr. An input larger than the last bucket is an\n"
-    "                      error. When all padded arguments had one size, results whose\n"
-    "                      declared leading dimension is dynamic and equals the bucket\n"
-    "                      are cut back to that size. The padding rows are computed\n"
-    "                      on too: use it only where they cannot change the real rows'\n"
-    "                      results (row-wise functions, not sums over rows)\n"
+    "                      error. It pads only where padding provably cannot change\n"
+    "                      the real rows' results (row-wise ops, x*W matmuls, reductions\n"
+    "                      along other dimensions: src/passes/row_locality.c), and\n"
+    "                      otherwise refuses (exit 1), naming the first op that mixes\n"
+    "                      rows (a sum over them, a shape computed from their count).\n"
+    "                      JAX's shape assertions are checked at the unpadded sizes.\n"
+    "                      Results row-aligned on their leading dimension are cut back\n"
+    "                      to the real rows. A malformed list is a usage error (exit 2)\n"
     CLI_CACHE_USAGE
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
@@ -166,10 +174,19 @@ bad:
   return false;
 }
 
-/* Whether `a` can only be a --pad-to-bucket list (digits and commas). */
-static bool looks_like_buckets(const char *a) {
-  if (!*a) return true; /* --pad-to-bucket= with nothing: parse_buckets says so */
-  return strspn(a, "0123456789,") == strlen(a);
+/* Whether the argument after --pad-to-bucket is its list. `hlo` splits
+ * `--pad-to-bucket=LIST` into two arguments before run sees them
+ * (tools/hlo.c), so the two spellings look alike here: the next argument
+ * is the list unless it is another flag or names an existing file (the
+ * program); anything else (`abc`, `-1`, `1K`, ``) is taken as a list, and a
+ * malformed list is then a usage error naming it. */
+static bool is_bucket_list(const char *a) {
+  if (!*a || strchr(a, ',')) return true;
+  if (a[0] == '-') return a[1] >= '0' && a[1] <= '9';
+  if (a[0] >= '0' && a[0] <= '9') return true;
+  FILE *fp = fopen(a, "r");
+  if (fp) { fclose(fp); return false; }
+  return true;
 }
 
 /* The padded inputs of one run and what is needed to cut results back. */
@@ -177,8 +194,13 @@ typedef struct pad_plan {
   int n;             /* entries of data/dims (the entry's num_args) */
   void **data;       /* padded copies (NULL where not padded) */
   int64_t **dims;    /* their dims */
-  int64_t rows;      /* the padded arguments' common size, or -1 */
-  int64_t bucket;    /* their common bucket */
+  int *cls;          /* each argument's row class (row_locality.h), -1: not padded */
+  int ncls;          /* classes: the padded arguments of one real row count */
+  int64_t *cls_rows, *cls_bucket; /* each class's real rows and its bucket */
+  int *cls_arg;      /* each class's first argument */
+  rl_result_kind *kinds; /* per result, the analysis's verdict */
+  int *result_cls;   /* per RL_RESULT_ROWS result, its class */
+  int nres;
 } pad_plan;
 
 static void pad_plan_free(pad_plan *pp) {
@@ -188,6 +210,12 @@ static void pad_plan_free(pad_plan *pp) {
   }
   free(pp->data);
   free(pp->dims);
+  free(pp->cls);
+  free(pp->cls_rows);
+  free(pp->cls_bucket);
+  free(pp->cls_arg);
+  free(pp->kinds);
+  free(pp->result_cls);
   memset(pp, 0, sizeof *pp);
 }
 
@@ -209,20 +237,91 @@ static bool dyn_leading(const hlo_type *t) {
   return t->kind == TYPE_TENSOR && t->rank >= 1 && t->dims[0] == HLO_DYN;
 }
 
+/* Refines a copy of the program to the unpadded inputs' shapes: the errors
+ * the unpadded run would give for its shapes (JAX's shape assertions
+ * among them) are given here, before padding hides them. */
+static hlo_status check_unpadded_shapes(hlo_module_ir *src, const hlo_func *f,
+                                        const run_inputs *in) {
+  hlo_module_ir *c = NULL;
+  hlo_status st = parse_module(&src->source, 0, src->source.len, &c);
+  hlo_type **types = calloc(f->num_args + 1, sizeof *types);
+  if (!st && !types) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; !st && i < f->num_args; i++) {
+    const hlo_buffer_view *v = &in->views[i];
+    types[i] = v->rank == HLO_RANK_TOKEN ? type_token(&c->arena)
+               : type_tensor(&c->arena, v->dtype, (uint32_t)v->rank, v->dims);
+    if (!types[i]) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (!st) st = pass_refine_shapes(c, f->name, types, f->num_args);
+  if (st) status_note(st, "--pad-to-bucket: while checking the program at the unpadded sizes");
+  free(types);
+  module_free(c);
+  return st;
+}
+
+/* Decides whether the inputs may be padded: gives each padded argument its
+ * row class (one per real row count), checks the program at the unpadded
+ * sizes, then runs the row-locality analysis. An error names the first op
+ * that mixes rows. */
+static hlo_status pad_check(hlo_module_ir *mir, const hlo_func *f, const run_inputs *in,
+                            pad_plan *pp) {
+  pp->n = (int)f->num_args;
+  pp->nres = (int)f->num_results;
+  pp->cls = calloc(f->num_args + 1, sizeof *pp->cls);
+  pp->cls_rows = calloc(f->num_args + 1, sizeof *pp->cls_rows);
+  pp->cls_bucket = calloc(f->num_args + 1, sizeof *pp->cls_bucket);
+  pp->cls_arg = calloc(f->num_args + 1, sizeof *pp->cls_arg);
+  pp->kinds = calloc(f->num_results + 1, sizeof *pp->kinds);
+  pp->result_cls = calloc(f->num_results + 1, sizeof *pp->result_cls);
+  if (!pp->cls || !pp->cls_rows || !pp->cls_bucket || !pp->cls_arg || !pp->kinds ||
+      !pp->result_cls)
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < f->num_args; i++) {
+    pp->cls[i] = -1;
+    const hlo_buffer_view *v = &in->views[i];
+    if (!dyn_leading(f->body.block.args[i].type) || v->rank < 1) continue;
+    int k = 0;
+    while (k < pp->ncls && pp->cls_rows[k] != v->dims[0]) k++;
+    if (k == pp->ncls) {
+      pp->cls_rows[k] = v->dims[0];
+      pp->cls_arg[k] = (int)i;
+      pp->ncls++;
+    }
+    pp->cls[i] = k;
+  }
+  if (!pp->ncls)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc,
+                     "--pad-to-bucket: no argument of @%s has a dynamic leading dimension "
+                     "(tensor<?x...>): there is nothing to pad", f->name);
+  HLO_TRY(check_unpadded_shapes(mir, f, in));
+  row_locality rl = {.kinds = pp->kinds, .result_class = pp->result_cls};
+  if (!row_locality_analyse(mir, f, pp->cls, true, &rl))
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (rl.ok) return NULL;
+  int arg = rl.cls >= 0 && rl.cls < pp->ncls ? pp->cls_arg[rl.cls] : pp->cls_arg[0];
+  if (rl.op) {
+    const char *name = op_name(rl.op->opcode), *dot = strchr(name, '.');
+    const hlo_loc *l = &rl.op->loc;
+    return status_at(HLO_INVALID_ARGUMENT, l, "--pad-to-bucket: padding argument %d's rows "
+                     "would change the results: the %s at %s:%u:%u %s", arg, dot ? dot + 1 : name,
+                     l->src && l->src->name ? l->src->name : "<input>", l->line, l->col, rl.why);
+  }
+  return status_at(HLO_INVALID_ARGUMENT, &f->loc, "--pad-to-bucket: padding argument %d's rows "
+                   "would change the results: result %d of @%s %s", arg, rl.result, f->name,
+                   rl.why);
+}
+
 /* Pads the leading dimension of every input of `f` declared `tensor<?x...>`
  * with zero rows to its bucket, pointing in->views at the padded copies
  * (owned by pp), and prints each argument's padding to stderr. */
 static hlo_status pad_inputs(const hlo_func *f, const run_opts *ro, run_inputs *in, pad_plan *pp,
                              const char *label) {
-  pp->n = (int)f->num_args;
-  pp->rows = -2; /* none seen yet */
   pp->data = calloc(f->num_args + 1, sizeof *pp->data);
   pp->dims = calloc(f->num_args + 1, sizeof *pp->dims);
   if (!pp->data || !pp->dims) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   for (uint32_t i = 0; i < f->num_args; i++) {
-    if (!dyn_leading(f->body.block.args[i].type)) continue;
+    if (pp->cls[i] < 0) continue;
     hlo_buffer_view *v = &in->views[i];
-    if (v->rank < 1) continue; /* cli_load_inputs checked the rank */
     int64_t rows = v->dims[0], b = bucket_of(ro, rows);
     if (b < 0)
       return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
@@ -248,8 +347,7 @@ static hlo_status pad_inputs(const hlo_func *f, const run_opts *ro, run_inputs *
     pp->dims[i][0] = b;
     v->data = pp->data[i];
     v->dims = pp->dims[i];
-    if (pp->rows == -2) { pp->rows = rows; pp->bucket = b; }
-    else if (pp->rows != rows) pp->rows = -1;
+    pp->cls_bucket[pp->cls[i]] = b;
     if (b == rows)
       fprintf(stderr, "%sargument %u: %lld rows, a bucket already (no padding)\n", label, i,
               (long long)rows);
@@ -258,13 +356,6 @@ static hlo_status pad_inputs(const hlo_func *f, const run_opts *ro, run_inputs *
               "padding)\n", label, i, (long long)rows, (long long)b,
               100.0 * (double)(b - rows) / (double)b);
   }
-  if (pp->rows == -2)
-    return status_at(HLO_INVALID_ARGUMENT, &f->loc,
-                     "--pad-to-bucket: no argument of @%s has a dynamic leading dimension "
-                     "(tensor<?x...>): there is nothing to pad", f->name);
-  if (pp->rows == -1)
-    fprintf(stderr, "%sresults are not cut back: the padded arguments have different sizes\n",
-            label);
   return NULL;
 }
 
@@ -301,22 +392,25 @@ static hlo_status cut_rows(const hlo_buffer *b, int64_t rows, hlo_buffer **out) 
   return st;
 }
 
-/* Cuts results declared `tensor<?x...>` whose leading dimension is the
- * bucket back to the unpadded size (when all padded arguments shared one). */
-static hlo_status cut_results(const hlo_func *f, const pad_plan *pp, hlo_buffer **res, int nres,
-                              const char *label) {
-  if (pp->rows < 0 || pp->rows == pp->bucket) return NULL;
-  for (int k = 0; k < nres && k < (int)f->num_results; k++) {
-    if (!dyn_leading(f->result_types[k]) || hlo_buffer_rank(res[k]) < 1 ||
-        hlo_buffer_dims(res[k])[0] != pp->bucket)
-      continue;
-    hlo_buffer *c = NULL;
-    HLO_RETURN_IF_ERROR(cut_rows(res[k], pp->rows, &c), "while cutting result %d back to %lld rows",
-                        k, (long long)pp->rows);
+/* Cuts each result the analysis found row-aligned on its leading dimension
+ * back from its class's bucket to the class's real rows. */
+static hlo_status cut_results(const pad_plan *pp, hlo_buffer **res, int nres, const char *label) {
+  for (int k = 0; k < nres && k < pp->nres; k++) {
+    if (pp->kinds[k] != RL_RESULT_ROWS) continue;
+    int c = pp->result_cls[k];
+    if (c < 0 || c >= pp->ncls || hlo_buffer_rank(res[k]) < 1) continue;
+    int64_t rows = pp->cls_rows[c], b = hlo_buffer_dims(res[k])[0];
+    if (b == rows) continue;
+    if (b != pp->cls_bucket[c])
+      return status_new(HLO_INTERNAL, "--pad-to-bucket: result %d has %lld rows, not the bucket "
+                        "%lld", k, (long long)b, (long long)pp->cls_bucket[c]);
+    hlo_buffer *cut = NULL;
+    HLO_RETURN_IF_ERROR(cut_rows(res[k], rows, &cut), "while cutting result %d back to %lld rows",
+                        k, (long long)rows);
     hlo_buffer_destroy(res[k]);
-    res[k] = c;
-    fprintf(stderr, "%sresult %d: cut back from %lld to %lld rows\n", label, k,
-            (long long)pp->bucket, (long long)pp->rows);
+    res[k] = cut;
+    fprintf(stderr, "%sresult %d: cut back from %lld to %lld rows\n", label, k, (long long)b,
+            (long long)rows);
   }
   return NULL;
 }
@@ -355,6 +449,7 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   run_inputs in = {0};
   if (!st) st = cli_load_inputs(f, &ro->in, &in);
   pad_plan pp = {0};
+  if (!st && ro->pad) st = pad_check(runtime_module_ir(m), f, &in, &pp);
   if (!st && ro->pad) st = pad_inputs(f, ro, &in, &pp, label);
   hlo_buffer **res = NULL;
   int nres = hlo_executable_num_results(e);
@@ -362,7 +457,7 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   if (!st) st = hlo_executable_run(e, in.views, (int)f->num_args, &res);
   double secs = now_seconds() - t0;
   if (!st && cs && !ro->quiet) fprintf(stderr, "%scpu: run %.3f ms\n", label, secs * 1e3);
-  if (!st && ro->pad) st = cut_results(f, &pp, res, nres, label);
+  if (!st && ro->pad) st = cut_results(&pp, res, nres, label);
   if (!st) st = report_results(f, ro, label, res, nres, secs);
   for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
   free(res);
@@ -389,7 +484,7 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--pad-to-bucket")) {
       ro.pad = true;
       ro.num_buckets = 0;
-      if (has_val && looks_like_buckets(argv[i + 1]) && !parse_buckets(argv[++i], &ro)) return 2;
+      if (has_val && is_bucket_list(argv[i + 1]) && !parse_buckets(argv[++i], &ro)) return 2;
     }
     else if (cli_is_flag(a, "--quiet") || cli_is_flag(a, "-q")) ro.quiet = true;
     else if ((cli_is_flag(a, "--input") || cli_is_flag(a, "-i")) && has_val) {
@@ -410,12 +505,7 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;
       ro.backend_given = true;
-      if (!strcmp(argv[i], "cpu")) ro.backend = HLO_BACKEND_CPU;
-      else if (!strcmp(argv[i], "interp")) ro.backend = HLO_BACKEND_INTERP;
-      else {
-        fprintf(stderr, "hlo run: unknown backend '%s' (available: interp, cpu)\n", argv[i]);
-        return 2;
-      }
+      if (!cli_parse_backend("run", argv[i], &ro.backend)) return 2;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "hlo run: unknown flag or missing value '%s'\n%s", a, usage_run);
       return 2;
@@ -423,7 +513,7 @@ int cmd_run(int argc, char **argv) {
     else { fprintf(stderr, "hlo run: more than one FILE ('%s')\n%s", a, usage_run); return 2; }
   }
   if (!file) { fprintf(stderr, "hlo run: missing FILE\n%s", usage_run); return 2; }
-  if (ro.check) ro.backend = HLO_BACKEND_CPU;
+  if (ro.check && ro.backend == HLO_BACKEND_INTERP) ro.backend = HLO_BACKEND_CPU;
   if (ro.dump_dir && !ro.passes && ro.backend == HLO_BACKEND_INTERP) ro.passes = "default";
   if (ro.passes && strcmp(ro.passes, "default") && strcmp(ro.passes, "cpu") &&
       strcmp(ro.passes, "none")) {

@@ -44,7 +44,12 @@ typedef struct cpu_jit_unit {
  * each unit to its own shared object, the compilers run concurrently (at
  * most HLO_NUM_THREADS at once); units found in the kernel cache
  * (kernel_cache.h) are loaded from it without compiling, and compiled ones
- * are added to it. Loads them all and looks up each unit's kernels. *out is
+ * are added to it. The compiler writes into a private folder
+ * "hlo-jit-PID-XXXXXX" in $TMPDIR (else /tmp), never into the cache folder;
+ * every object is loaded from its bytes through a memory file (so a noexec
+ * $TMPDIR or cache folder does not matter) and stored in the kernel cache
+ * afterwards, best effort (a cache folder that is full, read-only or
+ * cleared meanwhile costs one warning per process, never the compile). Loads them all and looks up each unit's kernels. *out is
  * yours (cpu_jit_destroy). When `dump_dir` is set each unit's source is
  * also written there as NAME.c, NAME its first kernel's name. fp-contract
  * is off so a*b+c rounds twice, as the spec and the interpreter do. The
@@ -67,23 +72,30 @@ HLO_MUST_USE hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_
  * (all but emit_ms, set to 0: the caller's part).
  *
  * Objects: each unit's object key (backend_object.key) is a hash of the
- * host CPU's identity, the flags and the source (not the compiler's
- * identity: an object loads where the compiler changed or is missing). A
- * unit with a matching object is loaded from its bytes (cpu_jit_load_bytes:
- * a memory file, no compiler, no kernel cache lookup) when they load and
- * define all of its kernels; otherwise (no match, corrupt bytes, a missing
- * symbol) the object is ignored and the unit looked up and compiled as
- * usual. When every unit comes from an object no process is started and
- * the kernel cache is not opened. The loaded module keeps every unit's
+ * compiler's identity (as in cpu_jit_target_with), the host CPU's
+ * identity, the flags and the source. A unit with a matching object is
+ * loaded from its bytes (cpu_jit_load_bytes: a memory file, no compiler, no
+ * kernel cache lookup) when they load and define all of its kernels;
+ * otherwise (no match, corrupt bytes, a missing symbol) the object is
+ * ignored and the unit looked up and compiled as usual. The loaded module
+ * keeps every unit's
  * object (cpu_jit_objects). Errors: as cpu_jit_compile_units. */
 HLO_MUST_USE hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
                                              const backend_compile_options *opts,
                                              cpu_jit **out);
-/* What the JIT's code depends on besides its source (backend.target): the
- * host CPU (its model name and a hash of its /proc/cpuinfo identity) and
- * the compile and link flags, $HLO_CC_FLAGS included. Not the compiler's
- * version: an object stays valid machine code for this CPU after a compiler
- * upgrade. Static text, made once per process. */
+/* What the JIT's code depends on besides its source (backend.target), on
+ * one line: the host CPU (its model name and a hash of its /proc/cpuinfo
+ * identity), the C compiler (the command's words — o->cc, else $HLO_CC,
+ * else cc —, its resolved path and the first line of its --version, read
+ * from a note in the kernel cache of o->cache_root so that a warm run starts
+ * no process) and the compile and link flags, $HLO_CC_FLAGS included.
+ * Another compiler, another version or other flags make another target (the
+ * compilation cache keys executables on it: HLO_CC="gcc -ffast-math" never
+ * hits an entry made by plain gcc). Made once per compiler command and
+ * $HLO_CC_FLAGS value in a process; the text is lent for the process's life.
+ * o may be NULL (the defaults). */
+const char *cpu_jit_target_with(const backend_compile_options *o);
+/* cpu_jit_target_with(NULL). */
 const char *cpu_jit_target(void);
 /* The objects of j, one per unit in unit order (*out set to the array,
  * lent while j lives; the count returned): each unit's object key and the

@@ -358,8 +358,7 @@ static hlo_status cpu_copy(void *dst, const void *src, size_t n) {
 static hlo_status cpu_synchronize(void) { return NULL; }
 
 static const char *cpu_target(const backend_compile_options *o) {
-  (void)o;
-  return cpu_jit_target();
+  return cpu_jit_target_with(o);
 }
 
 static const backend cpu_backend = {

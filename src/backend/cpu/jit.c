@@ -9,15 +9,19 @@
  * the misses are compiled by concurrent compiler processes (at most
  * thread_pool_default_threads() at once), each to its own shared object,
  * and every object is loaded (several small objects load as fast as one: no
- * link step is needed to merge them). A compiled unit goes into the cache
- * (written to a temporary name in the cache folder, then renamed); without
- * a usable cache it is built under a temporary name in $TMPDIR, unlinked
- * right after dlopen (the object stays mapped).
+ * link step is needed to merge them). The compiler writes into a private
+ * folder, "hlo-jit-PID-XXXXXX" in $TMPDIR (else /tmp), never into the cache
+ * folder; the object's bytes are read back, the file removed, and the
+ * object loaded from the bytes (jit_load.c: a memfd, so neither a noexec
+ * $TMPDIR nor a noexec cache folder matters), then stored in the kernel
+ * cache best effort (kernel_cache_store: a full, read-only or just-cleared
+ * cache folder costs one warning per process, never the compile). A kernel
+ * cache hit is loaded from its bytes the same way.
  *
  * Objects (issue 8): before all that, a unit whose object the caller gives
- * (backend_compile_options.objects, keyed by object_key: CPU, flags, source,
- * not the compiler) is loaded from those bytes (jit_load.c: a memfd, no
- * file, no compiler, no kernel cache); an object that does not load or
+ * (backend_compile_options.objects, keyed by object_key: the compiler's
+ * identity, the CPU, the flags and the source) is loaded from those bytes
+ * (no compiler process, no kernel cache); an object that does not load or
  * lacks a kernel is ignored. Every loaded unit keeps its object's bytes
  * (the given ones copied, the kernel cache entry's, or the compiler's
  * output), for cpu_jit_objects and the compilation cache.
@@ -26,9 +30,10 @@
  * "gcc -m64" works) is started with posix_spawnp (no shell): the source on
  * its standard input (`-x c -`) and its messages into a file, both
  * unlinked temporaries, so an interrupted run leaves no source or log
- * behind; the only named temporaries are the objects, "hlo-jit-PID-*" in
- * $TMPDIR and ".tmp-KEY-PID-*" in the cache folder, and the first compile
- * of a process sweeps those of dead processes (and any older than an hour).
+ * behind; the only named temporaries are the private folders
+ * "hlo-jit-PID-*" in $TMPDIR and the stores in progress ".tmp-KEY-PID-*" in
+ * the cache folder, and the first compile of a process sweeps those of dead
+ * processes (and any older than an hour).
  *
  * Flags: -O2 with gcc's -O3 vectorizer cost model (-fvect-cost-model=
  * dynamic; gcc 12's -O2 default, "very-cheap", left even a 16-wide bias add
@@ -396,10 +401,9 @@ static void load_libm(void) {
 typedef struct unit_state {
   char okey[KERNEL_CACHE_KEY_HEX];  /* the object key (see object_key) */
   char key[KERNEL_CACHE_KEY_HEX];   /* the kernel cache's key */
-  char so[KERNEL_CACHE_PATH_MAX];   /* what is loaded */
-  char out[KERNEL_CACHE_PATH_MAX];  /* the compiler's output */
+  char out[KERNEL_CACHE_PATH_MAX];  /* the compiler's output, in the private folder */
   int src_fd, log_fd;               /* unlinked temporaries: the source, the messages */
-  bool hit, to_cache, committed, started;
+  bool hit, started;
   bool from_object;                 /* loaded from a given object (hit is set too) */
   pid_t pid;
   int exit_code;
@@ -465,17 +469,12 @@ static hlo_status unit_error(hlo_status_code code, const cpu_jit_unit *u, uint32
 
 /* Starts the compiler on unit i. */
 static hlo_status start_unit(const cc_cmd *cc, const flag_list *fl, unit_state *s,
-                             const char *source, bool default_link) {
-  if (!s->to_cache) {
-    snprintf(s->out, sizeof s->out, "%s/hlo-jit-%ld-XXXXXX", tmp_dir(), (long)getpid());
-    int fd = mkstemp(s->out);
-    if (fd < 0) {
-      hlo_status st = status_new(HLO_INTERNAL, "cannot make a temporary file %s: %s", s->out,
-                                 strerror(errno));
-      s->out[0] = 0;
-      return st;
-    }
-    close(fd);
+                             const char *source, bool default_link, const char *work,
+                             uint32_t index) {
+  if (snprintf(s->out, sizeof s->out, "%s/u%u%s.so", work, index, default_link ? "-l" : "") >=
+      (int)sizeof s->out) {
+    s->out[0] = 0;
+    return status_new(HLO_INTERNAL, "the temporary folder name %s is too long", work);
   }
   if (s->src_fd >= 0) close(s->src_fd);
   if (s->log_fd >= 0) close(s->log_fd);
@@ -528,20 +527,19 @@ static hlo_status finish_unit(const cc_cmd *cc, const cpu_jit_unit *u, unit_stat
 }
 
 /* Frees the state: unloads what was loaded when `unload`, removes the
- * temporary files. */
-static void cleanup(unit_state *us, uint32_t nunits, bool unload) {
+ * temporary files and the private folder `work` (when made). */
+static void cleanup(unit_state *us, uint32_t nunits, bool unload, const char *work) {
   for (uint32_t i = 0; i < nunits; i++) {
     unit_state *s = &us[i];
     if (s->started) wait_exit(s->pid);
     if (unload && s->handle) dlclose(s->handle);
     if (s->src_fd >= 0) close(s->src_fd);
     if (s->log_fd >= 0) close(s->log_fd);
-    /* the compiler's output, unless it became a cache entry (a loaded
-       object stays mapped) */
-    if (!s->hit && !s->committed && s->out[0]) unlink(s->out);
+    if (s->out[0]) unlink(s->out);
     free(s->bytes);
   }
   free(us);
+  if (work && work[0]) remove_path(work);
 }
 
 static double now_ms(void) {
@@ -550,16 +548,20 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* The object key of a unit (backend_object.key): a hash of what decides
- * what its code computes and where it runs — the host CPU's identity, the
- * compile and link flags and the source — but not the compiler's identity,
- * so that an object from the compilation cache loads where the compiler has
- * changed or is missing. The kernel cache's key adds the compiler's
- * identity (kernel_key). */
-static void object_key(const flag_list *fl, const char *source, char out[KERNEL_CACHE_KEY_HEX]) {
-  const char *parts[NUM_FLAGS + MAX_EXTRA + NUM_LINK + 3];
+/* The object key of a unit (backend_object.key): a hash of everything that
+ * decides what its code computes and where it runs — the compiler's
+ * identity (compiler_identity: the command's words, its resolved path and
+ * version line), the host CPU's identity, the compile and link flags
+ * ($HLO_CC_FLAGS included) and the source. An object from the compilation
+ * cache is thus loaded only where the same compiler, invoked the same way,
+ * would have made it (HLO_CC="gcc -ffast-math" and plain gcc never share
+ * an object). The kernel cache's key is derived from it (kernel_key). */
+static void object_key(const char *ccid, const flag_list *fl, const char *source,
+                       char out[KERNEL_CACHE_KEY_HEX]) {
+  const char *parts[NUM_FLAGS + MAX_EXTRA + NUM_LINK + 4];
   size_t np = 0;
-  parts[np++] = "hlo cpu object 1";
+  parts[np++] = "hlo cpu object 2";
+  parts[np++] = ccid;
   parts[np++] = cpu_identity;
   for (int f = 0; f < fl->n; f++) parts[np++] = fl->v[f];
   for (int f = 0; f < NUM_LINK; f++) parts[np++] = link_flags[f];
@@ -594,10 +596,51 @@ static bool load_given(const backend_compile_options *o, const cpu_jit_unit *u, 
   return false;
 }
 
+/* Makes the private folder of a compile's objects, "hlo-jit-PID-XXXXXX" in
+ * $TMPDIR (else /tmp; the sweep reads the pid back), into work. */
+static hlo_status make_work_dir(char work[KERNEL_CACHE_PATH_MAX]) {
+  const char *dirs[2] = {tmp_dir(), "/tmp"};
+  int err = 0;
+  for (int i = 0; i < 2; i++) {
+    if (i && !strcmp(dirs[0], dirs[1])) break;
+    if (snprintf(work, KERNEL_CACHE_PATH_MAX, "%s/hlo-jit-%ld-XXXXXX", dirs[i],
+                 (long)getpid()) >= KERNEL_CACHE_PATH_MAX) {
+      err = ENAMETOOLONG;
+      continue;
+    }
+    if (mkdtemp(work)) return NULL;
+    err = errno;
+  }
+  hlo_status st = status_new(HLO_INTERNAL, "cannot make a temporary folder in %s: %s", tmp_dir(),
+                             strerror(err));
+  work[0] = 0;
+  return st;
+}
+
+/* Stores a compiled unit in the kernel cache, best effort: a failure (a
+ * full disk, a folder made read-only or removed meanwhile) is one warning
+ * per process, never an error. */
+static void store_unit(const char *dir, const unit_state *s) {
+  int err = 0;
+  if (kernel_cache_store(dir, s->key, s->bytes, s->len, &err)) return;
+  static atomic_flag warned = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&warned))
+    fprintf(stderr, "hlo: warning: the kernel cache: cannot store compiled code in %s: %s (it is "
+            "used, not cached)\n", dir, strerror(err ? err : EIO));
+}
+
 hlo_status cpu_jit_compile_units(const cpu_jit_unit *units, uint32_t nunits, const char *cc_text,
                                  const char *dump_dir, cpu_jit **out) {
   backend_compile_options o = {.cc = cc_text, .dump_dir = dump_dir};
   return cpu_jit_compile_with(units, nunits, &o, out);
+}
+
+/* The compiler command of a compile: o->cc, else $HLO_CC, else "cc". */
+static const char *cc_text_of(const backend_compile_options *o) {
+  const char *t = o ? o->cc : NULL;
+  if (!t || !*t) t = getenv("HLO_CC");
+  if (!t || !*t) t = "cc";
+  return t;
 }
 
 hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
@@ -606,11 +649,8 @@ hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
   static const backend_compile_options no_options;
   if (!opts) opts = &no_options;
   *out = NULL;
-  const char *cc_text = opts->cc;
-  if (!cc_text || !*cc_text) cc_text = getenv("HLO_CC");
-  if (!cc_text || !*cc_text) cc_text = "cc";
   cc_cmd cc;
-  HLO_TRY(split_cc(cc_text, &cc));
+  HLO_TRY(split_cc(cc_text_of(opts), &cc));
   if (opts->dump_dir) HLO_TRY(dump_units(units, nunits, opts->dump_dir));
   unit_state *us = calloc(nunits ? nunits : 1, sizeof *us);
   cpu_jit *j = calloc(1, sizeof *j);
@@ -625,48 +665,54 @@ hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
   pthread_once(&libm_once, load_libm);
   pthread_once(&cpu_once, read_cpu_identity);
 
-  /* 1. the given objects (no compiler, no kernel cache) */
+  /* 1. the given objects (no compiler process on a warm run: the compiler's
+     identity comes from its note, see compiler_identity) */
+  char dir[KERNEL_CACHE_PATH_MAX];
+  bool cache = kernel_cache_dir(opts->cache_root, dir);
+  char ccid[CC_ID_MAX];
+  compiler_identity(&cc, cache ? dir : NULL, ccid);
   flag_list fl;
   get_flags(&fl);
   uint32_t from_objects = 0, from_cache = 0;
   for (uint32_t i = 0; i < nunits; i++) {
-    object_key(&fl, units[i].source, us[i].okey);
+    object_key(ccid, &fl, units[i].source, us[i].okey);
     if (opts->objects && opts->num_objects && load_given(opts, &units[i], &us[i]))
       us[i].from_object = us[i].hit = true, from_objects++;
   }
 
-  /* 2. the kernel cache, for the rest (the compiler's identity is needed
-     only here: no process is started when every unit came from an object) */
-  char dir[KERNEL_CACHE_PATH_MAX];
-  bool cache = from_objects < nunits && kernel_cache_dir(opts->cache_root, dir);
-  char ccid[CC_ID_MAX];
-  if (cache) compiler_identity(&cc, dir, ccid);
+  /* 2. the kernel cache, for the rest: its bytes loaded from memory (a
+     cache folder on a noexec mount still hits) */
   uint32_t misses = 0;
   for (uint32_t i = 0; i < nunits; i++) {
     unit_state *s = &us[i];
     if (s->from_object) continue;
     if (cache) {
+      char path[KERNEL_CACHE_PATH_MAX];
       kernel_key(ccid, s->okey, s->key);
-      if (kernel_cache_load(dir, s->key, s->so, &s->bytes, &s->len)) {
-        s->handle = dlopen(s->so, RTLD_NOW | RTLD_LOCAL);
+      if (kernel_cache_load(dir, s->key, path, &s->bytes, &s->len)) {
+        s->handle = cpu_jit_load_bytes(s->bytes, s->len);
         s->hit = s->handle && find_symbols(s->handle, &units[i]) == units[i].n;
         if (!s->hit) {  /* a bad entry: recompiled and replaced */
           if (s->handle) dlclose(s->handle);
           s->handle = NULL;
           free(s->bytes);
           s->bytes = NULL;
+          s->len = 0;
           kernel_cache_remove(dir, s->key);
         }
       }
-      s->to_cache = !s->hit && kernel_cache_temp_path(dir, s->key, s->out);
     }
     from_cache += s->hit;
     misses += !s->hit;
   }
 
-  /* 3. the misses, at most P compilers at once; the sweep of stale
-     temporaries runs while the first ones compile */
+  /* 3. the misses, at most P compilers at once, each writing its object into
+     a private folder in $TMPDIR (never into the cache folder: a `hlo cache
+     clear`, a full disk or a noexec mount there cannot fail a compile); the
+     sweep of stale temporaries runs while the first ones compile */
   hlo_status st = NULL;
+  char work[KERNEL_CACHE_PATH_MAX] = "";
+  if (misses) st = make_work_dir(work);
   uint32_t parallel = (uint32_t)thread_pool_default_threads(), running = 0, next_wait = 0;
   bool swept = false;
   for (uint32_t i = 0; i < nunits && !st; i++) {
@@ -677,7 +723,7 @@ hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
       st = finish_unit(&cc, &units[next_wait], &us[next_wait]);
       running--;
     }
-    if (!st) st = start_unit(&cc, &fl, &us[i], units[i].source, false);
+    if (!st) st = start_unit(&cc, &fl, &us[i], units[i].source, false, work, i);
     running += us[i].started;
   }
   if (misses && !swept) sweep_once(cache ? dir : NULL);
@@ -688,38 +734,34 @@ hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
     else st = s2;
   }
 
-  /* 4. store and load what was compiled (its bytes kept first); an object that does not load is
-     compiled once more with the compiler's default link (a runtime library
-     the flags need, e.g. -fsanitize=undefined added by a wrapper), and that
-     one is kept */
+  /* 4. load what was compiled from its bytes (a memory file: $TMPDIR may be
+     noexec), then store it in the kernel cache (best effort); an object
+     that does not load is compiled once more with the compiler's default
+     link (a runtime library the flags need, e.g. -fsanitize=undefined added
+     by a wrapper), and that one is kept */
   for (uint32_t i = 0; i < nunits && !st; i++) {
     unit_state *s = &us[i];
     if (s->hit) continue;
     char why[1024] = "";
     for (int attempt = 0; attempt < 2 && !s->handle && !st; attempt++) {
       if (attempt) {
-        s->to_cache = cache && kernel_cache_temp_path(dir, s->key, s->out);
-        st = start_unit(&cc, &fl, s, units[i].source, true);
+        st = start_unit(&cc, &fl, s, units[i].source, true, work, i);
         if (!st) st = finish_unit(&cc, &units[i], s);
         if (st) break;
       }
       free(s->bytes);
+      s->bytes = NULL;
       if (!cpu_jit_read_file(s->out, &s->bytes, &s->len)) {
         st = unit_error(HLO_INTERNAL, &units[i], units[i].n, "cannot read the compiled code of",
                         s->out);
         break;
       }
-      s->committed = s->to_cache && kernel_cache_commit(dir, s->key, s->out, s->so);
-      if (!s->committed) snprintf(s->so, sizeof s->so, "%s", s->out);
-      s->handle = dlopen(s->so, RTLD_NOW | RTLD_LOCAL);
-      if (!s->handle) snprintf(why, sizeof why, "%s", dlerror());
-      if (!s->committed) {  /* loaded (or not): the file is not needed any more */
-        unlink(s->out);
-        s->out[0] = 0;
-      } else if (!s->handle) {
-        kernel_cache_remove(dir, s->key);
-        s->committed = false;
-        s->out[0] = 0;
+      unlink(s->out);
+      s->out[0] = 0;
+      s->handle = cpu_jit_load_bytes(s->bytes, s->len);
+      if (!s->handle) {
+        const char *e = dlerror();
+        snprintf(why, sizeof why, "%s", e ? e : "the compiler's output is not a loadable object");
       }
     }
     if (st) break;
@@ -728,8 +770,9 @@ hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
       st = unit_error(HLO_INTERNAL, &units[i], units[i].n, "cannot load the compiled code of",
                       why);
     } else if (missing < units[i].n) {
-      if (s->committed) kernel_cache_remove(dir, s->key);
       st = unit_error(HLO_INTERNAL, &units[i], missing, "the compiled code lacks", NULL);
+    } else if (cache) {
+      store_unit(dir, s);
     }
   }
   for (uint32_t i = 0; i < nunits && !st; i++) {
@@ -739,7 +782,7 @@ hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t nunits,
     objects[i].len = us[i].len;
     us[i].bytes = NULL;
   }
-  cleanup(us, nunits, st != NULL);
+  cleanup(us, nunits, st != NULL, work);
   if (st) {
     free(j);
     free(handles);
@@ -768,28 +811,90 @@ static void cpu_model_name(char *out, size_t cap) {
   snprintf(out, cap, "%.*s", (int)n, v);
 }
 
-static char target_text[2048];
-static void make_target(void) {
+/* The targets made so far, one per compiler command and $HLO_CC_FLAGS
+ * (never freed: the text is lent for the process's life). */
+typedef struct target_node {
+  struct target_node *next;
+  char *cc, *flags;
+  char text[];
+} target_node;
+static target_node *targets;
+static pthread_mutex_t targets_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *find_target(const char *cc, const char *flags) {
+  pthread_mutex_lock(&targets_mu);
+  const target_node *t = targets;
+  while (t && (strcmp(t->cc, cc) || strcmp(t->flags, flags))) t = t->next;
+  pthread_mutex_unlock(&targets_mu);
+  return t ? t->text : NULL;
+}
+
+const char *cpu_jit_target_with(const backend_compile_options *o) {
+  const char *cc_text = cc_text_of(o);
+  const char *flags_env = getenv("HLO_CC_FLAGS");
+  if (!flags_env) flags_env = "";
+  const char *found = find_target(cc_text, flags_env);
+  if (found) return found;
   pthread_once(&cpu_once, read_cpu_identity);
-  char model[256], id[KERNEL_CACHE_KEY_HEX];
+  char model[256], id[KERNEL_CACHE_KEY_HEX], dir[KERNEL_CACHE_PATH_MAX];
   cpu_model_name(model, sizeof model);
   const char *parts[1] = {cpu_identity};
   kernel_cache_key(parts, 1, id);
+  /* the compiler: its words, resolved path and version line (the note in
+     the kernel cache keeps this cheap: no process on a warm run) */
+  char ccid[CC_ID_MAX];
+  cc_cmd cc;
+  hlo_status bad = split_cc(cc_text, &cc);
+  strbuf b;
+  sb_init(&b);
+  sb_printf(&b, "%s (cpu %.12s); cc", model[0] ? model : "unknown cpu", id);
+  if (bad) {
+    hlo_status_free(bad);
+    snprintf(ccid, sizeof ccid, "%s", cc_text);
+  } else {
+    compiler_identity(&cc, kernel_cache_dir(o ? o->cache_root : NULL, dir) ? dir : NULL, ccid);
+  }
+  /* "TEXT\nPATH\nVERSION" on one line: cc `TEXT` = PATH (VERSION) */
+  char *nl1 = strchr(ccid, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
+  if (nl1 && nl2)
+    sb_printf(&b, " `%.*s` = %.*s (%s)", (int)(nl1 - ccid), ccid, (int)(nl2 - nl1 - 1), nl1 + 1,
+              nl2 + 1);
+  else
+    sb_printf(&b, " `%s`", ccid);
   flag_list fl;
   get_flags(&fl);
-  size_t len = (size_t)snprintf(target_text, sizeof target_text, "%s (cpu %.12s); flags",
-                                model[0] ? model : "unknown cpu", id);
-  for (int f = 0; f < fl.n && len < sizeof target_text; f++)
-    len += (size_t)snprintf(target_text + len, sizeof target_text - len, " %s", fl.v[f]);
-  for (int f = 0; f < NUM_LINK && len < sizeof target_text; f++)
-    len += (size_t)snprintf(target_text + len, sizeof target_text - len, " %s", link_flags[f]);
+  sb_puts(&b, "; flags");
+  for (int f = 0; f < fl.n; f++) sb_printf(&b, " %s", fl.v[f]);
+  for (int f = 0; f < NUM_LINK; f++) sb_printf(&b, " %s", link_flags[f]);
+  for (char *p = b.oom ? NULL : b.data; p && *p; p++)
+    if (*p == '\n') *p = ' ';
+  size_t tl = b.oom ? 0 : b.len, cl = strlen(cc_text), fl_len = strlen(flags_env);
+  target_node *t = b.oom ? NULL : malloc(sizeof *t + tl + 1 + cl + 1 + fl_len + 1);
+  if (!t) {
+    sb_free(&b);
+    return "unknown target (out of memory)";
+  }
+  memcpy(t->text, b.data, tl + 1);
+  t->cc = t->text + tl + 1;
+  memcpy(t->cc, cc_text, cl + 1);
+  t->flags = t->cc + cl + 1;
+  memcpy(t->flags, flags_env, fl_len + 1);
+  sb_free(&b);
+  pthread_mutex_lock(&targets_mu);
+  const target_node *old = targets;
+  while (old && (strcmp(old->cc, t->cc) || strcmp(old->flags, t->flags))) old = old->next;
+  if (old) {  /* another thread made it meanwhile */
+    pthread_mutex_unlock(&targets_mu);
+    free(t);
+    return old->text;
+  }
+  t->next = targets;
+  targets = t;
+  pthread_mutex_unlock(&targets_mu);
+  return t->text;
 }
 
-const char *cpu_jit_target(void) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, make_target);
-  return target_text;
-}
+const char *cpu_jit_target(void) { return cpu_jit_target_with(NULL); }
 
 uint32_t cpu_jit_objects(const cpu_jit *j, const backend_object **out) {
   *out = j ? j->objects : NULL;

@@ -148,10 +148,16 @@ static int check_entry(const char *path, void **bytes, size_t *len) {
   return ok;
 }
 
+/* Marks a good entry used now: the cache's eviction removes the least
+ * recently used files first, by mtime (best effort: a read-only cache
+ * still hits). */
+static void touch(const char *path) { utimensat(AT_FDCWD, path, NULL, 0); }
+
 bool kernel_cache_lookup(const char *dir, const char *key, char out_path[KERNEL_CACHE_PATH_MAX]) {
   if (!dir || !entry_path(dir, key, out_path)) return false;
   int c = check_entry(out_path, NULL, NULL);
   if (c == 0) unlink(out_path);
+  if (c == 1) touch(out_path);
   return c == 1;
 }
 
@@ -162,6 +168,7 @@ bool kernel_cache_load(const char *dir, const char *key, char out_path[KERNEL_CA
   if (!dir || !entry_path(dir, key, out_path)) return false;
   int c = check_entry(out_path, bytes, len);
   if (c == 0) unlink(out_path);
+  if (c == 1) touch(out_path);
   return c == 1;
 }
 
@@ -178,7 +185,8 @@ static bool make_temp(const char *dir, const char *key, const char *suffix,
                      (long)getpid(), c, (unsigned long)ts.tv_nsec, suffix);
     if (w <= 0 || w >= KERNEL_CACHE_PATH_MAX) return false;
     /* made here, so an unwritable folder is found before the compiler runs */
-    int fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    /* 0644 (less the umask): a cache shared between users is readable by all */
+    int fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       close(fd);
       return true;
@@ -214,6 +222,46 @@ bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
   }
   if (fd >= 0) ok = close(fd) == 0 && ok;
   return ok && entry_path(dir, key, out_path) && rename(tmp_path, out_path) == 0;
+}
+
+bool kernel_cache_store(const char *dir, const char *key, const void *bytes, size_t len,
+                        int *err) {
+  char tmp[KERNEL_CACHE_PATH_MAX], p[KERNEL_CACHE_PATH_MAX];
+  int e = 0;
+  if (err) *err = 0;
+  if (!dir || !bytes || !len || len > MAX_ENTRY_BYTES - TRAILER_BYTES) {
+    if (err) *err = EINVAL;
+    return false;
+  }
+  errno = 0;
+  if (!entry_path(dir, key, p) || !make_temp(dir, key, "so", tmp)) {
+    if (err) *err = errno ? errno : ENAMETOOLONG;
+    return false;
+  }
+  unsigned char t[TRAILER_BYTES];
+  memcpy(t, TRAILER_MAGIC, 8);
+  put_u64(t + 8, len);
+  put_u64(t + 16, checksum(bytes, len));
+  put_u64(t + 24, 0);
+  int fd = open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) e = errno;
+  const unsigned char *parts[2] = {bytes, t};
+  size_t lens[2] = {len, sizeof t};
+  for (int i = 0; i < 2 && !e; i++)
+    for (size_t done = 0; done < lens[i] && !e;) {
+      ssize_t w = write(fd, parts[i] + done, lens[i] - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) e = w < 0 ? errno : ENOSPC;
+      else done += (size_t)w;
+    }
+  if (fd >= 0 && close(fd) != 0 && !e) e = errno;
+  if (!e && rename(tmp, p) != 0) e = errno;
+  if (e) {
+    unlink(tmp);
+    if (err) *err = e;
+    return false;
+  }
+  return true;
 }
 
 void kernel_cache_remove(const char *dir, const char *key) {

@@ -19,8 +19,9 @@
  * Location: DIR = ROOT/kernels, ROOT the cache root shared with the
  * compilation cache (support/cache_dir.h: the caller's root, else
  * $HLO_CACHE_DIR, else $XDG_CACHE_HOME/hlo, else $HOME/.cache/hlo; created
- * on first use, mode 0700). A root or HLO_CACHE_DIR of off, 0, false or no
- * (any case), or an empty HLO_CACHE_DIR, disables the cache. An entry is DIR/KEY.so: the
+ * on first use: ROOT 0700, ROOT/kernels 0755 less the umask). A root or
+ * HLO_CACHE_DIR of off, 0, false or no (any case) disables the cache (an
+ * empty HLO_CACHE_DIR is as if unset). An entry is DIR/KEY.so: the
  * object as the compiler wrote it, followed by a 32-byte trailer (magic
  * "HLOKC001", the object's length, its XXH3-64, 8 zero bytes; the dynamic
  * loader ignores bytes past the ELF's sections), so a truncated or corrupted
@@ -32,9 +33,15 @@
  * new one or none; two processes storing one key both succeed, one wins);
  * an entry that fails its check is treated as a miss (the caller recompiles
  * and stores it again, replacing it); an unwritable or uncreatable
- * directory disables storing silently (callers compile to a temporary
- * file as if there were no cache). Nothing here returns an error: every
- * failure is a miss.
+ * directory disables the cache (kernel_cache_dir is false); a store that
+ * fails (kernel_cache_store: full disk, folder removed) reports its errno
+ * and leaves nothing behind. Nothing here returns an error: every failure
+ * is a miss.
+ *
+ * Permissions: entries and notes are created 0644 (less the umask), so a
+ * cache folder shared by several users (made group-writable by its owner)
+ * is readable by all of them; an entry this process cannot read (EACCES:
+ * another user's) is a miss and is never removed.
  *
  * Thread safety: all calls may run concurrently, in one process or many. */
 #ifndef HLO_BACKEND_CPU_KERNEL_CACHE_H
@@ -79,6 +86,15 @@ bool kernel_cache_temp_path(const char *dir, const char *key,
  * caller, still a loadable object (load it from there, then unlink it). */
 bool kernel_cache_commit(const char *dir, const char *key, const char *tmp_path,
                          char out_path[KERNEL_CACHE_PATH_MAX]);
+
+/* Stores the shared object bytes[0..len) as the entry of `key` in `dir`
+ * (written with its trailer to a temporary in `dir`, then renamed into
+ * place). False when it could not (the folder is gone, read-only or full):
+ * *err (may be NULL) gets the errno, and nothing is left behind. The JIT
+ * compiles into a private folder outside the cache and stores here
+ * afterwards, best effort. */
+bool kernel_cache_store(const char *dir, const char *key, const void *bytes, size_t len,
+                        int *err);
 
 /* Removes the entry of `key` from `dir` (one that passed its check but turned
  * out unusable: dlopen failed or a symbol is missing). */

@@ -1,0 +1,470 @@
+/* cuda_backend.c — the CUDA backend's table (backend_cuda in backend.h).
+ *
+ * Start (once per process, pthread_once): libcuda is loaded (cuda_api.h),
+ * cuInit, device 0, its primary context (cuDevicePrimaryCtxRetain: shared
+ * with any other user of the runtime API in the process, never destroyed),
+ * one non-blocking stream, then NVRTC and cuBLASLt are loaded. A failure
+ * is HLO_UNAVAILABLE naming what is missing, and the same error is given
+ * again on every later call.
+ *
+ * Threads: the runtime may call from any thread, so every entry point
+ * first makes the context current on the calling thread (cuCtxSetCurrent:
+ * a thread-local store in the driver).
+ *
+ * Order: everything the backend enqueues (launches, gemms, copies) goes to
+ * its one stream, in call order. `copy` is synchronous (it waits for the
+ * stream: a host buffer may be read right after); launches and gemms are
+ * asynchronous; `synchronize` waits for the stream.
+ *
+ * Compile: each kernel is copied (shallowly: the copy's schedule is the
+ * only field changed), scheduled for the GPU (cuda_schedule), and printed
+ * with the others into one CUDA C translation unit (cuda_emit_module),
+ * kernel i named k<i>; the unit's key is XXH3-128 of the target text and
+ * the source (as the CPU backend's objects: each part hashed with its
+ * length). An object of that key from options.objects is loaded as is;
+ * otherwise NVRTC compiles the unit for the device's architecture. The
+ * module keeps the cubin (module_objects). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "backend/cuda/cuda_api.h"
+#include "backend/cuda/emit_cuda.h"
+#include "backend/cuda/nvrtc.h"
+#include "support/status.h"
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Dynamic shared memory a block gets without opting in (every GPU since
+ * sm_20): above it, cuFuncSetAttribute raises the kernel's limit. */
+#define CUDA_DEFAULT_SHARED_BYTES (48 * 1024)
+
+static cuda_device_state state;
+static hlo_status_code start_code = HLO_OK;
+static char start_message[1024];
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+
+const cuda_device_state *cuda_state(void) {
+  return start_code == HLO_OK && state.cu ? &state : NULL;
+}
+
+hlo_status cuda_error(const cuda_device_state *s, CUresult r, const char *what) {
+  char buf[256];
+  return status_new(HLO_INTERNAL, "cuda: %s: %s", what,
+                    cuda_result_text(s ? s->cu : NULL, r, buf, sizeof buf));
+}
+
+hlo_status cuda_make_current(const cuda_device_state *s, const char *what) {
+  if (!s) return status_new(HLO_UNAVAILABLE, "cuda: %s: the backend is not started", what);
+  CUresult r = s->cu->cuCtxSetCurrent(s->ctx);
+  return r == CUDA_SUCCESS ? NULL : cuda_error(s, r, what);
+}
+
+/* Records the start's failure (message printf-style). */
+static void start_fail(hlo_status_code code, const char *fmt, ...) HLO_PRINTF(2, 3);
+static void start_fail(hlo_status_code code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(start_message, sizeof start_message, fmt, ap);
+  va_end(ap);
+  start_code = code;
+}
+
+static void start(void) {
+  const cuda_driver_api *cu = NULL;
+  hlo_status st = cuda_driver_load(&cu);
+  if (st) {
+    start_fail(hlo_status_code_of(st), "%s", hlo_status_message(st));
+    hlo_status_free(st);
+    return;
+  }
+  char buf[256];
+  const char *lib = getenv("HLO_CUDA_LIB");
+  if (!lib || !*lib) lib = "libcuda.so.1";
+  CUresult r = cu->cuInit(0);
+  if (r == CUDA_ERROR_NO_DEVICE) {
+    start_fail(HLO_UNAVAILABLE, "no CUDA device (cuInit: %s)",
+               cuda_result_text(cu, r, buf, sizeof buf));
+    return;
+  }
+  if (r != CUDA_SUCCESS) {
+    start_fail(HLO_UNAVAILABLE, "the cuda backend needs the NVIDIA driver (%s): cuInit: %s%s", lib,
+               cuda_result_text(cu, r, buf, sizeof buf),
+               r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's stub, not a driver)" : "");
+    return;
+  }
+  int count = 0;
+  r = cu->cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count < 1) {
+    start_fail(HLO_UNAVAILABLE, "no CUDA device%s%s", r ? ": " : "",
+               r ? cuda_result_text(cu, r, buf, sizeof buf) : "");
+    return;
+  }
+  cuda_device_state s = {.cu = cu};
+  int unified = 0;
+  const char *what = "cuDeviceGet";
+  r = cu->cuDeviceGet(&s.dev, 0);
+  if (!r) what = "cuDeviceGetName", r = cu->cuDeviceGetName(s.name, (int)sizeof s.name - 1, s.dev);
+  if (!r) what = "cuDeviceGetAttribute",
+          r = cu->cuDeviceGetAttribute(&s.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                       s.dev);
+  if (!r) r = cu->cuDeviceGetAttribute(&s.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                       s.dev);
+  if (!r) r = cu->cuDeviceGetAttribute(&s.num_sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, s.dev);
+  if (!r) r = cu->cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, s.dev);
+  if (!r)
+    r = cu->cuDeviceGetAttribute(&s.max_shared_optin,
+                                 CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, s.dev);
+  if (!r) what = "cuDeviceTotalMem", r = cu->cuDeviceTotalMem_v2(&s.total_mem, s.dev);
+  if (!r) what = "cuDevicePrimaryCtxRetain", r = cu->cuDevicePrimaryCtxRetain(&s.ctx, s.dev);
+  if (!r) what = "cuCtxSetCurrent", r = cu->cuCtxSetCurrent(s.ctx);
+  if (!r) what = "cuStreamCreate", r = cu->cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING);
+  if (r) {
+    start_fail(HLO_UNAVAILABLE, "the cuda backend could not open CUDA device 0: %s: %s", what,
+               cuda_result_text(cu, r, buf, sizeof buf));
+    return;
+  }
+  if (!unified) {
+    start_fail(HLO_UNAVAILABLE, "CUDA device 0 (%s) lacks unified addressing", s.name);
+    return;
+  }
+  if (s.num_sms < 1) s.num_sms = 1;
+  st = nvrtc_load();
+  if (st) {
+    start_fail(HLO_UNAVAILABLE, "NVRTC not found: %s", hlo_status_message(st));
+    hlo_status_free(st);
+    return;
+  }
+  st = cublaslt_load(&s.lt);
+  if (st) {
+    start_fail(HLO_UNAVAILABLE, "%s", hlo_status_message(st));
+    hlo_status_free(st);
+    return;
+  }
+  const char *nv = nvrtc_version_text();
+  snprintf(s.target, sizeof s.target, "cuda sm_%d%d %s %s", s.cc_major, s.cc_minor, s.name,
+           nv ? nv : "nvrtc ?");
+  state = s;
+  start_code = HLO_OK;
+}
+
+/* ---- modules ---- */
+
+struct backend_module {
+  CUmodule mod;           /* NULL for a module of no kernel */
+  uint32_t n;
+  CUfunction *fns;
+  cuda_geometry *geo;
+  int64_t *num_tiles;
+  uint32_t *num_bufs;
+  char **names;           /* the kernels' own names, for errors */
+  char *source;
+  void *cubin;
+  size_t cubin_len;
+  backend_object object;
+};
+
+static void cuda_module_destroy(backend_module *m) {
+  if (!m) return;
+  const cuda_device_state *s = cuda_state();
+  if (m->mod && s) {
+    hlo_status st = cuda_make_current(s, "module_destroy");
+    /* its kernels may still be queued: wait before unloading them */
+    if (!st) (void)s->cu->cuStreamSynchronize(s->stream);
+    if (!st) (void)s->cu->cuModuleUnload(m->mod);
+    hlo_status_free(st);
+  }
+  for (uint32_t i = 0; m->names && i < m->n; i++) free(m->names[i]);
+  free(m->names);
+  free(m->fns);
+  free(m->geo);
+  free(m->num_tiles);
+  free(m->num_bufs);
+  free(m->source);
+  free(m->cubin);
+  free(m);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* The object key of a unit: 32 hex digits of XXH3-128 over the target text
+ * and the source, each preceded by its length. */
+static void object_key(const char *target, const char *source, char out[33]) {
+  XXH3_state_t h;
+  XXH3_128bits_reset(&h);
+  const char *parts[2] = {target, source};
+  for (int i = 0; i < 2; i++) {
+    uint64_t len = strlen(parts[i]);
+    XXH3_128bits_update(&h, &len, sizeof len);
+    XXH3_128bits_update(&h, parts[i], len);
+  }
+  XXH128_hash_t d = XXH3_128bits_digest(&h);
+  snprintf(out, 33, "%016llx%016llx", (unsigned long long)d.high64, (unsigned long long)d.low64);
+}
+
+static hlo_status write_file(const char *dir, const char *name, const char *text) {
+  char p[4096];
+  if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p)
+    return status_new(HLO_INVALID_ARGUMENT, "dump folder name too long");
+  FILE *f = fopen(p, "w");
+  if (!f) return status_new(HLO_INTERNAL, "cannot write %s: %s", p, strerror(errno));
+  size_t n = strlen(text);
+  bool ok = fwrite(text, 1, n, f) == n;
+  ok = fclose(f) == 0 && ok;
+  return ok ? NULL : status_new(HLO_INTERNAL, "cannot write %s", p);
+}
+
+/* Loads m->cubin into m->mod and finds every kernel; on failure nothing is
+ * left loaded. */
+static hlo_status load_cubin(const cuda_device_state *s, backend_module *m) {
+  CUresult r = s->cu->cuModuleLoadData(&m->mod, m->cubin);
+  if (r) {
+    m->mod = NULL;
+    return cuda_error(s, r, "cuModuleLoadData");
+  }
+  for (uint32_t i = 0; i < m->n; i++) {
+    char name[24];
+    snprintf(name, sizeof name, "k%u", i);
+    r = s->cu->cuModuleGetFunction(&m->fns[i], m->mod, name);
+    if (r) {
+      hlo_status st = cuda_error(s, r, "cuModuleGetFunction");
+      (void)s->cu->cuModuleUnload(m->mod);
+      m->mod = NULL;
+      return status_note(st, "kernel %s (%s)", name, m->names[i]);
+    }
+    uint32_t shared = m->geo[i].shared_bytes;
+    if (shared > CUDA_DEFAULT_SHARED_BYTES) {
+      r = s->cu->cuFuncSetAttribute(m->fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    (int)shared);
+      if (r) {
+        hlo_status st = cuda_error(s, r, "cuFuncSetAttribute (dynamic shared memory)");
+        (void)s->cu->cuModuleUnload(m->mod);
+        m->mod = NULL;
+        return status_note(st, "kernel %s (%s) asks %u bytes, the device allows %d", name,
+                           m->names[i], shared, s->max_shared_optin);
+      }
+    }
+  }
+  return NULL;
+}
+
+static hlo_status cuda_compile(const kernel *const *ks, uint32_t n,
+                               const backend_compile_options *opts, backend_module **out) {
+  *out = NULL;
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "compile"));
+  double t0 = now_ms();
+  uint32_t cap = n ? n : 1;
+  backend_module *m = calloc(1, sizeof *m);
+  kernel *copies = calloc(cap, sizeof *copies);
+  const kernel **cptr = calloc(cap, sizeof *cptr);
+  char (*knames)[24] = calloc(cap, sizeof *knames);
+  const char **kname_ptrs = calloc(cap, sizeof *kname_ptrs);
+  hlo_status st = NULL;
+  if (m) {
+    m->n = n;
+    m->fns = calloc(cap, sizeof *m->fns);
+    m->geo = calloc(cap, sizeof *m->geo);
+    m->num_tiles = calloc(cap, sizeof *m->num_tiles);
+    m->num_bufs = calloc(cap, sizeof *m->num_bufs);
+    m->names = calloc(cap, sizeof *m->names);
+  }
+  if (!m || !copies || !cptr || !knames || !kname_ptrs || !m->fns || !m->geo || !m->num_tiles ||
+      !m->num_bufs || !m->names)
+    st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  for (uint32_t i = 0; i < n && !st; i++) {
+    copies[i] = *ks[i];
+    cuda_schedule(&copies[i]);
+    cptr[i] = &copies[i];
+    snprintf(knames[i], sizeof knames[i], "k%u", i);
+    kname_ptrs[i] = knames[i];
+    m->names[i] = strdup(ks[i]->name ? ks[i]->name : "?");
+    if (!m->names[i]) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    m->num_bufs[i] = ks[i]->num_inputs + ks[i]->num_outputs;
+    if (!st && m->num_bufs[i] > CUDA_MAX_BUFS)
+      st = status_at(HLO_UNIMPLEMENTED, &ks[i]->loc,
+                     "kernel %s has %u buffers: the cuda backend takes %d at most", ks[i]->name,
+                     m->num_bufs[i], CUDA_MAX_BUFS);
+    if (!st) {
+      m->num_tiles[i] = kernel_num_tiles(&copies[i]);
+      m->geo[i] = cuda_launch_geometry(&copies[i], s->num_sms);
+    }
+  }
+  strbuf src;
+  sb_init(&src);
+  if (!st && n) st = cuda_emit_module(cptr, kname_ptrs, n, &src);
+  if (!st && src.oom) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  if (!st) {
+    m->source = sb_take(&src);
+    if (!m->source) m->source = strdup("");
+    if (!m->source) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  double emit_ms = now_ms() - t0, t1 = now_ms();
+  if (!st && opts && opts->dump_dir) st = write_file(opts->dump_dir, "kernels.cu", m->source);
+  uint32_t from_objects = 0, compiled = 0;
+  if (!st && n) {
+    object_key(s->target, m->source, m->object.key);
+    for (uint32_t i = 0; opts && i < opts->num_objects; i++) {
+      const backend_object *o = &opts->objects[i];
+      if (strncmp(o->key, m->object.key, 33) || !o->bytes || !o->len) continue;
+      m->cubin = malloc(o->len); /* our own, aligned copy: module_objects hands it back */
+      if (!m->cubin) {
+        st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+        break;
+      }
+      memcpy(m->cubin, o->bytes, o->len);
+      m->cubin_len = o->len;
+      hlo_status lst = load_cubin(s, m);
+      if (!lst) {
+        from_objects = 1;
+        break;
+      }
+      hlo_status_free(lst); /* an object that does not load is ignored */
+      free(m->cubin);
+      m->cubin = NULL;
+      m->cubin_len = 0;
+    }
+    if (!st && !from_objects) {
+      int arch = s->cc_major * 10 + s->cc_minor;
+      st = nvrtc_compile(m->source, "hlo_kernels.cu", arch, &m->cubin, &m->cubin_len);
+      if (!st) st = load_cubin(s, m);
+      if (!st) compiled = 1;
+    }
+    m->object.bytes = m->cubin;
+    m->object.len = m->cubin_len;
+  }
+  if (opts && opts->stats) {
+    backend_compile_stats *stats = opts->stats;
+    stats->units = n ? 1 : 0;
+    stats->from_objects = from_objects;
+    stats->from_kernel_cache = 0;
+    stats->compiled = compiled;
+    stats->emit_ms = emit_ms;
+    stats->cc_ms = now_ms() - t1;
+  }
+  sb_free(&src);
+  free(copies);
+  free(cptr);
+  free(knames);
+  free(kname_ptrs);
+  if (st) {
+    cuda_module_destroy(m);
+    return st;
+  }
+  *out = m;
+  return NULL;
+}
+
+static const char *cuda_module_source(const backend_module *m) { return m ? m->source : NULL; }
+
+static uint32_t cuda_module_objects(const backend_module *m, const backend_object **out) {
+  *out = NULL;
+  if (!m || !m->mod || !m->cubin) return 0;
+  *out = &m->object;
+  return 1;
+}
+
+/* The kernel's parameter block (emit_cuda.h): CUDA_MAX_BUFS pointers by value. */
+typedef struct cuda_bufs {
+  void *p[CUDA_MAX_BUFS];
+} cuda_bufs;
+
+static hlo_status cuda_launch(backend_module *m, uint32_t index, void *const *bufs) {
+  if (!m || index >= m->n)
+    return status_new(HLO_INVALID_ARGUMENT, "launch: no kernel %u in the module", index);
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "launch"));
+  cuda_geometry g = m->geo[index];
+  long long tile_begin = 0, tile_end = m->num_tiles[index];
+  if (tile_end <= 0 || g.grid_x == 0 || g.block_x == 0) return NULL;
+  cuda_bufs b;
+  memset(&b, 0, sizeof b);
+  for (uint32_t i = 0; i < m->num_bufs[index]; i++) b.p[i] = bufs[i];
+  void *params[] = {&b, &tile_begin, &tile_end};
+  CUresult r = s->cu->cuLaunchKernel(m->fns[index], g.grid_x, 1, 1, g.block_x, 1, 1,
+                                     g.shared_bytes, s->stream, params, NULL);
+  if (r) {
+    char what[160];
+    snprintf(what, sizeof what, "launching kernel %u (%s, grid %u, block %u, %u shared bytes)",
+             index, m->names[index], g.grid_x, g.block_x, g.shared_bytes);
+    return cuda_error(s, r, what);
+  }
+  return NULL;
+}
+
+static void *cuda_alloc(size_t bytes) {
+  const cuda_device_state *s = cuda_state();
+  hlo_status st = cuda_make_current(s, "alloc");
+  if (st) {
+    hlo_status_free(st);
+    return NULL;
+  }
+  CUdeviceptr p = 0;
+  if (s->cu->cuMemAlloc_v2(&p, bytes ? bytes : 1) != CUDA_SUCCESS) return NULL;
+  return (void *)(uintptr_t)p;
+}
+
+static void cuda_free(void *p) {
+  if (!p) return;
+  const cuda_device_state *s = cuda_state();
+  hlo_status st = cuda_make_current(s, "free");
+  if (!st) (void)s->cu->cuMemFree_v2((CUdeviceptr)(uintptr_t)p);
+  hlo_status_free(st);
+}
+
+static hlo_status cuda_copy(void *dst, const void *src, size_t n) {
+  if (!n) return NULL;
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "copy"));
+  /* unified addressing: the driver tells host from device pointers */
+  CUresult r = s->cu->cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, n,
+                                    s->stream);
+  if (r) return cuda_error(s, r, "copy (cuMemcpyAsync)");
+  r = s->cu->cuStreamSynchronize(s->stream);
+  return r ? cuda_error(s, r, "copy (cuStreamSynchronize)") : NULL;
+}
+
+static hlo_status cuda_synchronize(void) {
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "synchronize"));
+  CUresult r = s->cu->cuStreamSynchronize(s->stream);
+  return r ? cuda_error(s, r, "cuStreamSynchronize") : NULL;
+}
+
+static const char *cuda_target(const backend_compile_options *o) {
+  (void)o;
+  const cuda_device_state *s = cuda_state();
+  return s ? s->target : "cuda (not started)";
+}
+
+static const backend cuda_backend = {
+    .name = "cuda",
+    .device_memory = true,
+    .compile = cuda_compile,
+    .module_source = cuda_module_source,
+    .launch = cuda_launch,
+    .launch_tiles = NULL,
+    .module_destroy = cuda_module_destroy,
+    .module_objects = cuda_module_objects,
+    .target = cuda_target,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy = cuda_copy,
+    .synchronize = cuda_synchronize,
+    .gemm = cuda_gemm,
+    .gemm_epilogue = NULL,
+};
+
+hlo_status backend_cuda(const backend **out) {
+  *out = NULL;
+  pthread_once(&start_once, start);
+  if (start_code != HLO_OK) return status_new(start_code, "%s", start_message);
+  *out = &cuda_backend;
+  return NULL;
+}

@@ -1,0 +1,158 @@
+#!/bin/sh
+# tests/gpu/run.sh — the CUDA backend's tests, on a machine with an NVIDIA
+# GPU (issue 9). One run builds, tests and prints a table last:
+#   1. the build (-O2, BUILD=build/gpu), with the Debian packages it needs
+#      unpacked from .debs/ when the machine has none (a GPU machine with no
+#      package registry: tools/gpu-debs.sh fetches them on a machine that has
+#      one; they are unpacked under /tmp, never over /);
+#   2. the CUDA unit tests (test_cuda_backend: the driver, memory, cuBLASLt
+#      against host references, kernels; test_cuda_emit: every kernel op
+#      compiled by NVRTC) and the device-memory runtime test (test_devmem);
+#   3. every model of the shared models on --backend cuda against XLA's
+#      expected outputs (tests/suite_models.sh: f32 1e-4, bf16 2e-2, integers
+#      exact), and tiny_llama's 3 training steps on cuda;
+#   4. the StableHLO conformance corpus on --backend cuda
+#      (tests/conformance.sh through a wrapper that adds the flag);
+#   5. compute-sanitizer (memcheck) on a few models;
+#   6. `hlo run --check` (the CPU backend beside the interpreter) on every
+#      model, as suite_models does.
+# It finds the shared data in ../shared, else ./shared (copy
+# ../shared/{models,conformance,perf,tools} there to carry it to a machine
+# where ../shared is absent). Logs go to $OUT (default build/gpu/out).
+# usage: tests/gpu/run.sh [PART...]   PART: build unit models conformance
+#        sanitizer check (default: all). Exit status 1 when anything failed.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$(pwd)
+B=build/gpu
+OUT=${OUT:-$B/out}
+mkdir -p "$OUT" "$B"
+if [ -d ../shared/models ]; then SHARED=$(cd ../shared && pwd)
+elif [ -d shared/models ]; then SHARED=$ROOT/shared
+else echo "gpu: no ../shared or ./shared"; exit 1; fi
+export HLO_SHARED="$SHARED"
+# a private cache: never served from an earlier build's entries
+export HLO_CACHE_DIR="$ROOT/$B/cache"
+PARTS=${*:-build unit models conformance sanitizer check}
+want() { case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
+JOBS=$(nproc 2>/dev/null || echo 4)
+rows=""
+row() { rows="$rows$(printf '%-34s %8s %8s  %s' "$1" "$2" "$3" "$4")
+"; }
+
+# ------------------------------------------------------------------ deps
+if [ ! -f /usr/include/oneapi/dnnl/dnnl.h ] && [ -d .debs ]; then
+  D=/tmp/hlo-debs
+  for f in .debs/*.deb; do dpkg -x "$f" "$D"; done
+  MA=x86_64-linux-gnu
+  export CPATH="$D/usr/include${CPATH:+:$CPATH}"
+  export LIBRARY_PATH="$D/usr/lib/$MA${LIBRARY_PATH:+:$LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$D/usr/lib/$MA:$D/usr/lib/$MA/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  MAKEVARS="OPENBLAS_DIR=$D/usr/lib/$MA/openblas-openmp"
+  echo "gpu: build dependencies unpacked from .debs/ into $D"
+else
+  MAKEVARS=""
+fi
+
+# ----------------------------------------------------------------- build
+if want build; then
+  start=$(date +%s)
+  if make -j"$JOBS" BUILD=$B $MAKEVARS all unit >"$OUT/build.log" 2>&1; then
+    row build ok - "$(( $(date +%s) - start )) s"
+  else
+    tail -n 30 "$OUT/build.log"; row build FAIL - "see build.log"
+    printf '%s' "$rows"; exit 1
+  fi
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+  head -n 1 > "$OUT/gpu.txt"
+echo "gpu: $(cat "$OUT/gpu.txt")"
+
+fails=0
+count() {  # LABEL LOGFILE: the log's last "N passed, N failed" into the table
+  line=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
+  p=$(echo "$line" | awk '{print $1}'); f=$(echo "$line" | awk '{print $3}')
+  [ -n "$line" ] || { p=0; f=1; }
+  [ "$f" = 0 ] || fails=$((fails + 1))
+  row "$1" "$p" "$f" "$(basename "$2")"
+}
+
+# ------------------------------------------------------------------ unit
+if want unit; then
+  for t in test_cuda_backend test_cuda_emit test_devmem; do
+    [ -x "$B/tests/$t" ] || continue
+    "$B/tests/$t" >"$OUT/$t.log" 2>&1
+    count "$t" "$OUT/$t.log"
+  done
+fi
+
+# ---------------------------------------------------------------- models
+if want models; then
+  MODEL_BACKENDS=cuda MODEL_CHECK=0 sh tests/suite_models.sh $B >"$OUT/models.log" 2>&1
+  grep -E '^(ok|FAIL)' "$OUT/models.log"
+  count "models on cuda" "$OUT/models.log"
+fi
+
+# ----------------------------------------------------------- conformance
+if want conformance; then
+  W=$B/conformance_cuda
+  mkdir -p "$W"
+  {
+    echo '#!/bin/sh'
+    echo "if [ \"\$1\" = run ]; then shift; exec \"$ROOT/$B/hlo\" run --backend cuda \"\$@\"; fi"
+    echo "exec \"$ROOT/$B/hlo\" \"\$@\""
+  } >"$W/hlo"
+  chmod +x "$W/hlo"
+  JOBS=$JOBS TIMEOUT=300 bash tests/conformance.sh "$SHARED/conformance" "$W" >"$OUT/conformance.log" 2>&1
+  tail -n 12 "$OUT/conformance.log"
+  line=$(grep '^conformance: ' "$OUT/conformance.log" | tail -n 1)
+  p=$(echo "$line" | sed -n 's/^conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')
+  f=$(echo "$line" | sed -n 's/^conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p')
+  [ -n "$p" ] || { p=0; f=1; }
+  [ "$f" = 0 ] || fails=$((fails + 1))
+  row "conformance on cuda" "$p" "$f" conformance.log
+fi
+
+# ------------------------------------------------------------- sanitizer
+if want sanitizer; then
+  CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  if [ -z "$CS" ]; then
+    row "compute-sanitizer" - - "skipped: not installed"
+  else
+    p=0; f=0
+    for m in mlp_block_f32 llama_block_bf16 softmax_xent tiny_llama_train_step; do
+      d="$SHARED/models/$m"
+      [ -d "$d" ] || continue
+      n=$(ls "$d/inputs" | wc -l); args=""; i=0
+      while [ $i -lt "$n" ]; do args="$args --input $d/inputs/arg$i.npy"; i=$((i + 1)); done
+      if "$CS" --tool memcheck --error-exitcode 9 "$B/hlo" run --quiet --backend cuda --no-cache \
+           "$d/$m.mlir" $args --output-dir "$B/cs_$m" >"$OUT/cs_$m.log" 2>&1; then
+        p=$((p + 1))
+      else
+        f=$((f + 1)); echo "compute-sanitizer FAIL $m:"; tail -n 15 "$OUT/cs_$m.log"
+      fi
+    done
+    [ $f = 0 ] || fails=$((fails + 1))
+    row "compute-sanitizer memcheck" $p $f "cs_*.log"
+  fi
+fi
+
+# ----------------------------------------------------------------- check
+if want check; then
+  p=0; f=0
+  for prog in "$SHARED"/models/*/*.mlir; do
+    d=$(dirname "$prog")
+    n=$(ls "$d/inputs" | wc -l); args=""; i=0
+    while [ $i -lt "$n" ]; do args="$args --input $d/inputs/arg$i.npy"; i=$((i + 1)); done
+    if "$B/hlo" run --quiet "$prog" $args --check >"$OUT/check.log" 2>&1; then p=$((p + 1))
+    else f=$((f + 1)); echo "FAIL --check $(basename "$prog"): $(grep -m1 error "$OUT/check.log")"; fi
+  done
+  [ $f = 0 ] || fails=$((fails + 1))
+  row "--check on every model (cpu)" $p $f ""
+fi
+
+echo
+echo "GPU tests, $(date -u '+%Y-%m-%d %H:%M') UTC, $(cat "$OUT/gpu.txt" 2>/dev/null)"
+printf '%-34s %8s %8s  %s\n' part passed failed note
+printf '%s' "$rows"
+[ $fails = 0 ]
