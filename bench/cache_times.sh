@@ -28,8 +28,8 @@ for prog in "$SHARED"/models/*/*.mlir; do
   grep -q ': hit ' "$c/l2" || warm="MISS"
   same=same; for f in "$c"/o1/*.npy; do cmp -s "$f" "$c/o2/$(basename "$f")" || same=DIFFER; done
   kb=$(du -k "$c/cache/executables" | tail -n 1 | cut -f1)
-  sp=$(awk "BEGIN { w = \"$warm\" + 0; printf \"%.0fx\", w > 0 ? (\"$cold\" + 0) / w : 0 }")
+  sp=$(awk -v c="$cold" -v w="$warm" 'BEGIN { w += 0; printf "%.0fx", (w > 0 ? (c + 0) / w : 0) }')
   printf '%-24s %10s %10s %8s %10s  %s\n' "$name" "$cold" "$warm" "$sp" "$kb" "$same"
-  worst=$(awk "BEGIN { w = \"$warm\" + 0; print (w > $worst) ? w : $worst }")
+  worst=$(awk -v w="$warm" -v m="$worst" 'BEGIN { w += 0; print ((w > m) ? w : m) }')
 done
 echo "slowest warm compile: $worst ms"

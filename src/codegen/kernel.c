@@ -375,9 +375,36 @@ bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile)
   return true;
 }
 
-bool kernel_tiles_flat_rows(const kernel *k, uint32_t in) {
-  if (in >= k->num_inputs) return false;
-  const kernel_buffer *b = &k->inputs[in];
+/* Whether the access a (a linear map over buffer b of last dim n) at the
+ * tile-1 thread coordinates reads or writes only elements of flat row
+ * sum_d x_d W_d (kernel_tiles_flat_rows). */
+static bool flat_row_access(const kernel *k, kernel_affine a, int64_t n) {
+  const kernel_schedule *s = &k->sched;
+  uint32_t T = s->num_thread_dims;
+  /* the element's linear offset: n * (the tile index) + an offset in
+   * [0, n) over the other index variables' ranges */
+  int64_t w = n, lo = a.offset, hi = a.offset;
+  for (uint32_t d = k->rank; d-- > 0;) {
+    if (k->dims[d] == 1) continue; /* x_d is 0 */
+    if (d < T && s->tile[d] == 1) {
+      if (a.coeff[d] != w) return false;
+      w *= k->dims[d];
+      continue;
+    }
+    int64_t c = a.coeff[d] * (k->dims[d] - 1);
+    if (c < 0) lo += c;
+    else hi += c;
+  }
+  for (uint32_t d = k->rank; d < KERNEL_MAX_RANK; d++)
+    if (a.coeff[d]) return false;
+  return lo >= 0 && hi < n;
+}
+
+bool kernel_tiles_flat_rows(const kernel *k, uint32_t buffer) {
+  bool is_out = buffer >= k->num_inputs;
+  if (is_out && buffer - k->num_inputs >= k->num_outputs) return false;
+  const kernel_buffer *b =
+      is_out ? &k->outputs[buffer - k->num_inputs].buf : &k->inputs[buffer];
   const kernel_schedule *s = &k->sched;
   uint32_t T = s->num_thread_dims;
   if (b->rank < 1 || T < 1) return false;
@@ -387,28 +414,14 @@ bool kernel_tiles_flat_rows(const kernel *k, uint32_t in) {
   for (uint32_t d = 0; d < T; d++)
     if (s->tile[d] != 1 && s->tile[d] != k->dims[d]) return false;
   if (n <= 0 || rows <= 0 || kernel_num_tiles(k) != rows) return false;
+  if (is_out)
+    return flat_row_access(k, kernel_map_linear(&k->outputs[buffer - k->num_inputs].map, b->dims),
+                           n);
   bool any = false;
   for (uint32_t i = 0; i < k->num_body; i++) {
     const kinst *q = &k->body[i];
-    if (q->kind != KI_LOAD || q->input != in) continue;
-    /* the element's linear offset: n * (the tile index) + an offset in
-     * [0, n) over the other index variables' ranges */
-    kernel_affine a = kernel_map_linear(&q->map, b->dims);
-    int64_t w = n, lo = a.offset, hi = a.offset;
-    for (uint32_t d = k->rank; d-- > 0;) {
-      if (k->dims[d] == 1) continue; /* x_d is 0 */
-      if (d < T && s->tile[d] == 1) {
-        if (a.coeff[d] != w) return false;
-        w *= k->dims[d];
-        continue;
-      }
-      int64_t c = a.coeff[d] * (k->dims[d] - 1);
-      if (c < 0) lo += c;
-      else hi += c;
-    }
-    for (uint32_t d = k->rank; d < KERNEL_MAX_RANK; d++)
-      if (a.coeff[d]) return false;
-    if (lo < 0 || hi >= n) return false;
+    if (q->kind != KI_LOAD || q->input != buffer) continue;
+    if (!flat_row_access(k, kernel_map_linear(&q->map, b->dims), n)) return false;
     any = true;
   }
   return any;

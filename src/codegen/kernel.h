@@ -367,7 +367,7 @@ void kernel_row_varying(const kernel *k, bool *out);
  * wrote rows [t*r, (t+1)*r) of it. False for a buffer not read (written)
  * through the body or a flat map. */
 bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile);
-/* Whether tile t of k reads exactly row t of input `in` seen as a matrix
+/* Whether tile t of k reads exactly row t of input `buffer` seen as a matrix
  * (its last dim the columns, all the others flattened into rows, row-major:
  * a GEMM's product [B..., M, N] as B*M rows): every thread dim has tile 1
  * (it numbers the tiles) or is unsplit (within a tile), the tiles are as
@@ -375,8 +375,11 @@ bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile)
  * at the tile-1 thread coordinates, only elements of row sum_d x_d W_d
  * (W_d the product of the tile-1 thread dims after d: the tile index). A
  * lead runs such a kernel as a GEMM's epilogue, tile b*M + r right after
- * the GEMM wrote row r of matrix b. */
-bool kernel_tiles_flat_rows(const kernel *k, uint32_t in);
+ * the GEMM wrote row r of matrix b. `buffer` numbers inputs then outputs
+ * (as kernel_tiles_rows): for output j, its store writes only row t.
+ * A row kernel whose output and an input are both flat rows may write the
+ * output over that input (executable_cpu.c, inplace_input). */
+bool kernel_tiles_flat_rows(const kernel *k, uint32_t buffer);
 /* Checks the schedule and the stages against the rules above (tiles in
  * [1, dim], reduction dims unsplit and not thread dims, lanes only on
  * REDUCE stages with an identity, stage ranges contiguous, instructions

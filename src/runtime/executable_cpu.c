@@ -394,17 +394,25 @@ static kernel_affine linear_of(const kernel_map *m, const int64_t *dims, uint32_
  *   - a row kernel (stages, kernel.h): the loads of the storing (last) MAP
  *     stage read exactly the element written, and the earlier stages, which
  *     finish a row before the last one writes it, read only the rows of the
- *     tile they run in (kernel_tiles_rows, as the output's): softmax and
- *     LayerNorm over their input, row by row. */
+ *     tile they run in (kernel_tiles_rows, as the output's, or
+ *     kernel_tiles_flat_rows for both): softmax and LayerNorm over their
+ *     input, row by row. */
 static int32_t inplace_input(const kernel *k) {
   if (k->num_outputs != 1) return -1;
   const kernel_output *o = &k->outputs[0];
   bool rows = k->num_reduce_dims > 0;
   uint32_t last = k->num_stages ? k->num_stages - 1 : 0;
   int64_t out_rows = 0;
-  if (rows && (o->stage != last || k->stages[last].kind != KSTAGE_MAP ||
-               !kernel_tiles_rows(k, k->num_inputs, &out_rows)))
+  /* the output's rows: tile t writes rows [t*r, (t+1)*r) of its leading
+   * dim, or row t of it seen as a matrix of its last dim (flat: a
+   * [1, S, D] product's rows) */
+  bool flat = false;
+  if (rows && (o->stage != last || k->stages[last].kind != KSTAGE_MAP))
     return -1;
+  if (rows && !kernel_tiles_rows(k, k->num_inputs, &out_rows)) {
+    flat = kernel_tiles_flat_rows(k, k->num_inputs);
+    if (!flat) return -1;
+  }
   kernel_affine at = linear_of(&o->map, o->buf.dims, o->buf.rank);
   int64_t n = 1;
   for (uint32_t d = 0; d < o->buf.rank; d++) n *= o->buf.dims[d];
@@ -428,7 +436,9 @@ static int32_t inplace_input(const kernel *k) {
       ok = q->guard < 0 && !memcmp(&la, &at, sizeof la);
     }
     int64_t in_rows = 0;
-    if (ok && earlier) ok = kernel_tiles_rows(k, i, &in_rows) && in_rows == out_rows;
+    if (ok && earlier)
+      ok = flat ? kernel_tiles_flat_rows(k, i)
+                : kernel_tiles_rows(k, i, &in_rows) && in_rows == out_rows;
     if (ok && loaded) return (int32_t)i;
   }
   return -1;
