@@ -996,3 +996,76 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
   sb_printf(o, "  %s\n}\n", d->tile_close);
   return NULL;
 }
+
+void cstyle_fill_c_ops(cstyle_dialect *d) {
+  const char **f = d->float_ops;
+  f[OP_ADD] = "($0 + $1)";
+  f[OP_SUBTRACT] = "($0 - $1)";
+  f[OP_MULTIPLY] = "($0 * $1)";
+  f[OP_DIVIDE] = "($0 / $1)";
+  f[OP_REMAINDER] = "fmod$f($0, $1)";
+  f[OP_MAXIMUM] = "hlo_max$f($0, $1)";
+  f[OP_MINIMUM] = "hlo_min$f($0, $1)";
+  f[OP_POWER] = "pow$f($0, $1)";
+  f[OP_ATAN2] = "atan2$f($0, $1)";
+  f[OP_NEGATE] = "(-$0)";
+  f[OP_ABS] = "fabs$f($0)";
+  f[OP_SIGN] = "hlo_sign$f($0)";
+  f[OP_EXPONENTIAL] = "hlo_exp$f($0)";
+  f[OP_EXPONENTIAL_MINUS_ONE] = "expm1$f($0)";
+  f[OP_LOG] = "log$f($0)";
+  f[OP_LOG_PLUS_ONE] = "log1p$f($0)";
+  f[OP_LOGISTIC] = "(($T)1 / (($T)1 + hlo_exp$f(-$0)))";
+  f[OP_TANH] = "hlo_tanh$f($0)";
+  f[OP_SINE] = "sin$f($0)";
+  f[OP_COSINE] = "cos$f($0)";
+  f[OP_TAN] = "tan$f($0)";
+  f[OP_SQRT] = "sqrt$f($0)";
+  f[OP_RSQRT] = "(($T)1 / sqrt$f($0))";
+  f[OP_CBRT] = "cbrt$f($0)";
+  f[OP_FLOOR] = "floor$f($0)";
+  f[OP_CEIL] = "ceil$f($0)";
+  f[OP_ROUND_NEAREST_AFZ] = "round$f($0)";
+  f[OP_ROUND_NEAREST_EVEN] = "rint$f($0)";
+  f[OP_SELECT] = "($0 ? $1 : $2)";
+  f[OP_CLAMP] = "hlo_min$f(hlo_max$f($1, $0), $2)";
+
+  /* integers wrap in uint64_t (no signed overflow); x / 0 = -1, INT_MIN / -1 =
+   * INT_MIN, x % 0 = x, shifts past the width as XLA gives them */
+  const char **i = d->int_ops;
+  i[OP_ADD] = "($T)((uint64_t)$0 + (uint64_t)$1)";
+  i[OP_SUBTRACT] = "($T)((uint64_t)$0 - (uint64_t)$1)";
+  i[OP_MULTIPLY] = "($T)((uint64_t)$0 * (uint64_t)$1)";
+  i[OP_DIVIDE] = "($1 == 0 ? ($T)-1 : $1 == ($T)-1 ? ($T)(0 - (uint64_t)$0) : ($T)($0 / $1))";
+  i[OP_REMAINDER] = "($1 == 0 ? $0 : $1 == ($T)-1 ? ($T)0 : ($T)($0 % $1))";
+  i[OP_MAXIMUM] = "($0 > $1 ? $0 : $1)";
+  i[OP_MINIMUM] = "($0 < $1 ? $0 : $1)";
+  i[OP_AND] = "($T)($0 & $1)";
+  i[OP_OR] = "($T)($0 | $1)";
+  i[OP_XOR] = "($T)($0 ^ $1)";
+  i[OP_NOT] = "($T)~$0";
+  i[OP_NEGATE] = "($T)(0 - (uint64_t)$0)";
+  i[OP_ABS] = "($T)($0 < 0 ? 0 - (uint64_t)$0 : (uint64_t)$0)";
+  i[OP_SIGN] = "($T)(($0 > 0) - ($0 < 0))";
+  i[OP_SHIFT_LEFT] = "(($U)$1 >= $B ? ($T)0 : ($T)(($U)$0 << ($U)$1))";
+  i[OP_SHIFT_RIGHT_LOGICAL] = "(($U)$1 >= $B ? ($T)0 : ($T)(($U)$0 >> ($U)$1))";
+  i[OP_SHIFT_RIGHT_ARITHMETIC] =
+      "(($U)$1 >= $B ? ($T)(($S)$0 < 0 ? -1 : 0) : ($T)(($S)$0 >> ($U)$1))";
+  i[OP_SELECT] = "($0 ? $1 : $2)";
+  i[OP_CLAMP] = "(($1 < $0 ? $0 : $1) > $2 ? $2 : ($1 < $0 ? $0 : $1))";
+
+  const char **u = d->uint_ops;
+  u[OP_DIVIDE] = "($1 == 0 ? ($T)-1 : ($T)($0 / $1))";
+  u[OP_REMAINDER] = "($1 == 0 ? $0 : ($T)($0 % $1))";
+  u[OP_ABS] = "$0";
+  u[OP_SIGN] = "($T)($0 != 0)";
+
+  const char **b = d->bool_ops;
+  b[OP_ADD] = b[OP_OR] = b[OP_MAXIMUM] = "($0 | $1)";
+  b[OP_MULTIPLY] = b[OP_AND] = b[OP_MINIMUM] = "($0 & $1)";
+  b[OP_SUBTRACT] = "($0 & !$1)";
+  b[OP_XOR] = "($0 ^ $1)";
+  b[OP_NOT] = "(!$0)";
+  b[OP_SELECT] = "($0 ? $1 : $2)";
+  b[OP_CLAMP] = "(($1 | $0) & $2)";
+}

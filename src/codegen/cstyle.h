@@ -73,6 +73,15 @@ typedef struct cstyle_dialect {
   const char *shfl_xor;
 } cstyle_dialect;
 
+/* Fills d's float_ops, int_ops, uint_ops and bool_ops with the templates
+ * every C-like language shares (C and CUDA C: the same operators, libm's
+ * names, the hlo_* helpers every preamble defines — hlo_max$f, hlo_min$f,
+ * hlo_sign$f, hlo_exp$f, hlo_tanh$f — and the integer edge cases the
+ * interpreter gives: wrapping arithmetic, x / 0 = -1, INT_MIN / -1 =
+ * INT_MIN, x % 0 = x, shifts by at least the width). Leaves
+ * float_ops[OP_IS_FINITE] unset: the dialect says how it tests it. */
+void cstyle_fill_c_ops(cstyle_dialect *d);
+
 /* Appends to `out` the definition of kernel `k` in dialect `d` (without
  * the preamble). Errors: HLO_UNIMPLEMENTED (located at the kernel's loc)
  * for an op or type the dialect has no text for; HLO_INTERNAL for a bad
