@@ -13,9 +13,7 @@
 B=${1:-build}
 SHARED=${HLO_SHARED:-../shared}
 CONF=$SHARED/conformance
-M=$SHARED/models
 HLO=$B/hlo
-CMP=$B/tests/tools/npycmp
 OUT=$B/devmem
 pass=0; fail=0
 [ -x "$HLO" ] || { echo "devmem: $HLO not built"; echo "0 passed, 1 failed"; exit 1; }
@@ -44,57 +42,15 @@ if [ "${DEVMEM_SKIP_CONFORMANCE:-0}" != 1 ]; then
   pass=$((pass + p)); fail=$((fail + f))
 fi
 
-# ---- models
-inputs_of() {  # the --input flags of model dir $1, in argument order
-  n=$(ls "$1/inputs" | wc -l)
-  i=0; args=""
-  while [ $i -lt $n ]; do args="$args --input $1/inputs/arg$i.npy"; i=$((i + 1)); done
-  echo "$args"
-}
-
+# ---- models: tests/suite_models.sh on cpu-devmem (XLA's expected outputs,
+# --check with every device step beside the interpreter, 3 training steps)
 echo "== models on cpu-devmem"
-printf '%-4s %-30s %s\n' "" "model" "time / detail"
-if [ -d "$M" ]; then
-  for dir in "$M"/*/; do
-    name=$(basename "$dir")
-    for prog in "$dir$name.mlir" "$dir$name.cpu.mlir"; do
-      [ -f "$prog" ] || continue
-      label=$(basename "$prog" .mlir)
-      od="$OUT/models/$label"
-      rm -rf "$od"; mkdir -p "$OUT/models"
-      start=$(date +%s.%N)
-      if ! "$HLO" run --quiet --backend cpu-devmem "$prog" $(inputs_of "$dir") --output-dir "$od" \
-           >"$OUT/models/$label.log" 2>&1; then
-        echo "FAIL $label: $(grep -m1 error "$OUT/models/$label.log" | cut -c1-220)"
-        fail=$((fail + 1)); continue
-      fi
-      secs=$(awk "BEGIN{print $(date +%s.%N) - $start}")
-      tol=1e-4; extra=""
-      grep -q bfloat16 "$dir/meta.json" && tol=2e-2
-      [ "$name" = random_normal ] && extra="--ulp 4"
-      ok=1; detail=""
-      for exp in "$dir"expected/out*.npy; do
-        k=$(basename "$exp")
-        r=$("$CMP" "$od/$k" "$exp" --rtol $tol $extra 2>&1) || { ok=0; detail="$detail $k: $r;"; }
-      done
-      if [ $ok = 1 ]; then
-        printf 'ok   %-30s %6.2f s\n' "$label" "$secs"; pass=$((pass + 1))
-      else
-        echo "FAIL $label:$detail"; fail=$((fail + 1))
-      fi
-      # --check: every device step beside the interpreter, on downloaded buffers
-      if "$HLO" run --quiet --backend cpu-devmem --check "$prog" $(inputs_of "$dir") \
-           >"$OUT/models/$label.check.log" 2>&1; then
-        printf 'ok   %-30s --check\n' "$label"; pass=$((pass + 1))
-      else
-        echo "FAIL $label --check: $(grep -m1 error "$OUT/models/$label.check.log" | cut -c1-300)"
-        fail=$((fail + 1))
-      fi
-    done
-  done
-else
-  echo "FAIL models: no $M"; fail=$((fail + 1))
-fi
+out=$(MODEL_BACKENDS=cpu-devmem MODEL_CHECK_BACKEND=cpu-devmem sh tests/suite_models.sh "$B" 2>&1)
+printf '%s\n' "$out" | grep -E '^(ok|FAIL)'
+line=$(printf '%s\n' "$out" | grep -oE '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+p=$(echo "$line" | awk '{print $1}'); f=$(echo "$line" | awk '{print $3}')
+[ -n "$line" ] || { p=0; f=1; echo "FAIL models: no summary line"; }
+pass=$((pass + p)); fail=$((fail + f))
 
 # ---- --backend cuda without a driver: exit 1, one clear line
 echo "== --backend cuda"

@@ -13,7 +13,8 @@
 # loss must fall. Ends with "N passed, N failed".
 # usage: tests/suite_models.sh [BUILD_DIR]   (HLO_SHARED overrides ../shared;
 #   MODEL_BACKENDS, default "cpu interp", the backends each program runs on;
-#   MODEL_CHECK=0 skips the --check runs: tests/gpu/run.sh runs it with cuda)
+#   MODEL_CHECK=0 skips the --check runs: tests/gpu/run.sh runs it with cuda;
+#   MODEL_CHECK_BACKEND, default cpu, the backend --check compiles for)
 B=${1:-build}
 SHARED=${HLO_SHARED:-../shared}
 M=$SHARED/models
@@ -36,7 +37,8 @@ for dir in "$M"/*/; do
   for prog in "$dir$name.mlir" "$dir$name.cpu.mlir"; do
    [ -f "$prog" ] || continue
    if [ "${MODEL_CHECK:-1}" = 0 ]; then :
-   elif "$HLO" run --quiet "$prog" $(inputs_of "$dir") --check >"$OUT/check.log" 2>&1; then
+   elif "$HLO" run --quiet --backend "${MODEL_CHECK_BACKEND:-cpu}" "$prog" $(inputs_of "$dir") \
+          --check >"$OUT/check.log" 2>&1; then
      printf 'ok   %-28s --check\n' "$(basename "$prog" .mlir)"; pass=$((pass + 1))
    else
      echo "FAIL $(basename "$prog" .mlir) --check: $(grep -m1 error "$OUT/check.log" | cut -c1-300)"
