@@ -24,41 +24,6 @@
 #include "test.h"
 #include "testlib.h"
 
-static const struct {
-  hlo_dtype dt;
-  const char *name;
-  int cls;
-} k_types[] = {
-    {HLO_I1, "i1", 8},     {HLO_I8, "i8", 2},     {HLO_I16, "i16", 2},   {HLO_I32, "i32", 2},
-    {HLO_I64, "i64", 2},   {HLO_UI8, "ui8", 4},   {HLO_UI16, "ui16", 4}, {HLO_UI32, "ui32", 4},
-    {HLO_UI64, "ui64", 4}, {HLO_BF16, "bf16", 1}, {HLO_F16, "f16", 1},   {HLO_F32, "f32", 1},
-    {HLO_F64, "f64", 1},
-};
-enum { NUM_TYPES = sizeof k_types / sizeof k_types[0] };
-enum { C_F = 1, C_I = 2, C_U = 4, C_B = 8, C_INT = C_I | C_U, C_NUM = C_F | C_I | C_U, C_ALL = 15 };
-
-/* test_kernel_ops.c's op list */
-static const struct {
-  const char *name;
-  int arity;
-  int cls;
-} k_ops[] = {
-    {"add", 2, C_ALL},       {"subtract", 2, C_ALL},     {"multiply", 2, C_ALL},
-    {"maximum", 2, C_ALL},   {"minimum", 2, C_ALL},      {"divide", 2, C_NUM},
-    {"remainder", 2, C_NUM}, {"and", 2, C_INT | C_B},    {"or", 2, C_INT | C_B},
-    {"xor", 2, C_INT | C_B}, {"shift_left", 2, C_INT},   {"shift_right_logical", 2, C_INT},
-    {"shift_right_arithmetic", 2, C_INT}, {"power", 2, C_F}, {"atan2", 2, C_F},
-    {"not", 1, C_INT | C_B}, {"negate", 1, C_NUM},       {"abs", 1, C_F | C_I},
-    {"sign", 1, C_F | C_I},  {"exponential", 1, C_F},    {"exponential_minus_one", 1, C_F},
-    {"log", 1, C_F},         {"log_plus_one", 1, C_F},   {"logistic", 1, C_F},
-    {"tanh", 1, C_F},        {"sine", 1, C_F},           {"cosine", 1, C_F},
-    {"tan", 1, C_F},         {"sqrt", 1, C_F},           {"rsqrt", 1, C_F},
-    {"cbrt", 1, C_F},        {"floor", 1, C_F},          {"ceil", 1, C_F},
-    {"round_nearest_afz", 1, C_F}, {"round_nearest_even", 1, C_F},
-    {"select", 3, C_ALL},    {"clamp", 3, C_ALL},
-};
-enum { NUM_OPS = sizeof k_ops / sizeof k_ops[0] };
-
 /* ---------------------------------------------------------------- nvrtc */
 
 static int nvrtc_state = -1; /* -1 untried, 0 unavailable, 1 loaded */
@@ -204,9 +169,9 @@ static void free_kernels(kernel **ks, uint32_t n) {
 static int ops_covered, converts_covered, reduces_covered;
 
 TEST(every_elementwise_op_on_every_type_compiles) {
-  for (int t = 0; t < NUM_TYPES; t++) {
-    const char *tn = k_types[t].name;
-    int cls = k_types[t].cls;
+  for (int t = 0; t < tl_num_kernel_types; t++) {
+    const char *tn = tl_kernel_types[t].name;
+    int cls = tl_kernel_types[t].cls;
     char ty[64], ti1[64];
     snprintf(ty, sizeof ty, "tensor<37x5x%s>", tn);
     snprintf(ti1, sizeof ti1, "tensor<37x5xi1>");
@@ -216,12 +181,12 @@ TEST(every_elementwise_op_on_every_type_compiles) {
     sb_init(&types);
     sb_init(&sb);
     int nr = 0;
-    for (int o = 0; o < NUM_OPS; o++) {
-      if (!(k_ops[o].cls & cls)) continue;
-      const char *on = k_ops[o].name;
-      if (k_ops[o].arity == 1)
+    for (int o = 0; o < tl_num_kernel_ops; o++) {
+      if (!(tl_kernel_ops[o].cls & cls)) continue;
+      const char *on = tl_kernel_ops[o].name;
+      if (tl_kernel_ops[o].arity == 1)
         sb_printf(&body, "  %%r%d = \"stablehlo.%s\"(%%a) : (%s) -> %s\n", nr, on, ty, ty);
-      else if (k_ops[o].arity == 2)
+      else if (tl_kernel_ops[o].arity == 2)
         sb_printf(&body, "  %%r%d = \"stablehlo.%s\"(%%a, %%b) : (%s, %s) -> %s\n", nr, on, ty, ty,
                   ty);
       else if (!strcmp(on, "select"))
@@ -235,7 +200,7 @@ TEST(every_elementwise_op_on_every_type_compiles) {
       nr++;
     }
     static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-    const char *ct = cls == C_F ? "FLOAT" : cls == C_I ? "SIGNED" : "UNSIGNED";
+    const char *ct = cls == TL_C_F ? "FLOAT" : cls == TL_C_I ? "SIGNED" : "UNSIGNED";
     for (int d = 0; d < 6; d++) {
       sb_printf(&body, "  %%r%d = stablehlo.compare %s, %%a, %%b, %s : (%s, %s) -> %s\n", nr,
                 dirs[d], ct, ty, ty, ti1);
@@ -243,7 +208,7 @@ TEST(every_elementwise_op_on_every_type_compiles) {
       sb_printf(&types, ", %s", ti1);
       nr++;
     }
-    if (cls == C_F) {
+    if (cls == TL_C_F) {
       sb_printf(&body, "  %%r%d = stablehlo.is_finite %%a : (%s) -> %s\n", nr, ty, ti1);
       sb_printf(&rets, ", %%r%d", nr);
       sb_printf(&types, ", %s", ti1);
@@ -251,13 +216,13 @@ TEST(every_elementwise_op_on_every_type_compiles) {
     }
     /* splat constants: an immediate, and +-inf / NaN literals for floats */
     sb_printf(&body, "  %%k = stablehlo.constant dense<%s> : %s\n",
-              cls == C_B ? "true" : cls == C_F ? "-2.5" : "3", ty);
+              cls == TL_C_B ? "true" : cls == TL_C_F ? "-2.5" : "3", ty);
     sb_printf(&body, "  %%r%d = \"stablehlo.%s\"(%%a, %%k) : (%s, %s) -> %s\n", nr,
-              cls == C_B ? "xor" : "multiply", ty, ty, ty);
+              cls == TL_C_B ? "xor" : "multiply", ty, ty, ty);
     sb_printf(&rets, ", %%r%d", nr);
     sb_printf(&types, ", %s", ty);
     nr++;
-    if (cls == C_F) {
+    if (cls == TL_C_F) {
       const char *inf = !strcmp(tn, "bf16") ? "0xFF80" : !strcmp(tn, "f16") ? "0xFC00"
                         : !strcmp(tn, "f32") ? "0xFF800000" : "0xFFF0000000000000";
       const char *nan = !strcmp(tn, "bf16") ? "0x7FC0" : !strcmp(tn, "f16") ? "0x7E00"
@@ -293,28 +258,28 @@ TEST(every_elementwise_op_on_every_type_compiles) {
 }
 
 TEST(every_convert_compiles) {
-  for (int s = 0; s < NUM_TYPES; s++) {
+  for (int s = 0; s < tl_num_kernel_types; s++) {
     strbuf sb, body, rets, types;
     sb_init(&sb);
     sb_init(&body);
     sb_init(&rets);
     sb_init(&types);
     int nr = 0;
-    for (int t = 0; t < NUM_TYPES; t++) {
+    for (int t = 0; t < tl_num_kernel_types; t++) {
       if (t == s) continue;
       sb_printf(&body, "  %%r%d = stablehlo.convert %%a : (tensor<300x%s>) -> tensor<300x%s>\n", t,
-                k_types[s].name, k_types[t].name);
+                tl_kernel_types[s].name, tl_kernel_types[t].name);
       sb_printf(&rets, "%s%%r%d", nr ? ", " : "", t);
-      sb_printf(&types, "%stensor<300x%s>", nr ? ", " : "", k_types[t].name);
+      sb_printf(&types, "%stensor<300x%s>", nr ? ", " : "", tl_kernel_types[t].name);
       nr++;
     }
     sb_printf(&sb, "func.func @main(%%a: tensor<300x%s>) -> (%s) {\n%s  return %s : %s\n}\n",
-              k_types[s].name, sb_cstr(&types), sb_cstr(&body), sb_cstr(&rets), sb_cstr(&types));
+              tl_kernel_types[s].name, sb_cstr(&types), sb_cstr(&body), sb_cstr(&rets), sb_cstr(&types));
     kernel *ks[16];
     uint32_t n = lower_text("convert.mlir", sb_cstr(&sb), false, ks, 16);
     CHECK_EQ_INT(n, nr);
     char what[48];
-    snprintf(what, sizeof what, "convert_from_%s", k_types[s].name);
+    snprintf(what, sizeof what, "convert_from_%s", tl_kernel_types[s].name);
     free(emit_and_compile(what, ks, n, false));
     converts_covered += (int)n;
     free_kernels(ks, n);
@@ -329,8 +294,8 @@ TEST(every_convert_compiles) {
 /* Each reduce combiner on rows of `cols` (long: a block per row; short:
  * a thread per row). */
 static void reduce_case(int t, int rows, int cols, bool check_spread) {
-  const char *tn = k_types[t].name;
-  int cls = k_types[t].cls;
+  const char *tn = tl_kernel_types[t].name;
+  int cls = tl_kernel_types[t].cls;
   static const char *const combs[] = {"add", "multiply", "maximum", "minimum", "and", "or"};
   strbuf sb, body, rets, types;
   sb_init(&sb);
@@ -339,9 +304,9 @@ static void reduce_case(int t, int rows, int cols, bool check_spread) {
   sb_init(&types);
   int nr = 0;
   for (int c = 0; c < 6; c++) {
-    if (c >= 4 && cls == C_F) continue;
-    const char *init = cls == C_B ? (c == 1 || c == 3 || c == 4 ? "true" : "false")
-                       : cls == C_F ? (c == 1 ? "1.0" : "0.0")
+    if (c >= 4 && cls == TL_C_F) continue;
+    const char *init = cls == TL_C_B ? (c == 1 || c == 3 || c == 4 ? "true" : "false")
+                       : cls == TL_C_F ? (c == 1 ? "1.0" : "0.0")
                                     : (c == 1 ? "1" : "0");
     sb_printf(&body, "  %%i%d = stablehlo.constant dense<%s> : tensor<%s>\n", nr, init, tn);
     sb_printf(&body,
@@ -372,7 +337,7 @@ static void reduce_case(int t, int rows, int cols, bool check_spread) {
 }
 
 TEST(every_reduce_combiner_compiles_on_long_and_short_rows) {
-  for (int t = 0; t < NUM_TYPES; t++) {
+  for (int t = 0; t < tl_num_kernel_types; t++) {
     reduce_case(t, 7, 1000, true);
     reduce_case(t, 100, 13, false);
   }

@@ -47,47 +47,9 @@
 #define EXP_F32_ULPS 1
 #define LOGISTIC_F32_ULPS 4
 
-enum { C_F = 1, C_I = 2, C_U = 4, C_B = 8, C_INT = C_I | C_U, C_NUM = C_F | C_I | C_U,
-       C_ALL = 15 };
-
-static const struct {
-  hlo_dtype dt;
-  const char *name;
-  int cls;
-} k_types[] = {
-    {HLO_I1, "i1", C_B},      {HLO_I8, "i8", C_I},     {HLO_I16, "i16", C_I},
-    {HLO_I32, "i32", C_I},    {HLO_I64, "i64", C_I},   {HLO_UI8, "ui8", C_U},
-    {HLO_UI16, "ui16", C_U},  {HLO_UI32, "ui32", C_U}, {HLO_UI64, "ui64", C_U},
-    {HLO_BF16, "bf16", C_F},  {HLO_F16, "f16", C_F},   {HLO_F32, "f32", C_F},
-    {HLO_F64, "f64", C_F},
-};
-enum { NUM_TYPES = sizeof k_types / sizeof k_types[0] };
-
-/* The ops: name, arity (3: select/clamp), classes of the operand type. */
-static const struct {
-  const char *name;
-  int arity;
-  int cls;
-} k_ops[] = {
-    {"add", 2, C_ALL},       {"subtract", 2, C_ALL},     {"multiply", 2, C_ALL},
-    {"maximum", 2, C_ALL},   {"minimum", 2, C_ALL},      {"divide", 2, C_NUM},
-    {"remainder", 2, C_NUM}, {"and", 2, C_INT | C_B},    {"or", 2, C_INT | C_B},
-    {"xor", 2, C_INT | C_B}, {"shift_left", 2, C_INT},   {"shift_right_logical", 2, C_INT},
-    {"shift_right_arithmetic", 2, C_INT}, {"power", 2, C_F}, {"atan2", 2, C_F},
-    {"not", 1, C_INT | C_B}, {"negate", 1, C_NUM},       {"abs", 1, C_F | C_I},
-    {"sign", 1, C_F | C_I},  {"exponential", 1, C_F},    {"exponential_minus_one", 1, C_F},
-    {"log", 1, C_F},         {"log_plus_one", 1, C_F},   {"logistic", 1, C_F},
-    {"tanh", 1, C_F},        {"sine", 1, C_F},           {"cosine", 1, C_F},
-    {"tan", 1, C_F},         {"sqrt", 1, C_F},           {"rsqrt", 1, C_F},
-    {"cbrt", 1, C_F},        {"floor", 1, C_F},          {"ceil", 1, C_F},
-    {"round_nearest_afz", 1, C_F}, {"round_nearest_even", 1, C_F},
-    {"select", 3, C_ALL},    {"clamp", 3, C_ALL},
-};
-enum { NUM_OPS = sizeof k_ops / sizeof k_ops[0] };
-
 static int cls_of(hlo_dtype dt) {
-  for (int i = 0; i < NUM_TYPES; i++)
-    if (k_types[i].dt == dt) return k_types[i].cls;
+  for (int i = 0; i < tl_num_kernel_types; i++)
+    if (tl_kernel_types[i].dt == dt) return tl_kernel_types[i].cls;
   return 0;
 }
 
@@ -99,12 +61,12 @@ enum { MAX_EDGE = 40 };
 static int edge_values(hlo_dtype dt, void *data) {
   int n = 0;
   int cls = cls_of(dt);
-  if (cls == C_B) {
+  if (cls == TL_C_B) {
     elem_set_i64(dt, data, n++, 0);
     elem_set_i64(dt, data, n++, 1);
     return n;
   }
-  if (cls & C_INT) {
+  if (cls & TL_C_INT) {
     int w = dtype_bits(dt);
     int64_t mn = int_min(dt);
     uint64_t mx = int_max(dt);
@@ -357,9 +319,9 @@ static void fill_pairs(tensor *const *args, uint32_t n) {
 }
 
 static void elementwise_case(int t, const char *cc) {
-  hlo_dtype dt = k_types[t].dt;
-  const char *tn = k_types[t].name;
-  int cls = k_types[t].cls;
+  hlo_dtype dt = tl_kernel_types[t].dt;
+  const char *tn = tl_kernel_types[t].name;
+  int cls = tl_kernel_types[t].cls;
   char ev[MAX_EDGE * 8];
   int ne = edge_values(dt, ev);
   int64_t n = (int64_t)ne * ne;
@@ -374,12 +336,12 @@ static void elementwise_case(int t, const char *cc) {
   sb_init(&rets);
   sb_init(&types);
   int nr = 0;
-  for (int o = 0; o < NUM_OPS; o++) {
-    if (!(k_ops[o].cls & cls)) continue;
-    const char *on = k_ops[o].name;
-    if (k_ops[o].arity == 1)
+  for (int o = 0; o < tl_num_kernel_ops; o++) {
+    if (!(tl_kernel_ops[o].cls & cls)) continue;
+    const char *on = tl_kernel_ops[o].name;
+    if (tl_kernel_ops[o].arity == 1)
       sb_printf(&body, "  %%r%d = \"stablehlo.%s\"(%%a) : (%s) -> %s\n", nr, on, ty, ty);
-    else if (k_ops[o].arity == 2)
+    else if (tl_kernel_ops[o].arity == 2)
       sb_printf(&body, "  %%r%d = \"stablehlo.%s\"(%%a, %%b) : (%s, %s) -> %s\n", nr, on, ty, ty, ty);
     else if (!strcmp(on, "select"))
       sb_printf(&body, "  %%r%d = \"stablehlo.select\"(%%p, %%a, %%b) : (%s, %s, %s) -> %s\n", nr,
@@ -393,7 +355,7 @@ static void elementwise_case(int t, const char *cc) {
   }
   /* compares: every direction, with the type's compare_type */
   static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  const char *ct = cls == C_F ? "FLOAT" : cls == C_I ? "SIGNED" : "UNSIGNED";
+  const char *ct = cls == TL_C_F ? "FLOAT" : cls == TL_C_I ? "SIGNED" : "UNSIGNED";
   for (int d = 0; d < 6; d++) {
     sb_printf(&body, "  %%r%d = stablehlo.compare %s, %%a, %%b, %s : (%s, %s) -> %s\n", nr, dirs[d],
               ct, ty, ty, ti1);
@@ -401,16 +363,16 @@ static void elementwise_case(int t, const char *cc) {
     sb_printf(&types, ", %s", ti1);
     nr++;
   }
-  if (cls == C_F) {
+  if (cls == TL_C_F) {
     sb_printf(&body, "  %%r%d = stablehlo.is_finite %%a : (%s) -> %s\n", nr, ty, ti1);
     sb_printf(&rets, ", %%r%d", nr);
     sb_printf(&types, ", %s", ti1);
     nr++;
   }
   /* a splat constant operand (an immediate in the kernel) */
-  sb_printf(&body, "  %%k = stablehlo.constant dense<%s> : %s\n", cls == C_B ? "true" : cls == C_F ? "-2.5" : "3", ty);
+  sb_printf(&body, "  %%k = stablehlo.constant dense<%s> : %s\n", cls == TL_C_B ? "true" : cls == TL_C_F ? "-2.5" : "3", ty);
   sb_printf(&body, "  %%r%d = \"stablehlo.%s\"(%%a, %%k) : (%s, %s) -> %s\n", nr,
-            cls == C_B ? "xor" : "multiply", ty, ty, ty);
+            cls == TL_C_B ? "xor" : "multiply", ty, ty, ty);
   sb_printf(&rets, ", %%r%d", nr);
   sb_printf(&types, ", %s", ty);
   nr++;
@@ -427,7 +389,7 @@ static void elementwise_case(int t, const char *cc) {
 }
 
 TEST(every_elementwise_op_on_edge_values) {
-  for (int t = 0; t < NUM_TYPES; t++) elementwise_case(t, NULL);
+  for (int t = 0; t < tl_num_kernel_types; t++) elementwise_case(t, NULL);
 }
 
 /* ---------------------------------------------------------------- converts */
@@ -441,7 +403,7 @@ static void fill_edges(tensor *const *args, uint32_t n) {
 }
 
 static void convert_case(int s, const char *cc) {
-  hlo_dtype dt = k_types[s].dt;
+  hlo_dtype dt = tl_kernel_types[s].dt;
   char ev[MAX_EDGE * 8];
   int ne = edge_values(dt, ev);
   strbuf sb, body, rets, types;
@@ -450,18 +412,18 @@ static void convert_case(int s, const char *cc) {
   sb_init(&rets);
   sb_init(&types);
   bool first = true;
-  for (int t = 0; t < NUM_TYPES; t++) {
+  for (int t = 0; t < tl_num_kernel_types; t++) {
     if (t == s) continue;
     sb_printf(&body, "  %%r%d = stablehlo.convert %%a : (tensor<%dx%s>) -> tensor<%dx%s>\n", t, ne,
-              k_types[s].name, ne, k_types[t].name);
+              tl_kernel_types[s].name, ne, tl_kernel_types[t].name);
     sb_printf(&rets, "%s%%r%d", first ? "" : ", ", t);
-    sb_printf(&types, "%stensor<%dx%s>", first ? "" : ", ", ne, k_types[t].name);
+    sb_printf(&types, "%stensor<%dx%s>", first ? "" : ", ", ne, tl_kernel_types[t].name);
     first = false;
   }
   sb_printf(&sb, "func.func @main(%%a: tensor<%dx%s>) -> (%s) {\n%s  return %s : %s\n}\n", ne,
-            k_types[s].name, sb_cstr(&types), sb_cstr(&body), sb_cstr(&rets), sb_cstr(&types));
+            tl_kernel_types[s].name, sb_cstr(&types), sb_cstr(&body), sb_cstr(&rets), sb_cstr(&types));
   char name[64];
-  snprintf(name, sizeof name, "convert_from_%s%s", k_types[s].name, cc ? "_ubsan" : "");
+  snprintf(name, sizeof name, "convert_from_%s%s", tl_kernel_types[s].name, cc ? "_ubsan" : "");
   g_dt = dt;
   run_ops(name, sb_cstr(&sb), fill_edges, 0, cc);
   sb_free(&body);
@@ -471,7 +433,7 @@ static void convert_case(int s, const char *cc) {
 }
 
 TEST(every_convert_on_edge_values) {
-  for (int s = 0; s < NUM_TYPES; s++) convert_case(s, NULL);
+  for (int s = 0; s < tl_num_kernel_types; s++) convert_case(s, NULL);
 }
 
 /* --------------------------------------------------------------- reduces */
@@ -507,19 +469,19 @@ static void identity_text(hlo_dtype dt, const char *comb, char *out, size_t cap)
   int cls = cls_of(dt);
   bool mx = !strcmp(comb, "maximum"), mn = !strcmp(comb, "minimum");
   bool one = !strcmp(comb, "multiply") || !strcmp(comb, "and");
-  if (cls == C_B) {
+  if (cls == TL_C_B) {
     snprintf(out, cap, "%s", one || mn ? "true" : "false");
-  } else if (cls == C_F && (mx || mn)) {
+  } else if (cls == TL_C_F && (mx || mn)) {
     const char *bits = dt == HLO_BF16 ? (mx ? "0xFF80" : "0x7F80")
                        : dt == HLO_F16 ? (mx ? "0xFC00" : "0x7C00")
                        : dt == HLO_F32 ? (mx ? "0xFF800000" : "0x7F800000")
                                        : (mx ? "0xFFF0000000000000" : "0x7FF0000000000000");
     snprintf(out, cap, "%s", bits);
-  } else if (cls == C_F) {
+  } else if (cls == TL_C_F) {
     snprintf(out, cap, "%s", one ? "1.0" : "0.0");
   } else if (mx) { /* integers */
-    snprintf(out, cap, "%lld", cls == C_U ? 0LL : (long long)int_min(dt));
-  } else if (mn || (!strcmp(comb, "and") && cls == C_U)) {
+    snprintf(out, cap, "%lld", cls == TL_C_U ? 0LL : (long long)int_min(dt));
+  } else if (mn || (!strcmp(comb, "and") && cls == TL_C_U)) {
     snprintf(out, cap, "%llu", (unsigned long long)int_max(dt));
   } else if (!strcmp(comb, "and")) {
     snprintf(out, cap, "-1");
@@ -529,9 +491,9 @@ static void identity_text(hlo_dtype dt, const char *comb, char *out, size_t cap)
 }
 
 static void reduce_case(int t, const char *cc) {
-  hlo_dtype dt = k_types[t].dt;
-  const char *tn = k_types[t].name;
-  int cls = k_types[t].cls;
+  hlo_dtype dt = tl_kernel_types[t].dt;
+  const char *tn = tl_kernel_types[t].name;
+  int cls = tl_kernel_types[t].cls;
   char ev[MAX_EDGE * 8];
   int ne = edge_values(dt, ev);
   /* rows of 8 ne + 3 values: long enough for reduction lanes (kernel.h:
@@ -545,7 +507,7 @@ static void reduce_case(int t, const char *cc) {
   sb_init(&types);
   int nr = 0;
   for (int c = 0; c < 6; c++) {
-    if (c >= 4 && cls == C_F) continue;
+    if (c >= 4 && cls == TL_C_F) continue;
     char init[64];
     identity_text(dt, combs[c], init, sizeof init);
     sb_printf(&body, "  %%i%d = stablehlo.constant dense<%s> : tensor<%s>\n", nr, init, tn);
@@ -568,7 +530,7 @@ static void reduce_case(int t, const char *cc) {
    * cols half-ULPs of the type (products of 37 values in order: bf16 3 ULP, f32 7 ULP
    * seen) */
   double rel = cols * (dt == HLO_BF16 ? 0x1p-8 : dt == HLO_F16 ? 0x1p-11 : dt == HLO_F32 ? 0x1p-24 : 0x1p-53);
-  run_ops(name, sb_cstr(&sb), fill_rows, cls == C_F ? rel : 0, cc);
+  run_ops(name, sb_cstr(&sb), fill_rows, cls == TL_C_F ? rel : 0, cc);
   sb_free(&body);
   sb_free(&rets);
   sb_free(&types);
@@ -576,7 +538,7 @@ static void reduce_case(int t, const char *cc) {
 }
 
 TEST(every_reduce_combiner_on_edge_values) {
-  for (int t = 0; t < NUM_TYPES; t++) reduce_case(t, NULL);
+  for (int t = 0; t < tl_num_kernel_types; t++) reduce_case(t, NULL);
 }
 
 /* ------------------------------------------------------------ exp sweep */
@@ -623,9 +585,9 @@ TEST(generated_c_is_free_of_undefined_behaviour) {
   const char *old = getenv("HLO_CACHE_DIR");
   char *saved = old ? strdup(old) : NULL;
   setenv("HLO_CACHE_DIR", "off", 1);
-  for (int t = 0; t < NUM_TYPES; t++) elementwise_case(t, ubsan_cc);
-  for (int s = 0; s < NUM_TYPES; s++) convert_case(s, ubsan_cc);
-  for (int t = 0; t < NUM_TYPES; t++) reduce_case(t, ubsan_cc);
+  for (int t = 0; t < tl_num_kernel_types; t++) elementwise_case(t, ubsan_cc);
+  for (int s = 0; s < tl_num_kernel_types; s++) convert_case(s, ubsan_cc);
+  for (int t = 0; t < tl_num_kernel_types; t++) reduce_case(t, ubsan_cc);
   if (saved) setenv("HLO_CACHE_DIR", saved, 1);
   else unsetenv("HLO_CACHE_DIR");
   free(saved);

@@ -344,3 +344,28 @@ bool tl_backends_agree(const char *name, const char *text, const hlo_compile_opt
   hlo_module_destroy(m);
   return ok;
 }
+
+const tl_kernel_type tl_kernel_types[] = {
+    {HLO_I1, "i1", TL_C_B},      {HLO_I8, "i8", TL_C_I},     {HLO_I16, "i16", TL_C_I},
+    {HLO_I32, "i32", TL_C_I},    {HLO_I64, "i64", TL_C_I},   {HLO_UI8, "ui8", TL_C_U},
+    {HLO_UI16, "ui16", TL_C_U},  {HLO_UI32, "ui32", TL_C_U}, {HLO_UI64, "ui64", TL_C_U},
+    {HLO_BF16, "bf16", TL_C_F},  {HLO_F16, "f16", TL_C_F},   {HLO_F32, "f32", TL_C_F},
+    {HLO_F64, "f64", TL_C_F},
+};
+const int tl_num_kernel_types = (int)(sizeof tl_kernel_types / sizeof tl_kernel_types[0]);
+const tl_kernel_op tl_kernel_ops[] = {
+    {"add", 2, TL_C_ALL},       {"subtract", 2, TL_C_ALL},     {"multiply", 2, TL_C_ALL},
+    {"maximum", 2, TL_C_ALL},   {"minimum", 2, TL_C_ALL},      {"divide", 2, TL_C_NUM},
+    {"remainder", 2, TL_C_NUM}, {"and", 2, TL_C_INT | TL_C_B},    {"or", 2, TL_C_INT | TL_C_B},
+    {"xor", 2, TL_C_INT | TL_C_B}, {"shift_left", 2, TL_C_INT},   {"shift_right_logical", 2, TL_C_INT},
+    {"shift_right_arithmetic", 2, TL_C_INT}, {"power", 2, TL_C_F}, {"atan2", 2, TL_C_F},
+    {"not", 1, TL_C_INT | TL_C_B}, {"negate", 1, TL_C_NUM},       {"abs", 1, TL_C_F | TL_C_I},
+    {"sign", 1, TL_C_F | TL_C_I},  {"exponential", 1, TL_C_F},    {"exponential_minus_one", 1, TL_C_F},
+    {"log", 1, TL_C_F},         {"log_plus_one", 1, TL_C_F},   {"logistic", 1, TL_C_F},
+    {"tanh", 1, TL_C_F},        {"sine", 1, TL_C_F},           {"cosine", 1, TL_C_F},
+    {"tan", 1, TL_C_F},         {"sqrt", 1, TL_C_F},           {"rsqrt", 1, TL_C_F},
+    {"cbrt", 1, TL_C_F},        {"floor", 1, TL_C_F},          {"ceil", 1, TL_C_F},
+    {"round_nearest_afz", 1, TL_C_F}, {"round_nearest_even", 1, TL_C_F},
+    {"select", 3, TL_C_ALL},    {"clamp", 3, TL_C_ALL},
+};
+const int tl_num_kernel_ops = (int)(sizeof tl_kernel_ops / sizeof tl_kernel_ops[0]);

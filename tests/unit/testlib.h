@@ -177,4 +177,25 @@ bool tl_backends_agree(const char *name, const char *text, const hlo_compile_opt
                        unsigned ulp_mask, double ulps, uint64_t seed, runtime_cpu_stats *stats,
                        bool *skipped);
 
+/* The element types and elementwise ops the kernels lower (the claim
+ * test_kernel_ops checks on the CPU and test_cuda_emit compiles for CUDA):
+ * each type's class (TL_C_*), and each op's StableHLO name, arity (3:
+ * select and clamp) and the classes of operand types it takes. */
+enum { TL_C_F = 1, TL_C_I = 2, TL_C_U = 4, TL_C_B = 8, TL_C_INT = TL_C_I | TL_C_U,
+       TL_C_NUM = TL_C_F | TL_C_I | TL_C_U, TL_C_ALL = 15 };
+typedef struct tl_kernel_type {
+  hlo_dtype dt;
+  const char *name;
+  int cls;
+} tl_kernel_type;
+typedef struct tl_kernel_op {
+  const char *name;
+  int arity;
+  int cls;
+} tl_kernel_op;
+extern const tl_kernel_type tl_kernel_types[];
+extern const int tl_num_kernel_types;
+extern const tl_kernel_op tl_kernel_ops[];
+extern const int tl_num_kernel_ops;
+
 #endif
