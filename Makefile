@@ -140,6 +140,30 @@ ldlibs:
 -include $(OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) $(UNIT_DEPS:%.c=$(BUILD)/%.d) \
   $(wildcard $(BUILD)/tests/tools/*.d) $(wildcard $(BUILD)/bench/*.d) $(wildcard $(BUILD)/bench/*/*.d)
 
+# ---- shared: $(BUILD)/libhlo.so, the library as one shared object (what the
+# Python package python/hlo loads: docs/python.md). Its own objects under
+# $(BUILD)/pic (-fPIC: the static library's are position-independent
+# executable code, which a shared object cannot hold), linked with a version
+# script that exports the hlo_ symbols only (`nm -D --defined-only` shows them).
+SHLIB := $(BUILD)/libhlo.so
+PIC_OBJS := $(SRCS:%.c=$(BUILD)/pic/%.o)
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(filter 1,$(V)),,echo "  CC -fPIC $<")
+	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/pic/src/runtime/executable_cache.o: $(BUILD)/gen/hlo_build_id.h
+$(BUILD)/pic/src/runtime/executable_cache.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/libhlo.map: Makefile
+	@mkdir -p $(dir $@)
+	$(Q)printf '{\n  global: hlo_*;\n  local: *;\n};\n' > $@
+$(SHLIB): $(PIC_OBJS) $(BUILD)/libhlo.map
+	@$(if $(filter 1,$(V)),,echo "  LD $@")
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,--version-script=$(BUILD)/libhlo.map -Wl,-soname,libhlo.so \
+	  $(PIC_OBJS) -o $@ $(LDLIBS)
+shared: $(SHLIB)
+.PHONY: shared
+-include $(PIC_OBJS:.o=.d)
+
 # ---- fuzz: the parser/printer/interpreter fuzzer (tests/fuzz/run.sh builds
 # build/fuzz/fuzz_parse with clang + libFuzzer and runs it; non-zero on a crash)
 FUZZ_SECONDS ?= 60

@@ -21,6 +21,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 if [ -d ../shared/perf ]; then SHARED=$(cd ../shared && pwd); else SHARED=$(pwd)/shared; fi
 HLO=build/gpu/hlo
+. tests/gpu/deps.sh  # the libraries hlo was linked with, where .debs/ gave them
 [ -x "$HLO" ] || { echo "gpu bench: no $HLO (sh tests/gpu/run.sh build)"; exit 1; }
 ITERS=${ITERS:-20}
 LIMIT=${PER_PROGRAM_S:-120}

@@ -126,13 +126,17 @@ typedef struct hlo_bench_result {
   double min_us, max_us, mean_us;
 } hlo_bench_result;
 
-/* Runs `e` on `args` (as hlo_executable_run) `warmup` times, then `iters`
+/* Places `args` on the device `e` runs on once (hlo_executable_device_put:
+ * for a GPU, uploaded before any run, as JAX's device_put; for the CPU, a
+ * host copy), then runs `e` on them (hlo_executable_run_buffers: results
+ * stay on the device, not downloaded) `warmup` times, then `iters`
  * times timed, each run's results freed outside the timing; with iters 0
  * the count is adaptive: floor(target_seconds / the last warm-up run's
  * time), clamped to [1, max_iters], so a program slower than the target runs
  * once. Timed with CLOCK_MONOTONIC around each hlo_executable_run call.
  * Errors: HLO_INVALID_ARGUMENT for negative counts or iters 0 with no
- * warm-up; any run's error (the first, returned as is). */
+ * warm-up; hlo_executable_device_put's (noted "placing argument i"); any
+ * run's error (the first, returned as is). */
 HLO_MUST_USE hlo_status hlo_bench_run(hlo_executable *e, const hlo_buffer_view *args,
                                       int num_args, const hlo_bench_options *opts,
                                       hlo_bench_result *out);

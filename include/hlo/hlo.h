@@ -131,12 +131,20 @@ typedef struct hlo_buffer_view {
   void *data;            /* product(dims) * hlo_dtype_size(dtype) bytes */
 } hlo_buffer_view;
 
-/* An owned result array. */
+/* An owned array: a run's result, or an argument placed on an
+ * executable's device ahead of its runs (hlo_executable_device_put). On a
+ * device backend (HLO_BACKEND_CUDA) a result stays in device memory, where
+ * the next run can take it as an argument with no copy
+ * (hlo_executable_run_buffers); its host bytes are downloaded the first
+ * time they are asked for (hlo_buffer_data / hlo_buffer_fetch). */
 typedef struct hlo_buffer hlo_buffer;
 
 /* Element type, rank, dims (rank entries) and data (row-major, storage
  * layout of dtypes.def, nbytes = product(dims) * hlo_dtype_size bytes) of a
- * result. Pointers are lent, valid until hlo_buffer_destroy. */
+ * result. Pointers are lent, valid until hlo_buffer_destroy.
+ * hlo_buffer_data of a buffer on a device downloads its bytes first (once:
+ * hlo_buffer_fetch) and returns NULL when that download fails (call
+ * hlo_buffer_fetch to get the error). */
 hlo_dtype hlo_buffer_dtype(const hlo_buffer *b);
 int hlo_buffer_rank(const hlo_buffer *b);
 const int64_t *hlo_buffer_dims(const hlo_buffer *b);
@@ -148,8 +156,18 @@ int hlo_buffer_tuple_size(const hlo_buffer *b);
 /* Element `i` of a tuple buffer, lent (owned by `b`, valid until `b` is
  * destroyed); NULL when `b` is no tuple or `i` is out of range. */
 const hlo_buffer *hlo_buffer_tuple_element(const hlo_buffer *b, int i);
-/* Frees a result buffer (NULL is fine), a tuple's elements included. */
+/* Frees a result buffer (NULL is fine), a tuple's elements included, and
+ * its device memory. */
 void hlo_buffer_destroy(hlo_buffer *b);
+/* Whether `b` (not a tuple) holds a copy of its bytes in a device's memory
+ * (false for NULL, tuples, tokens and every buffer of a host backend). */
+bool hlo_buffer_on_device(const hlo_buffer *b);
+/* Makes the host bytes of `b` valid: for a buffer on a device, downloads
+ * them once (later calls return at once); for a tuple, each element's; a
+ * host buffer needs nothing. Thread-safe. Errors: HLO_RESOURCE_EXHAUSTED
+ * (host memory), HLO_INTERNAL (the device's copy failed, with the
+ * driver's message). */
+HLO_MUST_USE hlo_status hlo_buffer_fetch(const hlo_buffer *b);
 
 /* ------------------------------------------------------------ executing */
 
@@ -283,6 +301,30 @@ HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,
                                            hlo_buffer ***out_results);
+/* A buffer holding a copy of `v` (a dense array, as an argument view) in
+ * the memory of the device `e` runs on, so that runs of `e` through
+ * hlo_executable_run_buffers read it with no upload (as jax.device_put
+ * does); on a host backend (interp, cpu) the copy is in host memory. The
+ * buffer is yours (hlo_buffer_destroy); it may outlive `e` and be passed to
+ * any executable (one on another device downloads it first). A view of
+ * rank HLO_RANK_TOKEN gives a token buffer. Errors:
+ * HLO_INVALID_ARGUMENT (a view with a negative rank or dim, an unknown
+ * dtype, NULL data with bytes to copy), HLO_RESOURCE_EXHAUSTED (host or
+ * device memory), HLO_INTERNAL (the device's copy failed). */
+HLO_MUST_USE hlo_status hlo_executable_device_put(hlo_executable *e, const hlo_buffer_view *v,
+                                                  hlo_buffer **out);
+/* hlo_executable_run on buffers: args[i] is the result of an earlier run
+ * or of hlo_executable_device_put (borrowed: still yours after the call,
+ * not changed), matching the parameter as a view would (a token parameter
+ * takes a token buffer). A buffer in the memory of the device `e` runs on
+ * is read there, with no copy; any other is read from its host bytes
+ * (fetched first when needed). Results as hlo_executable_run's (on the
+ * device for a device backend). Errors: hlo_executable_run's, and
+ * hlo_buffer_fetch's for an argument that must be downloaded; a tuple
+ * buffer as an argument is HLO_UNIMPLEMENTED. */
+HLO_MUST_USE hlo_status hlo_executable_run_buffers(hlo_executable *e,
+                                                   const hlo_buffer *const *args, int num_args,
+                                                   hlo_buffer ***out_results);
 /* What a run of an executable costs, counted as XLA's cost_analysis()
  * counts it (src/passes/cost_analysis.c): over the program the executable
  * runs (after its pass pipeline, so fused ops count their operands and

@@ -121,6 +121,23 @@ typedef struct backend_gemm_epilogue {
   void *ctx;              /* passed to fn as is */
 } backend_gemm_epilogue;
 
+/* A box of elements to copy or fill (backend.copy_box / fill_box): for
+ * every index i of dims[0..rank), the element at dst_off + sum(i[d] *
+ * dst_strides[d]) of dst is written (from src_off + sum(i[d] *
+ * src_strides[d]) of src for copy_box; fill_box ignores the src fields).
+ * Offsets and strides are in elements of esize bytes (1, 2, 4, 8 or 16);
+ * rank 0 is one element; dims of 0 make the call a no-op. Destination
+ * elements of one call must not overlap each other, nor the source. */
+#define BACKEND_BOX_MAX_RANK 8
+typedef struct backend_box {
+  uint32_t rank;
+  uint32_t esize;
+  int64_t dims[BACKEND_BOX_MAX_RANK];
+  int64_t dst_off, src_off;
+  int64_t dst_strides[BACKEND_BOX_MAX_RANK];
+  int64_t src_strides[BACKEND_BOX_MAX_RANK];
+} backend_box;
+
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
   /* Whether the backend's buffers live in memory of their own (a GPU's):
@@ -199,6 +216,16 @@ typedef struct backend {
    * backend/cpu/sort.h: inputs[k] -> outputs[k], no shared memory). */
   bool (*sort_takes)(const backend_sort *s);
   HLO_MUST_USE hlo_status (*sort)(const backend_sort *s, void *const *inputs, void *const *outputs);
+  /* Copies the box `box` (backend_box) from src to dst, both the backend's
+   * memory; fill_box writes the element value[0..box->esize) (host memory,
+   * read during the call) to every element of the box in dst. Enqueued on
+   * the backend's stream (asynchronous on a GPU). The runtime runs
+   * dynamic_slice, dynamic_update_slice and pad on them on a device
+   * backend (NULL slots: those steps run on the host mirror). Errors:
+   * HLO_INVALID_ARGUMENT (rank past BACKEND_BOX_MAX_RANK, another esize),
+   * the backend's launch errors. */
+  HLO_MUST_USE hlo_status (*copy_box)(void *dst, const void *src, const backend_box *box);
+  HLO_MUST_USE hlo_status (*fill_box)(void *dst, const void *value, const backend_box *box);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

@@ -142,6 +142,7 @@ void tensor_release(tensor *v) {
   for (uint32_t i = 0; i < v->num_tuple; i++) tensor_release(v->tuple[i]);
   free(v->tuple);
   if (!v->borrowed) free(v->data);
+  if (v->device) v->device->release(v->device);
   free(v);
 }
 

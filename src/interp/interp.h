@@ -19,6 +19,21 @@
 #include "ir/ir.h"
 
 typedef struct tensor tensor;
+/* A copy of a tensor's bytes in a device backend's memory (runtime: a GPU
+ * run's result left on the device, or an argument given as a device
+ * buffer). `ptr` holds the tensor's nbytes; `host_valid` says whether the
+ * tensor's `data` holds the same bytes (when false, `data` is only room for
+ * a download). `backend` is the backend table whose memory holds ptr
+ * (opaque here). The tensor owns the struct: tensor_release calls
+ * release(d), which frees ptr when the copy is the tensor's own and then
+ * d itself (ptr only when `own`). */
+typedef struct tensor_device {
+  void *ptr;
+  const void *backend;
+  bool host_valid;
+  bool own;     /* release frees ptr (the tensor's own copy), else ptr is lent */
+  void (*release)(struct tensor_device *d);
+} tensor_device;
 struct tensor {
   const hlo_type *type;   /* TENSOR (static shape), TUPLE or TOKEN */
   int64_t num_elems;      /* tensors: element count */
@@ -28,6 +43,7 @@ struct tensor {
   tensor **tuple;         /* tuples: owned references */
   int refcount;           /* atomic: values cross threads in run_parallel */
   bool borrowed;          /* data belongs to someone else (tensor_wrap): not freed */
+  tensor_device *device;  /* a device copy of data, or NULL (interpreter: always) */
 };
 
 /* A new zeroed tensor of static tensor type `t` (or a token for a token

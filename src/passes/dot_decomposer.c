@@ -57,6 +57,7 @@
  * the library's, as for canonical dots. */
 #include <string.h>
 #include "passes/dot_decomposer.h"
+#include "ir/dot_algorithm.h"
 #include "passes/builder.h"
 #include "passes/passes.h"
 #include "passes/use_index.h"
@@ -244,6 +245,23 @@ static bool matrix_of(int64_t r, int64_t sr, int64_t c, int64_t sc, bool *trans,
 static bool strided_form(const hlo_type *lt, const hlo_type *rt, int64_t out_elems,
                          const dot_dims *d, dot_strided_form *out);
 
+bool dot_algorithm_is_plain(const hlo_op *op) {
+  const hlo_attr *alg = op_attr(op, "algorithm");
+  if (!alg) return true;
+  hlo_dot_algorithm a;
+  bool present = false;
+  char err[160];
+  if (!hlo_dot_algorithm_decode(alg, &a, &present, err, sizeof err)) return false;
+  if (!present) return true;
+  if (op->num_operands != 2) return false;
+  hlo_dtype lt = op->operands[0]->type->dtype, rt = op->operands[1]->type->dtype;
+  if (a.lhs_tf32 || a.rhs_tf32 || a.acc_tf32 || a.allow_imprecise) return false;
+  if (a.lhs_components != 1 || a.rhs_components != 1 || a.primitive_ops != 1) return false;
+  if (a.lhs_type != lt || a.rhs_type != rt || lt != rt) return false;
+  if (lt == HLO_BF16 || lt == HLO_F32) return a.acc_type == HLO_F32;
+  return lt == HLO_F64 && a.acc_type == HLO_F64;
+}
+
 bool dot_strided_form_of(const hlo_op *op, dot_strided_form *out) {
   memset(out, 0, sizeof *out);
   if (op->opcode != OP_DOT_GENERAL || op->num_operands != 2 || op->num_results != 1) return false;
@@ -257,7 +275,7 @@ bool dot_strided_form_of(const hlo_op *op, dot_strided_form *out) {
   bool same = lt->dtype == ot->dtype && rt->dtype == ot->dtype &&
               (ot->dtype == HLO_F32 || ot->dtype == HLO_F64 || ot->dtype == HLO_BF16);
   bool widen = lt->dtype == HLO_BF16 && rt->dtype == HLO_BF16 && ot->dtype == HLO_F32;
-  if ((!same && !widen) || op_attr(op, "algorithm")) return false;
+  if ((!same && !widen) || !dot_algorithm_is_plain(op)) return false;
   dot_dims d;
   arena a;
   arena_init(&a);

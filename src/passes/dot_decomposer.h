@@ -22,9 +22,21 @@ typedef struct dot_strided_form {
   int64_t batch_stride_a, batch_stride_b;
 } dot_strided_form;
 
+/* Whether the `algorithm` attribute of dot `op` (absent: true) asks for
+ * what a plain library gemm computes on its operand types: one pass
+ * (num_primitive_operations 1, one component per operand), each operand in
+ * its own element type (bf16, f32 or f64; no tf32), summed in f32 for bf16
+ * and f32 operands and in f64 for f64 — the presets BF16_BF16_F32,
+ * F32_F32_F32 and F64_F64_F64 of src/ir/dot_algorithm.h, which JAX's
+ * dot_product_attention and `precision=` presets print. Any other (a
+ * multi-pass split, tf32, a bf16 or f16 accumulator, f8) is false: the
+ * interpreter computes those. */
+bool dot_algorithm_is_plain(const hlo_op *op);
+
 /* Whether `op`, a stablehlo.dot_general with static non-empty f32, f64 or
  * bf16 operands and result of one type (or bf16 operands, f32 result), no
- * `algorithm` and at least one contracting dim, is one strided matrix
+ * `algorithm` other than a plain one (dot_algorithm_is_plain) and at least
+ * one contracting dim, is one strided matrix
  * product as above; fills *out. The rule (dot_decomposer.c's header):
  * on each operand the batch dims (in listed order), the contracting dims
  * (in listed order) and the free dims (in order) each form a chain — their

@@ -51,6 +51,10 @@ static const pass_info k_passes[] = {
      "dot_general as a [B,]MxK . [B,]KxN matrix product: operands transposed and reshaped"},
     {"reduction-layout-normalizer", pass_reduction_layout_normalizer,
      "reduce over trailing dimensions only: a transpose moves the reduced ones last"},
+    {"reshape-hoisting", pass_reshape_hoisting,
+     "a reshape merging dims of an elementwise chain: the chain computed in the merged shape"},
+    {"duplicate-generators", pass_duplicate_generators,
+     "copy a cheap iota/constant-only value into each fusible reader, so fusion never stores it"},
     {"fusion", pass_fusion, "group elementwise/layout chains and reductions into hlo.fusion ops"},
 };
 

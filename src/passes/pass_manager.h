@@ -28,10 +28,13 @@
 /* The CPU backend's pipeline: the default one, then transposes folded
  * into the dot_generals that read them (transpose_folding.c), dot_generals
  * made matrix products (dot_decomposer.c), reductions over trailing
- * dimensions (reduction_layout_normalizer.c) and fusion (fusion.c). */
+ * dimensions (reduction_layout_normalizer.c), merging reshapes moved
+ * above the elementwise chains they read (reshape_hoisting.c), iota- and
+ * constant-only values copied into each reader (duplicate_generators.c)
+ * and fusion (fusion.c). */
 #define PASS_PIPELINE_CPU                                                                  \
   PASS_PIPELINE_DEFAULT ",transpose-folding,dce,dot-decomposer,reduction-layout-normalizer," \
-                        "fusion"
+                        "reshape-hoisting,duplicate-generators,fusion"
 
 /* A registered pass. */
 typedef hlo_status (*hlo_pass_fn)(hlo_module_ir *m, const hlo_pass_options *o);

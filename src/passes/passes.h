@@ -116,6 +116,24 @@ HLO_MUST_USE hlo_status pass_dot_decomposer(hlo_module_ir *m, const hlo_pass_opt
 HLO_MUST_USE hlo_status pass_reduction_layout_normalizer(hlo_module_ir *m,
                                                          const hlo_pass_options *o);
 
+/* reshape-hoisting: a reshape merging dims of a chain of single-use
+ * elementwise ops (GroupNorm's normalisation, reshaped from [.., G, C/G]
+ * to [.., C]) reads the chain computed in its own shape, each broadcast
+ * feeding it made from a tiny merged value, so that fusion keeps the
+ * broadcasts inside the kernel (they are not read through the merging
+ * reshape). Rules in reshape_hoisting.c's header; bit-exact. Errors:
+ * HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_reshape_hoisting(hlo_module_ir *m, const hlo_pass_options *o);
+
+/* duplicate-generators: a cheap value computed only from iotas and
+ * constants (iota, broadcasts of constants, elementwise chains over them)
+ * that several fusible ops of its block read gets a copy per reader, so
+ * that fusion computes it inside each reader's kernel instead of
+ * materialising it (XLA's fusion duplicates such producers). Rules in
+ * duplicate_generators.c's header; bit-exact. Errors:
+ * HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_duplicate_generators(hlo_module_ir *m, const hlo_pass_options *o);
+
 /* fusion: groups producer->consumer chains of ops that one kernel can
  * compute into hlo.fusion ops (ops.def): "loop" fusions of elementwise and
  * layout ops, "input" fusions of a reduce with its producers; in every

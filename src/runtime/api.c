@@ -47,6 +47,10 @@ struct hlo_buffer {
   size_t nbytes;
   int num_elems;         /* tuples: element count */
   hlo_buffer **elems;    /* tuples: owned elements */
+  /* A copy in a device backend's memory (owned; NULL: a host buffer). Then
+   * `data` holds the bytes only when device->host_valid (else it is NULL or
+   * room for them); hlo_buffer_fetch downloads, under fetch_lock. */
+  tensor_device *device;
 };
 
 /* A specialization of a dynamic-shaped entry function to one signature of
@@ -164,7 +168,16 @@ void hlo_module_destroy(hlo_module *m) {
 hlo_dtype hlo_buffer_dtype(const hlo_buffer *b) { return b->dtype; }
 int hlo_buffer_rank(const hlo_buffer *b) { return b->rank; }
 const int64_t *hlo_buffer_dims(const hlo_buffer *b) { return b->dims; }
-const void *hlo_buffer_data(const hlo_buffer *b) { return b->data; }
+const void *hlo_buffer_data(const hlo_buffer *b) {
+  if (b->device && !__atomic_load_n(&b->device->host_valid, __ATOMIC_ACQUIRE)) {
+    hlo_status st = hlo_buffer_fetch(b);
+    if (st) {
+      hlo_status_free(st);
+      return NULL;
+    }
+  }
+  return b->data;
+}
 size_t hlo_buffer_nbytes(const hlo_buffer *b) { return b->nbytes; }
 
 int hlo_buffer_tuple_size(const hlo_buffer *b) { return b->rank == HLO_RANK_TUPLE ? b->num_elems : -1; }
@@ -177,7 +190,38 @@ void hlo_buffer_destroy(hlo_buffer *b) {
   for (int i = 0; i < b->num_elems; i++) hlo_buffer_destroy(b->elems[i]);
   free(b->elems);
   free(b->data);
+  if (b->device) b->device->release(b->device);
   free(b);
+}
+
+bool hlo_buffer_on_device(const hlo_buffer *b) { return b && b->device; }
+
+/* Downloads serialise: a buffer may be fetched from several threads at once. */
+static pthread_mutex_t fetch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Downloads d's nbytes into *host (malloc'd when NULL) unless valid there;
+ * *host is read and written under fetch_lock only. */
+static hlo_status device_fetch(tensor_device *d, void **host, size_t nbytes) {
+  if (__atomic_load_n(&d->host_valid, __ATOMIC_ACQUIRE)) return NULL;
+  pthread_mutex_lock(&fetch_lock);
+  hlo_status st = NULL;
+  if (!d->host_valid) {
+    if (!*host) *host = xmalloc(nbytes ? nbytes : 1);
+    if (!*host) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for %zu bytes", nbytes);
+    const backend *be = d->backend;
+    if (!st && nbytes) st = be->copy(*host, d->ptr, nbytes);
+    if (!st) __atomic_store_n(&d->host_valid, true, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&fetch_lock);
+  return st;
+}
+
+hlo_status hlo_buffer_fetch(const hlo_buffer *cb) {
+  hlo_buffer *b = (hlo_buffer *)cb;
+  if (!b) return NULL;
+  for (int i = 0; i < b->num_elems; i++) HLO_TRY(hlo_buffer_fetch(b->elems[i]));
+  if (!b->device) return NULL;
+  return device_fetch(b->device, &b->data, b->nbytes);
 }
 
 /* ------------------------------------------------------------- executing */
@@ -561,6 +605,31 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
   b->rank = (int)t->rank;
   for (uint32_t d = 0; d < t->rank; d++) b->dims[d] = t->dims[d];
   b->nbytes = x->nbytes;
+  if (x->device) {
+    tensor *mx = (tensor *)x;
+    if (__atomic_load_n(&x->refcount, __ATOMIC_ACQUIRE) == 1 && x->device->own) {
+      /* a result left on the device: its device copy is handed over, with
+       * its host mirror as room for a download */
+      b->device = mx->device;
+      mx->device = NULL;
+      if (!mx->borrowed && mx->data) {
+        b->data = mx->data;
+        mx->data = NULL;
+      } else {
+        b->device->host_valid = false;
+      }
+      *out = b;
+      return NULL;
+    }
+    /* shared, or a copy lent by someone else: the host bytes, below */
+    void *host = mx->data;
+    hlo_status st = device_fetch(mx->device, &host, x->nbytes);
+    mx->data = host;
+    if (st) {
+      free(b);
+      return st;
+    }
+  }
   /* a result tensor no one else holds: its data is handed over, not copied */
   if (__atomic_load_n(&x->refcount, __ATOMIC_ACQUIRE) == 1 && !x->borrowed && x->data) {
     b->data = x->data;
@@ -876,8 +945,50 @@ hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t 
   return st;
 }
 
-hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
-                              hlo_buffer ***out_results) {
+/* tensor_device.release of a buffer's own device copy. */
+static void release_device_copy(tensor_device *d) {
+  const backend *be = d->backend;
+  be->free(d->ptr);
+  free(d);
+}
+
+/* tensor_device.release of a copy lent by a caller's buffer: the struct only. */
+static void release_lent_copy(tensor_device *d) { free(d); }
+
+/* Argument i of f from buffer b whose device copy is in the memory of the
+ * backend the run uses: a tensor carrying that copy, lent (so the run reads
+ * it in place), over b's host bytes when they are valid and aligned, else
+ * over a zeroed host mirror (room for a download if a host step reads it). */
+static hlo_status arg_from_device(const hlo_func *f, uint32_t i, const hlo_buffer_view *v,
+                                  const hlo_buffer *b, tensor **out) {
+  HLO_TRY(arg_check_view(f, i, v));
+  const hlo_type *t = f->body.block.args[i].type;
+  bool host = __atomic_load_n(&b->device->host_valid, __ATOMIC_ACQUIRE) && b->data &&
+              ((uintptr_t)b->data & 15) == 0;
+  tensor *x = NULL;
+  if (host) {
+    x = tensor_wrap(t, b->data);
+    if (!x) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    HLO_TRY(tensor_create(t, &f->body.block.args[i].loc, &x));
+  }
+  x->device = xmalloc(sizeof *x->device);
+  if (!x->device) {
+    tensor_release(x);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  *x->device = (tensor_device){b->device->ptr, b->device->backend, host, false, release_lent_copy};
+  *out = x;
+  return NULL;
+}
+
+/* hlo_executable_run's body: args views, and when bufs is not NULL the
+ * buffers they were made from (hlo_executable_run_buffers): a buffer on the
+ * device of the run's backend is lent to the run, any other on a device is
+ * fetched to the host first. */
+static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
+                            const hlo_buffer *const *given, int num_args,
+                            hlo_buffer ***out_results) {
   *out_results = NULL;
   const hlo_func *f = e->entry;
   if (num_args < 0 || (uint32_t)num_args != f->num_args)
@@ -899,8 +1010,24 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
     for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_check_view(f, i, &args[i]);
   }
   if (!st) st = pick_target(e, args, NULL, &it, &run_f, &cpu);
-  for (uint32_t i = 0; i < f->num_args && !st; i++)
-    st = arg_from_view(run_f, i, &args[i], cpu != NULL, &in[i]);
+  const backend *dev_be = NULL;
+  if (cpu && given) {
+    dev_be = runtime_backend(e->backend);
+    if (dev_be && !dev_be->device_memory) dev_be = NULL;
+  }
+  for (uint32_t i = 0; i < f->num_args && !st; i++) {
+    const hlo_buffer *b = given ? given[i] : NULL;
+    if (b && b->device && dev_be && b->device->backend == (const void *)dev_be) {
+      st = arg_from_device(run_f, i, &args[i], b, &in[i]);
+      continue;
+    }
+    hlo_buffer_view v = args[i];
+    if (b && b->device) {
+      st = hlo_buffer_fetch(b);
+      v.data = b->data;
+    }
+    if (!st) st = arg_from_view(run_f, i, &v, cpu != NULL, &in[i]);
+  }
   if (!st) st = cpu ? cpu_exec_run(cpu, in, f->num_args, &res)
                    : interp_call(it, run_f, in, f->num_args, &res);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
@@ -923,6 +1050,99 @@ hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, in
     return st;
   }
   *out_results = bufs;
+  return NULL;
+}
+
+hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
+                              hlo_buffer ***out_results) {
+  return run_views(e, args, NULL, num_args, out_results);
+}
+
+hlo_status hlo_executable_run_buffers(hlo_executable *e, const hlo_buffer *const *args,
+                                      int num_args, hlo_buffer ***out_results) {
+  *out_results = NULL;
+  const hlo_func *f = e->entry;
+  if (num_args < 0 || (uint32_t)num_args != f->num_args)
+    return status_at(HLO_INVALID_ARGUMENT, &f->loc, "@%s takes %u arguments, got %d", f->name,
+                     f->num_args, num_args);
+  if (!args && num_args > 0)
+    return status_new(HLO_INVALID_ARGUMENT, "@%s takes %u arguments, but the argument array is "
+                      "NULL", f->name, f->num_args);
+  hlo_buffer_view *v = xcalloc(num_args ? (size_t)num_args : 1, sizeof *v);
+  if (!v) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  hlo_status st = NULL;
+  for (int i = 0; i < num_args && !st; i++) {
+    const hlo_buffer *b = args[i];
+    if (!b)
+      st = status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
+                     "argument %d of @%s is a NULL buffer", i, f->name);
+    else if (b->rank == HLO_RANK_TUPLE)
+      st = status_at(HLO_UNIMPLEMENTED, &f->body.block.args[i].loc,
+                     "argument %d of @%s is a tuple buffer; pass tensors or tokens only", i,
+                     f->name);
+    else
+      v[i] = (hlo_buffer_view){b->dtype, b->rank, b->dims, b->device ? NULL : b->data};
+  }
+  if (!st) st = run_views(e, v, args, num_args, out_results);
+  free(v);
+  return st;
+}
+
+hlo_status hlo_executable_device_put(hlo_executable *e, const hlo_buffer_view *v,
+                                     hlo_buffer **out) {
+  *out = NULL;
+  if (v && v->rank == HLO_RANK_TOKEN) {  /* a token: no data anywhere */
+    hlo_buffer *b = xcalloc(1, sizeof *b);
+    if (!b) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    b->rank = HLO_RANK_TOKEN;
+    *out = b;
+    return NULL;
+  }
+  if (!v || v->rank < 0 || v->rank > HLO_MAX_RANK || (unsigned)v->dtype >= HLO_DTYPE_COUNT ||
+      (v->rank > 0 && !v->dims))
+    return status_new(HLO_INVALID_ARGUMENT, "device_put: a view of rank 0..%d with a known "
+                      "element type and dims is needed", HLO_MAX_RANK);
+  size_t n = hlo_dtype_size(v->dtype);
+  for (int d = 0; d < v->rank; d++) {
+    if (v->dims[d] < 0)
+      return status_new(HLO_INVALID_ARGUMENT, "device_put: dimension %d is %lld", d,
+                        (long long)v->dims[d]);
+    if (v->dims[d] && n > SIZE_MAX / (size_t)v->dims[d])
+      return status_new(HLO_INVALID_ARGUMENT, "device_put: the array's byte size overflows");
+    n *= (size_t)v->dims[d];
+  }
+  if (n && !v->data) return status_new(HLO_INVALID_ARGUMENT, "device_put: the view has no data");
+  hlo_buffer *b = xcalloc(1, sizeof *b);
+  if (!b) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  b->dtype = v->dtype;
+  b->rank = v->rank;
+  for (int d = 0; d < v->rank; d++) b->dims[d] = v->dims[d];
+  b->nbytes = n;
+  const backend *be = runtime_backend(e->backend);
+  if (!be || !be->device_memory) {
+    b->data = xmalloc(n ? n : 1);
+    if (!b->data) {
+      free(b);
+      return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory for %zu bytes", n);
+    }
+    if (n) memcpy(b->data, v->data, n);
+    *out = b;
+    return NULL;
+  }
+  b->device = xcalloc(1, sizeof *b->device);
+  void *p = b->device ? be->alloc(n) : NULL;
+  if (!p) {
+    free(b->device);
+    free(b);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of %s memory for %zu bytes", be->name, n);
+  }
+  *b->device = (tensor_device){p, be, false, true, release_device_copy};
+  hlo_status st = n ? be->copy(p, v->data, n) : NULL;
+  if (st) {
+    hlo_buffer_destroy(b);
+    return st;
+  }
+  *out = b;
   return NULL;
 }
 

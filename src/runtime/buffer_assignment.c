@@ -25,12 +25,25 @@ static int by_offset(const void *pa, const void *pb) {
 
 static int64_t round_up(int64_t v, int64_t align) { return (v + align - 1) & ~(align - 1); }
 
+int64_t ba_buffer_align(int64_t bytes, int64_t align) {
+  int64_t a = 1;
+  while (a < bytes && a < align) a <<= 1;
+  return a;
+}
+
+/* The bytes a buffer takes in the arena: with `small` its size (the next
+ * buffer's own alignment decides where that one may start), else its size
+ * rounded up to `align`. */
+static int64_t footprint(int64_t bytes, int64_t align, bool small) {
+  return small ? bytes : round_up(bytes, align);
+}
+
 /* qsort has no context argument in C11: the order array is sorted under a
  * lock so that executables compiled from several threads do not race on
  * g_bufs. */
 static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
 
-hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align, int64_t *out_bytes) {
+hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align, bool small, int64_t *out_bytes) {
   *out_bytes = 0;
   if (n == 0) return NULL;
   uint32_t *order = malloc(n * sizeof *order);
@@ -55,7 +68,8 @@ hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align, int64_t *out_byte
                       (long long)b->bytes);
       break;
     }
-    int64_t size = round_up(b->bytes, align);
+    int64_t size = footprint(b->bytes, align, small);
+    int64_t balign = small ? ba_buffer_align(b->bytes, align) : align;
     /* the placed buffers live at the same time, by offset */
     uint32_t nl = 0;
     for (uint32_t j = 0; j < k; j++) {
@@ -66,15 +80,16 @@ hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align, int64_t *out_byte
     /* best fit: the smallest gap that holds it; else after the last */
     int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
     for (uint32_t j = 0; j < nl; j++) {
-      int64_t gap = live[j]->offset - cursor;
+      int64_t start = round_up(cursor, balign);
+      int64_t gap = live[j]->offset - start;
       if (gap >= size && gap < best_gap) {
-        best = cursor;
+        best = start;
         best_gap = gap;
       }
-      int64_t e = live[j]->offset + round_up(live[j]->bytes, align);
+      int64_t e = live[j]->offset + footprint(live[j]->bytes, align, small);
       if (e > cursor) cursor = e;
     }
-    b->offset = size == 0 ? 0 : best >= 0 ? best : cursor;
+    b->offset = size == 0 ? 0 : best >= 0 ? best : round_up(cursor, balign);
     if (b->offset > INT64_MAX - size) {
       st = status_new(HLO_RESOURCE_EXHAUSTED, "the buffers' sizes overflow");
       break;

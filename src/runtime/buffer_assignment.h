@@ -10,6 +10,7 @@
  * buffers, which is the number of materialised values (hundreds). */
 #ifndef HLO_RUNTIME_BUFFER_ASSIGNMENT_H
 #define HLO_RUNTIME_BUFFER_ASSIGNMENT_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "support/status.h"
 
@@ -24,13 +25,24 @@ typedef struct ba_buffer {
   int64_t offset;  /* out: its byte offset in the arena */
 } ba_buffer;
 
-/* Assigns every buffer of bufs[0..n) an offset (a multiple of `align`, a
- * power of two) so that buffers live at the same time never overlap, and
+/* Assigns every buffer of bufs[0..n) an offset (a multiple of its
+ * alignment: `align`, a power of two, or with `small` ba_buffer_align's)
+ * so that buffers live at the same time never overlap (each taking its
+ * size rounded up to `align`, or with `small` its size exactly), and
  * returns in *out_bytes the arena size this needs. Errors:
  * HLO_RESOURCE_EXHAUSTED (memory for the work lists, or sizes whose sum
  * overflows int64). */
-HLO_MUST_USE hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align,
+HLO_MUST_USE hlo_status ba_pack(ba_buffer *bufs, uint32_t n, int64_t align, bool small,
                                 int64_t *out_bytes);
+
+/* The alignment ba_pack gives a buffer of `bytes`: `align` (a power of
+ * two) for a buffer at least that large, else the smallest power of two
+ * that holds it (a multiple of its element size, as every element size is
+ * a power of two), so that small buffers (scalars, shape vectors) do not
+ * each take a whole cache line. Used with ba_pack's `small`: not where
+ * memory is tracked per 64-byte granule (the device runtime,
+ * executable_cpu_device.c), where two buffers must never share one. */
+int64_t ba_buffer_align(int64_t bytes, int64_t align);
 
 /* The largest sum of the sizes of buffers live at one step: a lower bound
  * of any packing's arena size (ba_pack's result minus this is the

@@ -102,7 +102,7 @@ static bool gemm_form_strided(const hlo_op *op, backend_gemm *g) {
 
 /* Whether `op` is a dot_general / dot that a gemm computes: f32, f64 or
  * bf16 operands and result of one type (or bf16 operands, f32 result), no
- * algorithm, batch dims leading and in order on both sides, one
+ * algorithm but a plain one (dot_algorithm_is_plain), batch dims leading and in order on both sides, one
  * contracting dim at either end of each side's matrix dims (the free dims
  * of a side then flatten into one); or a strided form
  * (gemm_form_strided). Fills *g. */
@@ -119,7 +119,7 @@ static bool gemm_form(const hlo_op *op, backend_gemm *g) {
               (ot->dtype == HLO_F32 || ot->dtype == HLO_F64 || ot->dtype == HLO_BF16);
   bool widen = lt->dtype == HLO_BF16 && rt->dtype == HLO_BF16 && ot->dtype == HLO_F32;
   if (!same && !widen) return false;
-  if (op_attr(op, "algorithm")) return false;
+  if (!dot_algorithm_is_plain(op)) return false;
   int64_t *lb = NULL, *rb = NULL, *lc = NULL, *rc = NULL;
   uint32_t nlb = 0, nrb = 0, nlc = 0, nrc = 0;
   int64_t dot_lc, dot_rc = 0;

@@ -81,6 +81,63 @@ static hlo_status plan_frees(cpu_exec *x, uint32_t pi, const bool *is_result,
   return st;
 }
 
+/* Whether a and b are static tensor types of the same dims. */
+static bool same_dims(const hlo_type *a, const hlo_type *b) {
+  if (a->kind != TYPE_TENSOR || b->kind != TYPE_TENSOR || a->rank != b->rank ||
+      !type_is_static(a) || !type_is_static(b))
+    return false;
+  for (uint32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return false;
+  return true;
+}
+
+/* Whether kernel step q may write its one output over input k: k is the
+ * kernel's own choice (q->inplace, executable_cpu.c's inplace_input), or
+ * q is a fusion without reductions in which every op that reads input k,
+ * directly or through other ops, is elementwise over the shape of that
+ * input, and the output has that shape and element size. Every load of
+ * the input then reads exactly the element the kernel writes (no layout
+ * op re-indexes it), which is inplace_input's rule, decided on the IR for
+ * the inputs after the first that qualifies (inplace_input names only
+ * that one). XLA: CanShareOperandBufferWithUser for loop fusions. */
+static bool kernel_may_overwrite(const step *q, uint32_t k) {
+  if (q->kind != STEP_KERNEL || q->nout != 1 || k >= q->nin) return false;
+  if (q->inplace == (int32_t)k) return true;
+  const hlo_op *f = q->op;
+  const hlo_type *to = q->out[0]->type, *ti = q->in[k]->type;
+  if (!f || f->opcode != OP_FUSION || f->num_regions != 1 || f->num_results != 1 ||
+      !same_dims(to, ti) ||
+      hlo_dtype_size(to->dtype) != hlo_dtype_size(ti->dtype) ||
+      cpu_value_bytes(q->out[0]) != cpu_value_bytes(q->in[k]))
+    return false;
+  const hlo_block *b = &f->regions[0].block;
+  /* the body's values derived from input k (at most 64: else no) */
+  const hlo_value *marks[64];
+  uint32_t nm = 0;
+  bool found = false;
+  for (uint32_t m = 0; m < f->num_operands && m < b->num_args; m++)
+    if (f->operands[m]->id == q->in[k]->id) {
+      if (nm == 64) return false;
+      marks[nm++] = &b->args[m];
+      found = true;
+    }
+  if (!found) return false;
+  for (const hlo_op *o = b->first; o; o = o->next) {
+    if (o->opcode == OP_REDUCE || o->num_regions) return false;
+    bool reads = false;
+    for (uint32_t j = 0; j < o->num_operands && !reads; j++)
+      for (uint32_t t = 0; t < nm && !reads; t++) reads = o->operands[j] == marks[t];
+    if (!reads || o == b->last) continue;
+    if (!(op_flags(o->opcode) & OPF_ELEMENTWISE)) return false;
+    for (uint32_t j = 0; j < o->num_results; j++) {
+      if (!same_dims(o->results[j].type, ti) || nm == 64)
+        return false;
+      marks[nm++] = &o->results[j];
+    }
+  }
+  return true;
+}
+
 /* The state slots of while step s of program pi (while_state_slot) that
  * may be their init value's own slot, so that no copy is made before the
  * loop: the init is an arena value of pi, and
@@ -187,33 +244,42 @@ static void merge_buffers(cpu_exec *x, uint32_t pi, const bool *is_result, uint3
     uint32_t o = 0;
     if (q->kind == STEP_GEMM && q->epilogue && q->epi_inplace >= 0 && q->epi_nout == 1)
       k = 2 + q->epi_inplace, o = 1;
-    if (k < 0 || (uint32_t)k >= q->nin) continue;
-    uint32_t in = q->in[k]->id, out = q->out[o]->id;
-    if (q->kind == STEP_ALIAS && x->prog_of[in] == pi && x->home[root[in]] == HOME_ARENA &&
-        x->home[out] != HOME_ARENA) {
-      /* an alias that borrows an arena slot in a tensor of its own (a
-       * result, or the alias of such an alias): the slot lives as long as
-       * the alias is read, to the end when it is a result */
-      uint32_t r = root[in];
-      root[out] = r;
-      int64_t end = is_result[out] ? (int64_t)p->nsteps : x->last_step[out];
-      if (end > (int64_t)x->last_step[r]) x->last_step[r] = (uint32_t)end;
-      continue;
-    }
-    if (x->prog_of[in] != pi || x->home[in] != HOME_ARENA || x->home[out] != HOME_ARENA)
-      continue;
-    uint32_t r = root[in];
-    if (q->kind != STEP_ALIAS) {
-      /* overwriting: nothing else may read the group after this step */
-      bool twice = false;
-      for (uint32_t i = 0; i < q->nin; i++) twice |= i != (uint32_t)k && root[q->in[i]->id] == r;
-      if (twice || is_result[in] || x->last_step[r] != s ||
-          cpu_value_bytes(q->in[k]) != cpu_value_bytes(q->out[o]))
+    /* an elementwise kernel: its own choice first, then any other input
+     * it may overwrite (kernel_may_overwrite) */
+    uint32_t ncand = q->kind == STEP_KERNEL && q->nout == 1 ? q->nin + 1 : 1;
+    for (uint32_t c = 0; c < ncand; c++) {
+      int32_t kk = c == 0 ? k : (int32_t)(c - 1);
+      if (c > 0 && (kk == k || !kernel_may_overwrite(q, (uint32_t)kk))) continue;
+      if (kk < 0 || (uint32_t)kk >= q->nin) continue;
+      uint32_t in = q->in[kk]->id, out = q->out[o]->id;
+      if (q->kind == STEP_ALIAS && x->prog_of[in] == pi && x->home[root[in]] == HOME_ARENA &&
+          x->home[out] != HOME_ARENA) {
+        /* an alias that borrows an arena slot in a tensor of its own (a
+         * result, or the alias of such an alias): the slot lives as long as
+         * the alias is read, to the end when it is a result */
+        uint32_t r = root[in];
+        root[out] = r;
+        int64_t end = is_result[out] ? (int64_t)p->nsteps : x->last_step[out];
+        if (end > (int64_t)x->last_step[r]) x->last_step[r] = (uint32_t)end;
+        break;
+      }
+      if (x->prog_of[in] != pi || x->home[in] != HOME_ARENA || x->home[out] != HOME_ARENA)
         continue;
-      q->aliased = true;
+      uint32_t r = root[in];
+      if (q->kind != STEP_ALIAS) {
+        /* overwriting: nothing else may read the group after this step */
+        bool twice = false;
+        for (uint32_t i = 0; i < q->nin; i++) twice |= i != (uint32_t)kk && root[q->in[i]->id] == r;
+        if (twice || is_result[in] || x->last_step[r] != s ||
+            cpu_value_bytes(q->in[kk]) != cpu_value_bytes(q->out[o]))
+          continue;
+        q->aliased = true;
+        if (c > 0) q->inplace = kk;
+      }
+      root[out] = r;
+      if (x->last_step[out] > x->last_step[r]) x->last_step[r] = x->last_step[out];
+      break;
     }
-    root[out] = r;
-    if (x->last_step[out] > x->last_step[r]) x->last_step[r] = x->last_step[out];
   }
 }
 
@@ -251,18 +317,108 @@ static int64_t heap_peak(const cpu_exec *x, const program *p, const ba_buffer *h
   return peak;
 }
 
+/* Whether value v of program p is read by a step other than a native one
+ * (an alias, an interpreter thunk, a control step), or twice by one step. */
+static bool read_oddly(const program *p, uint32_t v) {
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p->steps[s].nin; k++) n += p->steps[s].in[k]->id == v;
+    if (n > 1 || (n && !step_is_native(p->steps[s].kind))) return true;
+  }
+  return false;
+}
+
+/* The input of step q that it writes its one output over in place, when
+ * that input is value v: a dynamic_update_slice or scatter's operand, or
+ * an input kernel_may_overwrite allows; -1 when none. */
+static int32_t overwrites(const step *q, uint32_t v) {
+  if ((q->kind == STEP_DUS || q->kind == STEP_SCATTER) && q->nin && q->in[0]->id == v) return 0;
+  for (uint32_t k = 0; q->kind == STEP_KERNEL && k < q->nin; k++)
+    if (q->in[k]->id == v && kernel_may_overwrite(q, k)) return (int32_t)k;
+  return -1;
+}
+
+/* The search of plan_carried for one carried argument `a` (last read at
+ * step `last`) of while body p: memo[s] (for the value step s makes; 0:
+ * not yet known, -1: no chain) the length of the longest chain that ends
+ * with that value, via[s] the input its step writes it over (-1: none, the
+ * argument being dead), result[v] the body's results. */
+typedef struct chain_search {
+  const cpu_exec *x;
+  const program *p;
+  uint32_t pi, a, arg; /* the argument's value id and its index */
+  int64_t last;
+  int32_t *memo, *via;
+  const bool *keep, *result;
+  uint32_t depth;
+} chain_search;
+
+/* Of the chains of values ending with value cur that may all be written
+ * over argument a's buffer one after the other (each over the previous
+ * one, which dies there; the first over the argument after or at its last
+ * read), the one that starts earliest (it spans the most steps, so it
+ * takes the most out of the arena): 1 + its first value's step, or 0
+ * when there is none. */
+static int32_t chain_from(chain_search *c, uint32_t cur, uint64_t bytes) {
+  uint32_t s = c->x->def_step[cur];
+  if (c->memo[s]) return c->memo[s] < 0 ? 0 : c->memo[s];
+  const step *d = &c->p->steps[s];
+  int32_t best = 0;
+  c->via[s] = -1;
+  if (c->last == (int64_t)s) { /* the argument's last read: only in place, once there */
+    int32_t k = overwrites(d, c->a);
+    uint32_t here = 0;
+    for (uint32_t j = 0; j < d->nin; j++) here += d->in[j]->id == c->a;
+    if (k >= 0 && here == 1) best = (int32_t)s + 1, c->via[s] = k;
+  } else if (c->last < (int64_t)s) {
+    best = (int32_t)s + 1; /* the argument is dead when cur is made */
+    /* further back: over a temporary that dies here, made no earlier than
+     * the argument's last read */
+    for (uint32_t j = 0; j < d->nin && d->kind == STEP_KERNEL && c->depth < 256; j++) {
+      const cpu_exec *x = c->x;
+      uint32_t v = d->in[j]->id;
+      if (v >= x->nvals || x->prog_of[v] != c->pi || x->home[v] != HOME_ARENA ||
+          x->last_step[v] != s || x->consts[v] || c->keep[v] || c->result[v] || v == c->a ||
+          (int64_t)x->def_step[v] < c->last)
+        continue;
+      const step *dv = &c->p->steps[x->def_step[v]];
+      if (!step_is_native(dv->kind) || dv->nout != 1 || dv->kind == STEP_ALIAS ||
+          (uint64_t)cpu_value_bytes(d->in[j]) != bytes || read_oddly(c->p, v) ||
+          !type_equal(d->in[j]->type, c->p->block->args[c->arg].type) ||
+          !kernel_may_overwrite(d, j))
+        continue;
+      c->depth++;
+      int32_t l = chain_from(c, v, bytes);
+      c->depth--;
+      if (l > 0 && l < best) best = l, c->via[s] = (int32_t)j;
+    }
+  }
+  c->memo[s] = best ? best : -1;
+  return best;
+}
+
 /* In a while body, the results that may be written over the carried value
- * they replace (HOME_CARRIED): result i is made by a native step of the
- * body, and block argument i is read by no later step (nor by that step,
- * unless the step updates it in place: dynamic_update_slice, scatter, an
- * elementwise kernel), is lent to no alias, and is not carried twice.
- * Marks the arguments to keep (not freed before the write). XLA's while
- * buffers: one buffer per carried value across iterations. */
-static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep) {
+ * they replace (HOME_CARRIED), with the chain of values in place before
+ * them: result i = c_m is made by a native step of the body over c_{m-1}
+ * (in place: it is that step's last read of it), ..., c_1 over block
+ * argument i or after its last read; every c_j (j < m) is a kernel
+ * temporary of the body, of argument i's type, that only native steps
+ * read, each once, and that dies at the step making c_{j+1}; argument i is read by no step after c_1
+ * is made (nor by that step, unless it updates it in place), is lent to no
+ * alias, and is not carried twice. The longest such chain is taken (a
+ * search over the inputs each step may overwrite). Each c_j then lives in
+ * argument i's buffer too (HOME_CARRIED): at any step one of them at most
+ * is live. The in-place steps are marked `aliased` (and `inplace` names
+ * the input). Marks the arguments to keep (not freed before the write).
+ * XLA's while buffers: one buffer per carried value across iterations,
+ * the body's updates in place. */
+static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep, const bool *is_result) {
   program *p = &x->progs[pi];
   const hlo_block *blk = p->block;
   const hlo_op *term = blk->last;
   if (!p->while_body || !term || term->num_operands != blk->num_args) return;
+  int32_t *memo = malloc((p->nsteps + 1) * 2 * sizeof *memo);
+  if (!memo) return; /* no memory: no chains (still correct) */
   for (uint32_t i = 0; i < blk->num_args; i++) {
     uint32_t a = blk->args[i].id;
     const hlo_value *r = term->operands[i];
@@ -278,25 +434,33 @@ static void plan_carried(cpu_exec *x, uint32_t pi, bool *keep) {
     for (uint32_t j = 0; j < blk->num_args; j++)
       twice |= j != i && (term->operands[j] == r || term->operands[j]->id == a);
     int64_t last = -1;
-    uint32_t reads_at_def = 0;
     bool lent = false;
     for (uint32_t s = 0; s < p->nsteps; s++)
       for (uint32_t k = 0; k < p->steps[s].nin; k++)
         if (p->steps[s].in[k]->id == a) {
           last = s;
           lent |= p->steps[s].kind == STEP_ALIAS;
-          reads_at_def += s == x->def_step[r->id];
         }
-    bool in_place_ok =
-        reads_at_def == 1 &&
-        (((q->kind == STEP_DUS || q->kind == STEP_SCATTER) && q->in[0]->id == a) ||
-         (q->kind == STEP_KERNEL && q->inplace >= 0 && q->in[q->inplace]->id == a));
-    int64_t def = x->def_step[r->id];
-    if (twice || lent || last > def || (last == def && !in_place_ok)) continue;
-    x->home[r->id] = HOME_CARRIED;
-    x->offset[r->id] = a;
+    if (twice || lent) continue;
+    memset(memo, 0, (p->nsteps + 1) * 2 * sizeof *memo);
+    chain_search c = {x, p, pi, a, i, last, memo, memo + p->nsteps + 1, keep, is_result, 0};
+    if (chain_from(&c, r->id, (uint64_t)cpu_value_bytes(r)) <= 0) continue;
+    /* the chain, from r back: each value over the input its step names */
+    for (uint32_t v = r->id, n = 0; n <= p->nsteps; n++) {
+      step *d = &p->steps[x->def_step[v]];
+      int32_t k = c.via[x->def_step[v]];
+      x->home[v] = HOME_CARRIED;
+      x->offset[v] = a;
+      if (k >= 0 && d->kind == STEP_KERNEL) {
+        d->inplace = k;
+        d->aliased = true;
+      }
+      if (k < 0 || d->in[k]->id == a) break;
+      v = d->in[k]->id;
+    }
     keep[a] = true;
   }
+  free(memo);
 }
 
 /* Whether result i of while step q (in program pi) is the loop's state
@@ -399,7 +563,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     }
   }
   HLO_TRY(list_owned(x, p));
-  plan_carried(x, pi, keep);
+  plan_carried(x, pi, keep, is_result);
   HLO_TRY(plan_frees(x, pi, is_result, keep));
   merge_buffers(x, pi, is_result, root);
   elide_fills(x, pi, is_result, root);
@@ -478,7 +642,9 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     if (q->kind == STEP_CONV) need = q->scratch_bytes;
     if (need > 0) ids[nb] = s, bufs[nb++] = (ba_buffer){need, s, s, 0};
   }
-  hlo_status st = ba_pack(bufs, nb, 64, &p->temp_bytes);
+  /* small buffers packed below 64 bytes, except on a device backend (its
+   * validity is tracked per 64-byte granule of the arena) */
+  hlo_status st = ba_pack(bufs, nb, 64, !x->be->device_memory, &p->temp_bytes);
   for (uint32_t i = 0; !st && i < first_scratch; i++) x->offset[ids[i]] = bufs[i].offset;
   for (uint32_t i = first_scratch; !st && i < nb; i++) {
     step *q = &p->steps[ids[i]];

@@ -233,6 +233,37 @@ static void run_dslice(const step *s, void *const *bufs) {
   copy_block(out, ot->dims, start, bufs[1], ut->dims, zero, ut->dims, rank, es);
 }
 
+/* pad's geometry, per dim d of rank: the operand indices [first, first +
+ * count) that land in the result, and where: low + i * stride. *empty when
+ * nothing of the operand lands in the result. */
+static hlo_status pad_geometry(const step *s, int64_t *first, int64_t *count, int64_t *stride,
+                               int64_t *low, bool *empty) {
+  const hlo_type *ot = s->in[0]->type, *rt = s->out[0]->type;
+  uint32_t rank = ot->rank;
+  arena a;
+  arena_init(&a);
+  int64_t *lo, *in;
+  uint32_t nl, ni;
+  bool ok = attr_as_ints(&a, op_attr(s->op, "edge_padding_low"), &lo, &nl) &&
+            attr_as_ints(&a, op_attr(s->op, "interior_padding"), &in, &ni) && nl == rank &&
+            ni == rank;
+  *empty = type_num_elements(ot) <= 0;
+  for (uint32_t d = 0; ok && d < rank; d++) {
+    stride[d] = in[d] + 1;
+    low[d] = lo[d];
+    int64_t f = lo[d] >= 0 ? 0 : (-lo[d] + stride[d] - 1) / stride[d];
+    int64_t l = rt->dims[d] - 1 - lo[d];
+    l = l < 0 ? -1 : l / stride[d];
+    if (l > ot->dims[d] - 1) l = ot->dims[d] - 1;
+    first[d] = f;
+    count[d] = l - f + 1;
+    *empty |= count[d] <= 0;
+  }
+  arena_deinit(&a);
+  if (!ok) return status_at(HLO_INTERNAL, &s->op->loc, "pad: unreadable padding attributes");
+  return NULL;
+}
+
 /* pad: the result filled with the padding value, then each operand
  * element that lands inside it (edge padding may be negative) copied to
  * low + i * (interior + 1), a row at a time when the innermost dim has no
@@ -244,32 +275,10 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
   const uint8_t *src = bufs[0];
   fill_elements(out, bufs[1], (size_t)type_num_elements(rt), es);
   uint32_t rank = ot->rank;
-  if (type_num_elements(ot) <= 0) return NULL;
-  arena a;
-  arena_init(&a);
-  int64_t *lo, *in;
-  uint32_t nl, ni;
-  bool ok = attr_as_ints(&a, op_attr(s->op, "edge_padding_low"), &lo, &nl) &&
-            attr_as_ints(&a, op_attr(s->op, "interior_padding"), &in, &ni) && nl == rank &&
-            ni == rank;
-  /* per dim: the operand indices [first, first + count) that land in the
-   * result, and where: low + i * stride */
   int64_t first[COPY_MAX_RANK] = {0}, count[COPY_MAX_RANK] = {0};
   int64_t stride[COPY_MAX_RANK] = {0}, low[COPY_MAX_RANK] = {0};
-  bool empty = false;
-  for (uint32_t d = 0; ok && d < rank; d++) {
-    stride[d] = in[d] + 1;
-    low[d] = lo[d];
-    int64_t f = lo[d] >= 0 ? 0 : (-lo[d] + stride[d] - 1) / stride[d];
-    int64_t l = rt->dims[d] - 1 - lo[d];
-    l = l < 0 ? -1 : l / stride[d];
-    if (l > ot->dims[d] - 1) l = ot->dims[d] - 1;
-    first[d] = f;
-    count[d] = l - f + 1;
-    empty |= count[d] <= 0;
-  }
-  arena_deinit(&a);
-  if (!ok) return status_at(HLO_INTERNAL, &s->op->loc, "pad: unreadable padding attributes");
+  bool empty;
+  HLO_TRY(pad_geometry(s, first, count, stride, low, &empty));
   if (empty) return NULL; /* nothing of the operand lands in the result */
   int64_t idx[COPY_MAX_RANK] = {0};
   uint32_t r1 = rank - 1;
@@ -290,6 +299,164 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
     while (d >= 0 && ++idx[d] == count[d]) idx[d--] = 0;
     if (d < 0) return NULL;
   }
+}
+
+/* ------------------------------------------------ on the backend (boxes) */
+
+static hlo_status fill_value(const step *s, uint8_t elem[16]);
+
+/* The row-major strides of dims[0..rank) (elements). */
+static void strides_of(const int64_t *dims, uint32_t rank, int64_t *st) {
+  int64_t m = 1;
+  for (uint32_t d = rank; d-- > 0;) {
+    st[d] = m;
+    m *= dims[d];
+  }
+}
+
+/* Makes *b (offsets zero) from a box of rank <= COPY_MAX_RANK: dims of
+ * extent 1 dropped, a dim merged into the next inner one when both sides'
+ * strides chain (outer stride = inner stride x inner extent). False when
+ * more than BACKEND_BOX_MAX_RANK dims remain. An empty box is rank 1,
+ * extent 0. */
+static bool squeeze_box(uint32_t rank, const int64_t *dims, const int64_t *ds, const int64_t *ss,
+                        size_t es, backend_box *b) {
+  memset(b, 0, sizeof *b);
+  b->esize = (uint32_t)es;
+  int64_t kd[COPY_MAX_RANK], kds[COPY_MAX_RANK], kss[COPY_MAX_RANK];
+  uint32_t n = 0;
+  for (uint32_t d = 0; d < rank; d++) {
+    if (dims[d] <= 0) {
+      b->rank = 1;
+      return true;
+    }
+    if (dims[d] == 1) continue;
+    if (n && kds[n - 1] == ds[d] * dims[d] && kss[n - 1] == ss[d] * dims[d]) {
+      kd[n - 1] *= dims[d]; /* merged into the previous (outer) one */
+      kds[n - 1] = ds[d];
+      kss[n - 1] = ss[d];
+      continue;
+    }
+    kd[n] = dims[d];
+    kds[n] = ds[d];
+    kss[n] = ss[d];
+    n++;
+  }
+  if (n > BACKEND_BOX_MAX_RANK) return false;
+  b->rank = n;
+  for (uint32_t d = 0; d < n; d++) {
+    b->dims[d] = kd[d];
+    b->dst_strides[d] = kds[d];
+    b->src_strides[d] = kss[d];
+  }
+  return true;
+}
+
+/* The boxes of step s (DSLICE, DUS, PAD): the box of the slice / update /
+ * pad interior, offsets left zero; false when it has too many dims. */
+static bool step_box(const step *s, backend_box *b) {
+  const hlo_type *ot = s->in[0]->type;
+  uint32_t rank = ot->rank;
+  size_t es = hlo_dtype_size(ot->dtype);
+  int64_t ost[COPY_MAX_RANK], xst[COPY_MAX_RANK];
+  strides_of(ot->dims, rank, ost);
+  if (s->kind == STEP_DSLICE) { /* result (dense) <- operand */
+    const hlo_type *rt = s->out[0]->type;
+    strides_of(rt->dims, rank, xst);
+    return squeeze_box(rank, rt->dims, xst, ost, es, b);
+  }
+  if (s->kind == STEP_DUS) { /* operand-shaped result <- update (dense) */
+    const hlo_type *ut = s->in[1]->type;
+    strides_of(ut->dims, rank, xst);
+    return squeeze_box(rank, ut->dims, ost, xst, es, b);
+  }
+  /* PAD: result at low + i * stride <- operand at first + i */
+  const hlo_type *rt = s->out[0]->type;
+  int64_t first[COPY_MAX_RANK], count[COPY_MAX_RANK], stride[COPY_MAX_RANK], low[COPY_MAX_RANK];
+  int64_t rst[COPY_MAX_RANK], dst[COPY_MAX_RANK];
+  bool empty;
+  hlo_status st = pad_geometry(s, first, count, stride, low, &empty);
+  if (st) {
+    hlo_status_free(st);
+    return false;
+  }
+  if (empty) {
+    memset(b, 0, sizeof *b);
+    b->esize = (uint32_t)es;
+    b->rank = 1;
+    return true;
+  }
+  strides_of(rt->dims, rank, rst);
+  for (uint32_t d = 0; d < rank; d++) dst[d] = stride[d] * rst[d];
+  return squeeze_box(rank, count, dst, ost, es, b);
+}
+
+bool cpu_copy_on_backend(const backend *be, const step *s) {
+  backend_box b;
+  if (s->nout != 1) return false;
+  size_t es = hlo_dtype_size(s->out[0]->type->dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) return false;
+  if (s->kind == STEP_FILL) return be->fill_box && s->nin == 0;
+  if (!be->copy_box || (s->kind != STEP_DSLICE && s->kind != STEP_DUS && s->kind != STEP_PAD))
+    return false;
+  if (s->kind == STEP_PAD && !be->fill_box) return false;
+  return step_box(s, &b);
+}
+
+hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const *host,
+                                   void *const *dev) {
+  if (s->kind == STEP_FILL) {
+    const hlo_type *t = s->out[0]->type;
+    uint8_t elem[16];
+    HLO_TRY(fill_value(s, elem));
+    backend_box all = {.rank = 1, .esize = (uint32_t)hlo_dtype_size(t->dtype),
+                       .dims = {type_num_elements(t)}, .dst_strides = {1}, .src_strides = {1}};
+    return be->fill_box(dev[0], elem, &all);
+  }
+  const hlo_type *ot = s->in[0]->type;
+  uint32_t rank = ot->rank;
+  size_t es = hlo_dtype_size(ot->dtype);
+  int64_t ost[COPY_MAX_RANK];
+  strides_of(ot->dims, rank, ost);
+  backend_box b;
+  if (!step_box(s, &b))
+    return status_at(HLO_INTERNAL, &s->op->loc, "%s: no box on the backend",
+                     op_name(s->op->opcode));
+  void *out = dev[s->nin];
+  if (s->kind == STEP_DSLICE) {
+    const hlo_type *rt = s->out[0]->type;
+    for (uint32_t d = 0; d < rank; d++)
+      b.src_off += start_at(s, host, 1 + d, ot->dims[d] - rt->dims[d]) * ost[d];
+    return be->copy_box(out, dev[0], &b);
+  }
+  if (s->kind == STEP_DUS) {
+    const hlo_type *ut = s->in[1]->type;
+    for (uint32_t d = 0; d < rank; d++)
+      b.dst_off += start_at(s, host, 2 + d, ot->dims[d] - ut->dims[d]) * ost[d];
+    if (out != dev[0]) { /* not in place: the operand first, on the stream */
+      backend_box all = {.rank = 1, .esize = (uint32_t)es, .dims = {type_num_elements(ot)},
+                         .dst_strides = {1}, .src_strides = {1}};
+      HLO_TRY(be->copy_box(out, dev[0], &all));
+    }
+    return be->copy_box(out, dev[1], &b);
+  }
+  /* PAD: the whole result filled with the value (host[1], downloaded),
+   * then the interior */
+  const hlo_type *rt = s->out[0]->type;
+  backend_box all = {.rank = 1, .esize = (uint32_t)es, .dims = {type_num_elements(rt)},
+                     .dst_strides = {1}, .src_strides = {1}};
+  HLO_TRY(be->fill_box(out, host[1], &all));
+  if (b.dims[0] <= 0) return NULL;
+  int64_t first[COPY_MAX_RANK], count[COPY_MAX_RANK], stride[COPY_MAX_RANK], low[COPY_MAX_RANK];
+  int64_t rst[COPY_MAX_RANK];
+  bool empty;
+  HLO_TRY(pad_geometry(s, first, count, stride, low, &empty));
+  strides_of(rt->dims, rank, rst);
+  for (uint32_t d = 0; d < rank; d++) {
+    b.src_off += first[d] * ost[d];
+    b.dst_off += (low[d] + first[d] * stride[d]) * rst[d];
+  }
+  return be->copy_box(out, dev[0], &b);
 }
 
 /* The row view of a gather/scatter step's operand [B..., N, rest...]:
@@ -363,15 +530,21 @@ static void run_scatter(const step *s, void *const *bufs) {
 /* A splat constant filled into its buffer (bufs[0]: the step has no
  * operands). The element's bytes are the interpreter's (element.c reads
  * the literal), so the fill equals the constant made at compile time. */
-static hlo_status run_fill(const step *s, void *const *bufs) {
+static hlo_status fill_value(const step *s, uint8_t elem[16]) {
   const hlo_type *t = s->out[0]->type;
   const hlo_attr *a = op_attr(s->op, "value");
-  uint8_t elem[16];
   size_t es = hlo_dtype_size(t->dtype);
-  if (!a || a->kind != ATTR_DENSE || es > sizeof elem || !a->u.dense.data)
+  if (!a || a->kind != ATTR_DENSE || es > 16 || !a->u.dense.data)
     return status_at(HLO_INTERNAL, &s->op->loc, "fill step without a splat value");
   memcpy(elem, a->u.dense.data, es);
-  fill_elements(bufs[0], elem, (size_t)type_num_elements(t), es);
+  return NULL;
+}
+
+static hlo_status run_fill(const step *s, void *const *bufs) {
+  const hlo_type *t = s->out[0]->type;
+  uint8_t elem[16];
+  HLO_TRY(fill_value(s, elem));
+  fill_elements(bufs[0], elem, (size_t)type_num_elements(t), hlo_dtype_size(t->dtype));
   return NULL;
 }
 

@@ -46,6 +46,7 @@ typedef struct dev_entry {
   uint8_t *dev;         /* its device buffer (backend alloc) */
   uint8_t state;        /* ON_HOST | ON_DEV */
   bool pinned;          /* a constant's: kept for the executable's life */
+  bool lent;            /* dev is an argument's device copy (the caller's): not freed */
   tensor *owner;        /* a reference: keeps `host` allocated */
 } dev_entry;
 
@@ -53,7 +54,15 @@ struct cpu_dev {
   uint8_t *arena;       /* the device arena (progs[0].temp_bytes, rounded up) */
   uint8_t *host_arena;  /* progs[0].arena when the device arena was made */
   size_t arena_bytes;
-  uint8_t *gstate;      /* per 64-byte granule of the arena: ON_HOST | ON_DEV */
+  /* the state (ON_HOST | ON_DEV) of each 64-byte granule of the arena, as
+   * runs: run i covers granules [run_at[i], run_at[i + 1]) (the last to
+   * the arena's end) with state run_state[i]; run_at[0] = 0, neighbours
+   * differ. A few runs per live buffer, so a step's bookkeeping costs
+   * O(runs), not O(bytes / 64) (a 128 MiB buffer is 2M granules) */
+  size_t *run_at;
+  uint8_t *run_state;
+  uint32_t nruns, cap_runs;
+  size_t granules;
   dev_entry *e;
   uint32_t n, cap;
   void *empty;          /* a device pointer for zero-byte buffers */
@@ -92,7 +101,7 @@ hlo_status cpu_dev_create(cpu_exec *x) {
 
 static void drop_entry(cpu_exec *x, uint32_t i) {
   cpu_dev *d = x->dev;
-  x->be->free(d->e[i].dev);
+  if (!d->e[i].lent) x->be->free(d->e[i].dev);
   tensor_release(d->e[i].owner);
   d->e[i] = d->e[--d->n];
 }
@@ -104,7 +113,8 @@ void cpu_dev_destroy(cpu_exec *x) {
   free(d->e);
   x->be->free(d->arena);
   x->be->free(d->empty);
-  free(d->gstate);
+  free(d->run_at);
+  free(d->run_state);
   free(d);
   x->dev = NULL;
 }
@@ -115,8 +125,16 @@ hlo_status cpu_dev_arena(cpu_exec *x) {
   if (d->arena) return NULL;
   size_t bytes = p0->temp_bytes > 0 ? ((size_t)p0->temp_bytes + 63) & ~(size_t)63 : 64;
   d->arena = x->be->alloc(bytes);
-  d->gstate = calloc(bytes / GRANULE, 1);
-  if (!d->arena || !d->gstate)
+  d->run_at = malloc(16 * sizeof *d->run_at);
+  d->run_state = malloc(16);
+  if (d->run_at && d->run_state) {
+    d->run_at[0] = 0;
+    d->run_state[0] = 0; /* never written: garbage on both sides */
+    d->nruns = 1;
+    d->cap_runs = 16;
+  }
+  d->granules = bytes / GRANULE;
+  if (!d->arena || !d->run_at || !d->run_state)
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for %zu bytes of "
                       "temporaries", bytes);
   d->host_arena = p0->arena;
@@ -135,22 +153,85 @@ static bool in_dev_arena(const cpu_dev *d, const uint8_t *p) {
   return d->host_arena && p >= d->host_arena && p < d->host_arena + d->arena_bytes;
 }
 
+/* The run holding granule g (binary search). */
+static uint32_t run_of(const cpu_dev *d, size_t g) {
+  uint32_t lo = 0, hi = d->nruns; /* run_at[lo] <= g < run_at[hi] */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (d->run_at[mid] <= g) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static size_t run_end(const cpu_dev *d, uint32_t i) {
+  return i + 1 < d->nruns ? d->run_at[i + 1] : d->granules;
+}
+
+/* Sets granules [g0, g1) to `state`: the runs there become one (merged
+ * with equal neighbours). */
+static hlo_status runs_set(cpu_dev *d, size_t g0, size_t g1, uint8_t state) {
+  if (g0 >= g1) return NULL;
+  if (d->nruns + 2 > d->cap_runs) {
+    uint32_t cap = 2 * d->cap_runs;
+    size_t *at = realloc(d->run_at, cap * sizeof *at);
+    if (at) d->run_at = at;
+    uint8_t *st = realloc(d->run_state, cap);
+    if (st) d->run_state = st;
+    if (!at || !st) return cpu_oom();
+    d->cap_runs = cap;
+  }
+  uint32_t a = run_of(d, g0), b = run_of(d, g1 - 1);
+  uint8_t after = d->run_state[b];
+  size_t after_end = run_end(d, b);
+  /* the new runs replacing a..b: [run_at[a], g0) keeps a's state, then
+   * [g0, g1) `state`, then [g1, after_end) b's */
+  size_t at[3];
+  uint8_t st[3];
+  uint32_t n = 0;
+  if (d->run_at[a] < g0) at[n] = d->run_at[a], st[n++] = d->run_state[a];
+  at[n] = g0, st[n++] = state;
+  if (g1 < after_end) at[n] = g1, st[n++] = after;
+  /* merge with the run before a and among themselves */
+  uint32_t m = 0;
+  size_t mat[3];
+  uint8_t mst[3];
+  for (uint32_t i = 0; i < n; i++) {
+    bool same_as_prev = m ? mst[m - 1] == st[i] : (a > 0 && d->run_state[a - 1] == st[i]);
+    if (same_as_prev) continue;
+    mat[m] = at[i], mst[m++] = st[i];
+  }
+  /* and the run after b */
+  uint32_t tail = b + 1;
+  if (tail < d->nruns) {
+    uint8_t last = m ? mst[m - 1] : d->run_state[a - 1];
+    if (d->run_state[tail] == last) tail++;
+  }
+  uint32_t removed = tail - a;
+  memmove(d->run_at + a + m, d->run_at + tail, (d->nruns - tail) * sizeof *d->run_at);
+  memmove(d->run_state + a + m, d->run_state + tail, d->nruns - tail);
+  for (uint32_t i = 0; i < m; i++) d->run_at[a + i] = mat[i], d->run_state[a + i] = mst[i];
+  d->nruns = d->nruns - removed + m;
+  return NULL;
+}
+
 /* Moves the granules [g0, g1) of the arena that lack `want` (and hold the
- * other side's valid bytes) to that side, in runs. */
+ * other side's valid bytes) to that side. */
 static hlo_status arena_sync(const cpu_exec *x, size_t g0, size_t g1, uint8_t want) {
   cpu_dev *d = x->dev;
   uint8_t other = want == ON_DEV ? ON_HOST : ON_DEV;
   size_t g = g0;
   while (g < g1) {
-    if ((d->gstate[g] & want) || !(d->gstate[g] & other)) {
-      g++;
-      continue;
+    uint32_t i = run_of(d, g);
+    size_t e = run_end(d, i);
+    if (e > g1) e = g1;
+    uint8_t s = d->run_state[i];
+    if (!(s & want) && (s & other)) {
+      size_t off = g * GRANULE, n = (e - g) * GRANULE;
+      if (want == ON_DEV) HLO_TRY(be_copy(x, d->arena + off, d->host_arena + off, n));
+      else HLO_TRY(be_download(x, d->host_arena + off, d->arena + off, n));
+      HLO_TRY(runs_set(d, g, e, s | want));
     }
-    size_t e = g;
-    while (e < g1 && !(d->gstate[e] & want) && (d->gstate[e] & other)) d->gstate[e++] |= want;
-    size_t off = g * GRANULE, n = (e - g) * GRANULE;
-    if (want == ON_DEV) HLO_TRY(be_copy(x, d->arena + off, d->host_arena + off, n));
-    else HLO_TRY(be_download(x, d->host_arena + off, d->arena + off, n));
     g = e;
   }
   return NULL;
@@ -183,7 +264,7 @@ static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t byt
   if (!dev)
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a buffer of %zu bytes",
                       bytes);
-  d->e[d->n] = (dev_entry){host, bytes, dev, ON_HOST, false, tensor_retain(owner)};
+  d->e[d->n] = (dev_entry){host, bytes, dev, ON_HOST, false, false, tensor_retain(owner)};
   *out = d->n++;
   return NULL;
 }
@@ -226,7 +307,7 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    memset(d->gstate + g0, ON_DEV, g1 - g0);
+    HLO_TRY(runs_set(d, g0, g1, ON_DEV));
     *dev = d->arena + (p - d->host_arena);
     return NULL;
   }
@@ -271,8 +352,7 @@ hlo_status cpu_dev_host_out(cpu_exec *x, const void *host, size_t bytes) {
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    memset(d->gstate + g0, ON_HOST, g1 - g0);
-    return NULL;
+    return runs_set(d, g0, g1, ON_HOST);
   }
   int64_t i = find(d, p);
   if (i < 0) return NULL;
@@ -308,8 +388,8 @@ static bool valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes) {
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    for (size_t g = g0; g < g1; g++)
-      if (!(d->gstate[g] & ON_DEV)) return false;
+    for (size_t g = g0; g < g1; g = run_end(d, run_of(d, g)))
+      if (!(d->run_state[run_of(d, g)] & ON_DEV)) return false;
     return true;
   }
   int64_t i = find(d, p);
@@ -322,8 +402,8 @@ static bool valid_on_host(const cpu_dev *d, const uint8_t *p, size_t bytes) {
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    for (size_t g = g0; g < g1; g++)
-      if (d->gstate[g] == ON_DEV) return false;
+    for (size_t g = g0; g < g1; g = run_end(d, run_of(d, g)))
+      if (d->run_state[run_of(d, g)] == ON_DEV) return false;
     return true;
   }
   int64_t i = find(d, p);
@@ -372,4 +452,75 @@ void cpu_dev_end_run(cpu_exec *x) {
     if (!d->e[i].pinned) drop_entry(x, i);
     else i++;
   }
+}
+
+/* Grows the entry table by one; its index in *out. */
+static hlo_status entry_slot(cpu_dev *d, uint32_t *out) {
+  if (d->n == d->cap) {
+    uint32_t cap = d->cap ? 2 * d->cap : 16;
+    dev_entry *e = realloc(d->e, cap * sizeof *e);
+    if (!e) return cpu_oom();
+    d->e = e;
+    d->cap = cap;
+  }
+  *out = d->n++;
+  return NULL;
+}
+
+/* Registers the device copy of one argument tensor (see cpu_dev_begin_run). */
+static hlo_status lend_argument(cpu_exec *x, tensor *t) {
+  cpu_dev *d = x->dev;
+  if (t->type && t->type->kind == TYPE_TUPLE) {
+    for (uint32_t i = 0; i < t->num_tuple; i++) HLO_TRY(lend_argument(x, t->tuple[i]));
+    return NULL;
+  }
+  if (!t->device || t->device->backend != (const void *)x->be || !t->nbytes || !t->data)
+    return NULL;
+  if (find(d, t->data) >= 0) return NULL; /* the same tensor passed twice */
+  uint32_t i = 0;
+  HLO_TRY(entry_slot(d, &i));
+  uint8_t state = ON_DEV | (t->device->host_valid ? ON_HOST : 0);
+  d->e[i] = (dev_entry){t->data, t->nbytes, t->device->ptr, state, false, true, tensor_retain(t)};
+  return NULL;
+}
+
+hlo_status cpu_dev_begin_run(cpu_exec *x, tensor *const *args, uint32_t n) {
+  if (!x->dev) return NULL;
+  for (uint32_t i = 0; i < n; i++)
+    if (args[i]) HLO_TRY(lend_argument(x, args[i]));
+  return NULL;
+}
+
+/* tensor_device.release of a result's own device copy. */
+static void release_own_copy(tensor_device *dv) {
+  const backend *be = dv->backend;
+  be->free(dv->ptr);
+  free(dv);
+}
+
+hlo_status cpu_dev_result(cpu_exec *x, tensor *r) {
+  cpu_dev *d = x->dev;
+  if (!d || !r) return NULL;
+  if (r->type && r->type->kind == TYPE_TUPLE) {
+    for (uint32_t i = 0; i < r->num_tuple; i++) HLO_TRY(cpu_dev_result(x, r->tuple[i]));
+    return NULL;
+  }
+  if (!r->nbytes || !r->data) return NULL;
+  if (r->device && r->device->own) return NULL; /* a result given twice: moved already */
+  int64_t k = find(d, r->data);
+  if (k >= 0) {
+    dev_entry *e = &d->e[k];
+    bool own = e->owner == r && !e->pinned && !e->lent && e->host == r->data &&
+               e->bytes == r->nbytes && !r->borrowed && !r->device && (e->state & ON_DEV);
+    if (own) {
+      tensor_device *dv = malloc(sizeof *dv);
+      if (!dv) return cpu_oom();
+      *dv = (tensor_device){e->dev, x->be, (e->state & ON_HOST) != 0, true, release_own_copy};
+      r->device = dv;
+      e->dev = NULL; /* the result's now: drop_entry frees nothing */
+      e->lent = true;
+      return NULL;
+    }
+  }
+  return cpu_dev_host_in(x, r->data, r->nbytes);
 }

@@ -162,6 +162,19 @@ step_kind cpu_copy_form(const hlo_op *op);
 /* Runs data-movement step s on bufs (its operands, then its result).
  * Errors: HLO_INTERNAL for an unreadable attribute. */
 HLO_MUST_USE hlo_status cpu_run_copy(const step *s, void *const *bufs);
+/* Whether data-movement step s runs on backend be's copy_box / fill_box
+ * (a device backend with those slots): dynamic_slice, dynamic_update_slice
+ * and pad whose box has at most BACKEND_BOX_MAX_RANK dims once extents of
+ * 1 are dropped and contiguous dims merged, and fills (STEP_FILL: its
+ * splat written by fill_box; host and dev then have no operands). */
+bool cpu_copy_on_backend(const backend *be, const step *s);
+/* Runs step s (cpu_copy_on_backend) on be: host[i] the host pointers of
+ * its scalar operands (start indices, pad's value: valid on the host),
+ * dev[0..nin] the device pointers of its operands, then its result (the
+ * result may be operand 0's memory: dynamic_update_slice in place).
+ * Enqueued on the backend's stream. Errors: the backend's. */
+HLO_MUST_USE hlo_status cpu_run_copy_on_backend(const backend *be, const step *s,
+                                                void *const *host, void *const *dev);
 
 /* executable_cpu_epilogue.c: merges each GEMM step with the kernel step
  * that next reads its result, where that kernel's tiles are rows of it and
@@ -214,6 +227,19 @@ void cpu_dev_sweep(cpu_exec *x);
 /* Drops every entry but the constants' (the run is over; its results
  * downloaded). No-op without x->dev. */
 void cpu_dev_end_run(cpu_exec *x);
+/* Before a run: the arguments that carry a device copy in this backend's
+ * memory (tensor.device, lent by the caller for the run) are registered
+ * as valid on the device (and on the host when host_valid), so that
+ * device steps read them without an upload. No-op off a device backend.
+ * Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cpu_dev_begin_run(cpu_exec *x, tensor *const *args, uint32_t n);
+/* After a run, for each result r (tuples: their elements): when r's bytes
+ * are in a device buffer of r's own (not a constant's, not an argument's),
+ * that buffer is handed to r as r->device (host_valid when the host mirror
+ * holds the same bytes) and the run no longer frees it; otherwise r's host
+ * bytes are made valid (downloaded). Errors: the backend's copy errors,
+ * HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cpu_dev_result(cpu_exec *x, tensor *r);
 
 /* executable_cpu_run.c: runs program `p` with its block arguments bound to
  * args[0..nargs) (borrowed); *out gets a malloc'd array of the block

@@ -182,6 +182,43 @@ static inline bool step_on_device(step_kind k) {
 
 static hlo_status native_call(cpu_exec *x, const step *s, void **bufs, void *scratch);
 
+/* The operands of copy step s that it reads as scalars on the host (start
+ * indices, pad's value): dynamic_slice's from 1, dynamic_update_slice's
+ * from 2, pad's 1. */
+/* The most operands of a copy step (dynamic_update_slice of rank 16). */
+enum { COPY_MAX_IN = 18 };
+
+static inline uint32_t copy_first_scalar(const step *s) {
+  return s->kind == STEP_DUS ? 2 : 1;
+}
+
+/* run_device_step for a copy step that runs on the backend's copy_box
+ * (cpu_copy_on_backend): its scalar operands downloaded (a few bytes), its
+ * array operands uploaded where stale and its result valid on the device
+ * only, the boxes enqueued on device pointers. dynamic_update_slice in
+ * place (the result in the operand's memory) stays in place: the same
+ * host memory has the same device memory. */
+static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const step *s,
+                                                            void **bufs, tensor **out) {
+  hlo_status st = NULL;
+  void *host[COPY_MAX_IN];
+  uint32_t first = copy_first_scalar(s);
+  for (uint32_t i = 0; i < s->nin && !st; i++) {
+    size_t n = (size_t)cpu_value_bytes(s->in[i]);
+    host[i] = bufs[i];
+    if (i >= first) st = cpu_dev_host_in(x, bufs[i], n);
+    else st = cpu_dev_in(x, value_tensor(x, s->in[i]->id), bufs[i], n, &bufs[i]);
+  }
+  if (!st) {
+    const hlo_value *v = s->out[0];
+    tensor *owner = out[0] ? out[0] : value_tensor(x, v->id);
+    st = cpu_dev_out(x, owner, bufs[s->nin], (size_t)cpu_value_bytes(v), &bufs[s->nin]);
+  }
+  if (!st) st = cpu_run_copy_on_backend(x->be, s, host, bufs);
+  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  return st;
+}
+
 /* run_native_step on a device backend (x->dev), its host buffers found
  * (bufs, out): a device step gets device pointers (inputs uploaded where
  * stale, outputs then valid on the device only); a data-movement step runs
@@ -190,6 +227,8 @@ static hlo_status native_call(cpu_exec *x, const step *s, void **bufs, void *scr
 static __attribute__((noinline)) hlo_status run_device_step(cpu_exec *x, const step *s,
                                                             void **bufs, tensor **out) {
   hlo_status st = NULL;
+  if (s->nin <= COPY_MAX_IN && s->nout == 1 && cpu_copy_on_backend(x->be, s))
+    return run_device_copy(x, s, bufs, out);
   bool dev = step_on_device(s->kind);
   const program *p = s->nout ? &x->progs[x->prog_of[s->out[0]->id]] : NULL;
   void *scratch = s->kind == STEP_CONV && s->scratch_bytes > 0 && p && p->arena
@@ -408,15 +447,16 @@ static const step *fill_step_of(const cpu_exec *x, const hlo_value *v) {
 static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, tensor *owner,
                              void *dst, size_t bytes) {
   const step *f = fill_step_of(x, v);
-  if (f && f->elided) { /* its buffer was never written */
+  if ((f && f->elided) || (f && !(t && t->data == dst))) { /* elided: never written */
+    if (x->dev && cpu_copy_on_backend(x->be, f)) { /* filled on the device */
+      void *d;
+      HLO_TRY(cpu_dev_out(x, owner, dst, bytes, &d));
+      return cpu_run_copy_on_backend(x->be, f, NULL, &d);
+    }
     HLO_TRY(cpu_run_copy(f, &dst));
     return cpu_dev_host_out(x, dst, bytes);
   }
   if (t && t->data == dst) return NULL;
-  if (f) {
-    HLO_TRY(cpu_run_copy(f, &dst));
-    return cpu_dev_host_out(x, dst, bytes);
-  }
   if (!t || t->nbytes != bytes)
     return status_new(HLO_INTERNAL, "cpu executable: a loop's init value has %zu bytes, its "
                       "state %zu", t ? t->nbytes : 0, bytes);
@@ -841,6 +881,9 @@ static hlo_status run_steps(cpu_exec *x, uint32_t pi) {
       free(want);
     }
     if (x->profile) {
+      /* a device backend's launches return before they finish: the
+       * step's time is until the device is done with it */
+      if (x->dev && !st) st = x->be->synchronize();
       q->prof_ms += cpu_now_ms() - t0;
       q->prof_runs++;
     }
@@ -907,12 +950,15 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
                      f->num_args, n);
   tensor **res = NULL;
   uint32_t nr = 0;
-  hlo_status st = cpu_run_program(x, 0, args, n, &res, &nr);
+  hlo_status st = cpu_dev_begin_run(x, args, n);
+  if (!st) st = cpu_run_program(x, 0, args, n, &res, &nr);
   if (!st && nr != f->num_results)
     st = status_at(HLO_INTERNAL, &f->loc, "@%s: no return of %u values", f->name, f->num_results);
   if (x->dev) {
-    /* the results, downloaded; then the run's device buffers go */
-    for (uint32_t i = 0; i < nr && !st; i++) st = cpu_dev_tensor_host(x, res[i]);
+    /* the results: left on the device in buffers of their own where they
+     * are there (downloaded where not); then the run's other device
+     * buffers go */
+    for (uint32_t i = 0; i < nr && !st; i++) st = cpu_dev_result(x, res[i]);
     hlo_status sy = x->be->synchronize();
     if (!st) st = sy;
     else hlo_status_free(sy);

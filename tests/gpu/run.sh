@@ -41,18 +41,7 @@ row() { rows="$rows$(printf '%-34s %8s %8s  %s' "$1" "$2" "$3" "$4")
 "; }
 
 # ------------------------------------------------------------------ deps
-if [ ! -f /usr/include/oneapi/dnnl/dnnl.h ] && [ -d .debs ]; then
-  D=/tmp/hlo-debs
-  for f in .debs/*.deb; do dpkg -x "$f" "$D"; done
-  MA=x86_64-linux-gnu
-  export CPATH="$D/usr/include${CPATH:+:$CPATH}"
-  export LIBRARY_PATH="$D/usr/lib/$MA${LIBRARY_PATH:+:$LIBRARY_PATH}"
-  export LD_LIBRARY_PATH="$D/usr/lib/$MA:$D/usr/lib/$MA/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  MAKEVARS="OPENBLAS_DIR=$D/usr/lib/$MA/openblas-openmp"
-  echo "gpu: build dependencies unpacked from .debs/ into $D"
-else
-  MAKEVARS=""
-fi
+. tests/gpu/deps.sh
 
 # ----------------------------------------------------------------- build
 if want build; then
@@ -79,7 +68,7 @@ count() {  # LABEL LOGFILE: the log's last "N passed, N failed" into the table
 
 # ------------------------------------------------------------------ unit
 if want unit; then
-  for t in test_cuda_backend test_cuda_emit test_devmem; do
+  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_devmem; do
     [ -x "$B/tests/$t" ] || continue
     "$B/tests/$t" >"$OUT/$t.log" 2>&1
     count "$t" "$OUT/$t.log"

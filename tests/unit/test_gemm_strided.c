@@ -155,4 +155,38 @@ TEST(bf16_strided) {
   CHECK_EQ_INT(cs.blas, 2);
 }
 
+/* A dot with a plain `algorithm` (JAX's dot_product_attention prints
+ * BF16_BF16_F32; F32_F32_F32 from precision presets) is a gemm; a
+ * multi-pass one (BF16_BF16_F32_X3) stays on the interpreter. */
+TEST(plain_dot_algorithms_are_gemms) {
+  static const char *text =
+      "func.func @main(%q: tensor<2x1x24x16xbf16>, %k: tensor<2x24x16xbf16>, "
+      "%a: tensor<24x16xf32>, %b: tensor<16x8xf32>) -> "
+      "(tensor<2x1x24x24xf32>, tensor<24x8xf32>, tensor<24x8xf32>) {\n"
+      "  %0 = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = "
+      "[3] x [2], algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, "
+      "accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, "
+      "num_primitive_operations = 1, allow_imprecise_accumulation = false> : "
+      "(tensor<2x1x24x16xbf16>, tensor<2x24x16xbf16>) -> tensor<2x1x24x24xf32>\n"
+      "  %1 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = "
+      "<lhs_precision_type = f32, rhs_precision_type = f32, accumulation_type = f32, "
+      "lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, "
+      "allow_imprecise_accumulation = false> : (tensor<24x16xf32>, tensor<16x8xf32>) -> "
+      "tensor<24x8xf32>\n"
+      "  %2 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = "
+      "<lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type = f32, "
+      "lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 3, "
+      "allow_imprecise_accumulation = false> : (tensor<24x16xf32>, tensor<16x8xf32>) -> "
+      "tensor<24x8xf32>\n"
+      "  return %0, %1, %2 : tensor<2x1x24x24xf32>, tensor<24x8xf32>, tensor<24x8xf32>\n"
+      "}\n";
+  static const hlo_compile_options opts = {.backend = HLO_BACKEND_CPU, .passes = "none"};
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("algorithms.mlir", text, &opts, 0x3, 64, 4, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.blas, 2);
+  CHECK_EQ_INT(cs.interp, 1);
+}
+
 TEST_MAIN()

@@ -39,8 +39,9 @@ static const char *const usage_bench =
     "                      from the host's, as a GPU's are (see hlo run --help)\n"
     "  --passes LIST       the pass pipeline (default: the backend's; see hlo run --help)\n"
     "  --dump-to DIR       dump each pass's module and the generated C to DIR\n"
-    "  --profile           (cpu) print the time of each thunk (kernel, BLAS call,\n"
-    "                      interpreter op) per run to stderr, slowest first\n"
+    "  --profile           (cpu, cuda) print the time of each thunk (kernel, BLAS\n"
+    "                      call, interpreter op) per run to stderr, slowest first\n"
+    "                      (cuda: each waits for the device: launches serialise)\n"
     "  --iters N           timed runs (N >= 1). Default: adaptive, so the timed runs\n"
     "                      take about 2 s in all: floor(2 s / the last warm-up run),\n"
     "                      at least 1 (a program slower than 2 s runs once), at\n"
@@ -164,7 +165,7 @@ static hlo_status bench(const bench_flags *fl) {
     for (uint32_t k = 0; res && k < f->num_results; k++) hlo_buffer_destroy(res[k]);
     free(res);
     if (!st && !runtime_executable_profile(e, true))
-      fprintf(stderr, "hlo bench: --profile: only the cpu backend has thunks to time\n");
+      fprintf(stderr, "hlo bench: --profile: only the compiled backends (cpu, cuda) have thunks to time\n");
   }
   if (!st) st = hlo_bench_run(e, views, (int)f->num_args, &o, &r);
   if (!st && fl->profile) runtime_executable_profile_print(e, stderr, 40);

@@ -11,12 +11,18 @@
  * launch_tiles (no GEMM output fusion), and no conv / window / sort slots:
  * those ops run on the host mirror through the interpreter.
  *
- * The counters (cpu_devmem_counters) let tests prove what moved: every
- * `copy` call, its bytes, and every `alloc`. */
+ * It has copy_box / fill_box (plain C loops over the box), so that the
+ * runtime's device path of dynamic_slice, dynamic_update_slice and pad
+ * runs here as on a GPU.
+ *
+ * The counters (cpu_devmem_counters, cpu_devmem_box_calls) let tests
+ * prove what moved: every `copy` call, its bytes, every `alloc`, and
+ * every copy_box / fill_box call. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
+#include "support/status.h"
 
 /* The counters since the last reset (any pointer may be NULL); `reset`
  * zeroes them after reading. Declared by the tests that use it. */
@@ -56,6 +62,70 @@ static hlo_status devmem_copy(void *dst, const void *src, size_t n) {
 
 static hlo_status devmem_synchronize(void) { return NULL; }
 
+static uint64_t n_boxes;
+
+/* The number of copy_box / fill_box calls since the last reset (reset:
+ * zeroes it after reading). Declared by the tests that use it. */
+uint64_t cpu_devmem_box_calls(bool reset);
+
+uint64_t cpu_devmem_box_calls(bool reset) {
+  uint64_t n = __atomic_load_n(&n_boxes, __ATOMIC_RELAXED);
+  if (reset) __atomic_store_n(&n_boxes, 0, __ATOMIC_RELAXED);
+  return n;
+}
+
+static hlo_status box_check(const backend_box *b) {
+  if (b->rank > BACKEND_BOX_MAX_RANK)
+    return status_new(HLO_INVALID_ARGUMENT, "copy_box: rank %u past %d", b->rank,
+                      BACKEND_BOX_MAX_RANK);
+  if (b->esize != 1 && b->esize != 2 && b->esize != 4 && b->esize != 8 && b->esize != 16)
+    return status_new(HLO_INVALID_ARGUMENT, "copy_box: element size %u", b->esize);
+  __atomic_add_fetch(&n_boxes, 1, __ATOMIC_RELAXED);
+  return NULL;
+}
+
+/* Walks the box in row-major order: src NULL fills with value. A row of
+ * the innermost dim is one memcpy when both strides are 1. */
+static void box_walk(uint8_t *dst, const uint8_t *src, const uint8_t *value,
+                     const backend_box *b) {
+  uint32_t r = b->rank;
+  size_t es = b->esize;
+  for (uint32_t d = 0; d < r; d++)
+    if (b->dims[d] <= 0) return;
+  int64_t idx[BACKEND_BOX_MAX_RANK] = {0};
+  int64_t inner = r ? b->dims[r - 1] : 1;
+  int64_t ds = r ? b->dst_strides[r - 1] : 1, ss = r ? b->src_strides[r - 1] : 1;
+  for (;;) {
+    int64_t doff = b->dst_off, soff = b->src_off;
+    for (uint32_t d = 0; d + 1 < r; d++) {
+      doff += idx[d] * b->dst_strides[d];
+      soff += idx[d] * b->src_strides[d];
+    }
+    if (src && ds == 1 && ss == 1) {
+      memmove(dst + (size_t)doff * es, src + (size_t)soff * es, (size_t)inner * es);
+    } else {
+      for (int64_t j = 0; j < inner; j++)
+        memcpy(dst + (size_t)(doff + j * ds) * es,
+               src ? src + (size_t)(soff + j * ss) * es : value, es);
+    }
+    int d = (int)r - 2;
+    while (d >= 0 && ++idx[d] == b->dims[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+static hlo_status devmem_copy_box(void *dst, const void *src, const backend_box *box) {
+  HLO_TRY(box_check(box));
+  box_walk(dst, src, NULL, box);
+  return NULL;
+}
+
+static hlo_status devmem_fill_box(void *dst, const void *value, const backend_box *box) {
+  HLO_TRY(box_check(box));
+  box_walk(dst, NULL, value, box);
+  return NULL;
+}
+
 static backend devmem;
 static pthread_once_t devmem_once = PTHREAD_ONCE_INIT;
 
@@ -75,6 +145,8 @@ static void devmem_init(void) {
   b.copy = devmem_copy;
   b.synchronize = devmem_synchronize;
   b.gemm = c->gemm;
+  b.copy_box = devmem_copy_box;
+  b.fill_box = devmem_fill_box;
   devmem = b;
 }
 

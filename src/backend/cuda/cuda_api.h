@@ -42,6 +42,7 @@ typedef struct CUstream_st *CUstream;     /* also cuBLASLt's cudaStream_t */
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
 
 /* CUresult values (cuda.h, enum cudaError_enum) */
 enum {
@@ -51,6 +52,8 @@ enum {
   CUDA_ERROR_STUB_LIBRARY = 34,
   CUDA_ERROR_NO_DEVICE = 100,
 };
+/* CUmemPool_attribute (cuda.h) */
+enum { CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4 };
 /* CUdevice_attribute (cuda.h) */
 enum {
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -87,6 +90,10 @@ enum {
   X(cuCtxSetCurrent, CUresult, (CUcontext ctx))                                               \
   X(cuMemAlloc_v2, CUresult, (CUdeviceptr *dptr, size_t bytes))                               \
   X(cuMemFree_v2, CUresult, (CUdeviceptr dptr))                                               \
+  X(cuMemAllocAsync, CUresult, (CUdeviceptr *dptr, size_t bytes, CUstream s))                \
+  X(cuMemFreeAsync, CUresult, (CUdeviceptr dptr, CUstream s))                                 \
+  X(cuDeviceGetDefaultMemPool, CUresult, (CUmemoryPool *pool, CUdevice dev))                  \
+  X(cuMemPoolSetAttribute, CUresult, (CUmemoryPool pool, int attr, void *value))              \
   X(cuMemcpyAsync, CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s))        \
   X(cuMemcpyHtoDAsync_v2, CUresult, (CUdeviceptr dst, const void *src, size_t n, CUstream s)) \
   X(cuMemcpyDtoHAsync_v2, CUresult, (void *dst, CUdeviceptr src, size_t n, CUstream s))       \

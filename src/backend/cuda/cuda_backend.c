@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 #include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cuda_conv.h"
+#include "backend/cuda/cuda_window.h"
 #include "backend/cuda/emit_cuda.h"
 #include "backend/cuda/nvrtc.h"
 #include "support/status.h"
@@ -121,6 +123,17 @@ static void start(void) {
   if (!r) what = "cuDevicePrimaryCtxRetain", r = cu->cuDevicePrimaryCtxRetain(&s.ctx, s.dev);
   if (!r) what = "cuCtxSetCurrent", r = cu->cuCtxSetCurrent(s.ctx);
   if (!r) what = "cuStreamCreate", r = cu->cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING);
+  /* device memory from the driver's stream-ordered pool (cuMemAllocAsync):
+   * freed memory stays in the pool for the next run instead of going back
+   * to the driver (release threshold: never), so a run's allocations cost
+   * no cuMemAlloc / cuMemFree (which synchronises the device) */
+  CUmemoryPool pool = NULL;
+  if (!r) what = "cuDeviceGetDefaultMemPool", r = cu->cuDeviceGetDefaultMemPool(&pool, s.dev);
+  if (!r) {
+    unsigned long long keep = ~0ull;
+    what = "cuMemPoolSetAttribute";
+    r = cu->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  }
   if (r) {
     start_fail(HLO_UNAVAILABLE, "the cuda backend could not open CUDA device 0: %s: %s", what,
                cuda_result_text(cu, r, buf, sizeof buf));
@@ -406,7 +419,7 @@ static void *cuda_alloc(size_t bytes) {
     return NULL;
   }
   CUdeviceptr p = 0;
-  if (s->cu->cuMemAlloc_v2(&p, bytes ? bytes : 1) != CUDA_SUCCESS) return NULL;
+  if (s->cu->cuMemAllocAsync(&p, bytes ? bytes : 1, s->stream) != CUDA_SUCCESS) return NULL;
   return (void *)(uintptr_t)p;
 }
 
@@ -414,7 +427,7 @@ static void cuda_free(void *p) {
   if (!p) return;
   const cuda_device_state *s = cuda_state();
   hlo_status st = cuda_make_current(s, "free");
-  if (!st) (void)s->cu->cuMemFree_v2((CUdeviceptr)(uintptr_t)p);
+  if (!st) (void)s->cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)p, s->stream);
   hlo_status_free(st);
 }
 
@@ -459,6 +472,12 @@ static const backend cuda_backend = {
     .synchronize = cuda_synchronize,
     .gemm = cuda_gemm,
     .gemm_epilogue = NULL,
+    .conv = cuda_conv,
+    .conv_takes = cuda_conv_takes,
+    .conv_scratch_bytes = cuda_conv_scratch_bytes,
+    .window_takes = cuda_window_takes,
+    .reduce_window = cuda_reduce_window,
+    .select_and_scatter = cuda_select_and_scatter,
 };
 
 hlo_status backend_cuda(const backend **out) {
