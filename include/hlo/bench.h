@@ -90,6 +90,11 @@ typedef struct hlo_compile_times {
    * compiler started), "miss" (compiled and stored) or "off" (not used).
    * Static storage. */
   const char *cache;
+  /* Starting the device before the compile (a GPU backend's first use in
+   * the process: the driver, its context, the libraries), in ms; 0 when
+   * already started or on a host backend. Not in total_ms: as JAX's
+   * client, made before XLA compiles, is not in XLA's compile time. */
+  double device_start_ms;
 } hlo_compile_times;
 
 /* hlo_module_load + hlo_executable_compile, timing each stage: "read" (the

@@ -138,6 +138,22 @@ typedef struct backend_box {
   int64_t src_strides[BACKEND_BOX_MAX_RANK];
 } backend_box;
 
+/* Rows to gather (backend.gather_rows): nidx rows of row_bytes bytes
+ * each; row i of the output is row (i / per_batch) * nrows + clamp(idx[i],
+ * 0, nrows - 1) of the source; idx holds nidx integers of idx_size bytes
+ * (1, 2, 4 or 8), signed when idx_signed. To scatter
+ * (backend.scatter_rows): for i = 0, 1, ... in order, row i of the updates
+ * is written over (add: added to, elements of type dtype: F32, F64, I32,
+ * I64, integers wrapping) row (i / per_batch) * nrows + idx[i] of the
+ * output, skipped when idx[i] is outside [0, nrows). */
+typedef struct backend_rows {
+  int64_t nidx, per_batch, nrows, row_bytes;
+  uint32_t idx_size;
+  bool idx_signed;
+  bool add;               /* scatter: add (else set) */
+  hlo_dtype dtype;        /* scatter add: the element type */
+} backend_rows;
+
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
   /* Whether the backend's buffers live in memory of their own (a GPU's):
@@ -226,6 +242,20 @@ typedef struct backend {
    * the backend's launch errors. */
   HLO_MUST_USE hlo_status (*copy_box)(void *dst, const void *src, const backend_box *box);
   HLO_MUST_USE hlo_status (*fill_box)(void *dst, const void *value, const backend_box *box);
+  /* Gathers rows (backend_rows) from src into out, idx read from the
+   * backend's memory: the runtime's row gather (x[idx], take_along_axis)
+   * on a device backend (NULL: on the host mirror). Enqueued on the
+   * backend's stream. out must not overlap src or idx. Errors:
+   * HLO_INVALID_ARGUMENT (another idx_size), the backend's launch errors. */
+  HLO_MUST_USE hlo_status (*gather_rows)(void *out, const void *src, const void *idx,
+                                         const backend_rows *r);
+  /* Scatters rows (backend_rows) of upd into out in place, idx read from
+   * the backend's memory, in the order of i (a row hit twice gets both, in
+   * that order: the interpreter's result, bit for bit). NULL: on the host
+   * mirror. out must not overlap upd or idx. Errors as gather_rows', and
+   * HLO_INVALID_ARGUMENT for another add type. */
+  HLO_MUST_USE hlo_status (*scatter_rows)(void *out, const void *upd, const void *idx,
+                                          const backend_rows *r);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

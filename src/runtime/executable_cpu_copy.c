@@ -7,7 +7,16 @@
  * `jnp.take_along_axis` and its gradient. Each takes its buffers
  * (operands, then the result) as pointers; semantics per the spec
  * (clamped start indices; scatter skips out-of-bounds windows; updates in
- * row-major order of the update index space, as the interpreter). */
+ * row-major order of the update index space, as the interpreter).
+ *
+ * On a device backend with copy_box / fill_box (backend.h: cuda,
+ * cpu-devmem), dynamic_slice, dynamic_update_slice, pad and fills run
+ * there instead (cpu_run_copy_on_backend): each is one box, or a fill and
+ * a box, on device pointers; only the start indices / pad value (a few
+ * bytes) are read on the host, clamped by the same function as here. The
+ * row gather and scatter run on gather_rows / scatter_rows (indices read
+ * on the device; scatter in place as here when the output shares the
+ * operand's memory). */
 #include <string.h>
 #include "ir/element.h"
 #include "runtime/executable_cpu_internal.h"
@@ -301,9 +310,97 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
   }
 }
 
+/* The row view of a gather/scatter step's operand [B..., N, rest...]:
+ * batches (the product of its nb batching dims), rows per batch (N),
+ * elements per row, and indices per batch (the indices' count / batches). */
+typedef struct row_view {
+  int64_t batches, nrows, row_elems, per_batch;
+} row_view;
+
+static row_view row_view_of(const step *s) {
+  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
+  uint32_t nb = row_batch_dims(s);
+  row_view v = {1, ot->dims[nb], 1, 0};
+  for (uint32_t d = 0; d < nb; d++) v.batches *= ot->dims[d];
+  for (uint32_t d = nb + 1; d < ot->rank; d++) v.row_elems *= ot->dims[d];
+  v.per_batch = type_num_elements(it) / v.batches;
+  return v;
+}
+
+static void run_gather(const step *s, void *const *bufs) {
+  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
+  row_view v = row_view_of(s);
+  int64_t nidx = type_num_elements(it);
+  size_t row = (size_t)v.row_elems * hlo_dtype_size(ot->dtype);
+  const uint8_t *src = bufs[0];
+  uint8_t *out = bufs[2];
+  for (int64_t i = 0; i < nidx; i++) {
+    int64_t b = i / v.per_batch;
+    int64_t r = clamp(elem_get_i64(it->dtype, bufs[1], i), 0, v.nrows - 1);
+    memcpy(out + (size_t)i * row, src + (size_t)(b * v.nrows + r) * row, row);
+  }
+}
+
+static void run_scatter(const step *s, void *const *bufs) {
+  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
+  row_view v = row_view_of(s);
+  int64_t nidx = type_num_elements(it), re = v.row_elems;
+  hlo_dtype dt = ot->dtype;
+  size_t es = hlo_dtype_size(dt), row = (size_t)re * es;
+  uint8_t *out = bufs[3];
+  const uint8_t *upd = bufs[2];
+  if (out != bufs[0]) memcpy(out, bufs[0], (size_t)(v.batches * v.nrows) * row);
+  bool add = scatter_combiner(s->op) == SCATTER_ADD;
+  for (int64_t i = 0; i < nidx; i++) {
+    int64_t b = i / v.per_batch, r = elem_get_i64(it->dtype, bufs[1], i);
+    if (r < 0 || r >= v.nrows) continue; /* the window is out of bounds: skipped */
+    uint8_t *o = out + (size_t)(b * v.nrows + r) * row;
+    const uint8_t *u = upd + (size_t)i * row;
+    if (!add) {
+      memcpy(o, u, row);
+    } else if (dt == HLO_F32) {
+      float *po = (float *)o;
+      const float *pu = (const float *)u;
+      for (int64_t k = 0; k < re; k++) po[k] += pu[k];
+    } else if (dt == HLO_F64) {
+      double *po = (double *)o;
+      const double *pu = (const double *)u;
+      for (int64_t k = 0; k < re; k++) po[k] += pu[k];
+    } else if (dt == HLO_I32) {
+      int32_t *po = (int32_t *)o;
+      const int32_t *pu = (const int32_t *)u;
+      for (int64_t k = 0; k < re; k++) po[k] = (int32_t)((uint32_t)po[k] + (uint32_t)pu[k]);
+    } else {
+      int64_t *po = (int64_t *)o;
+      const int64_t *pu = (const int64_t *)u;
+      for (int64_t k = 0; k < re; k++) po[k] = (int64_t)((uint64_t)po[k] + (uint64_t)pu[k]);
+    }
+  }
+}
+
+/* A splat constant filled into its buffer (bufs[0]: the step has no
+ * operands). The element's bytes are the interpreter's (element.c reads
+ * the literal), so the fill equals the constant made at compile time. */
+static hlo_status fill_value(const step *s, uint8_t elem[16]) {
+  const hlo_type *t = s->out[0]->type;
+  const hlo_attr *a = op_attr(s->op, "value");
+  size_t es = hlo_dtype_size(t->dtype);
+  if (!a || a->kind != ATTR_DENSE || es > 16 || !a->u.dense.data)
+    return status_at(HLO_INTERNAL, &s->op->loc, "fill step without a splat value");
+  memcpy(elem, a->u.dense.data, es);
+  return NULL;
+}
+
+static hlo_status run_fill(const step *s, void *const *bufs) {
+  const hlo_type *t = s->out[0]->type;
+  uint8_t elem[16];
+  HLO_TRY(fill_value(s, elem));
+  fill_elements(bufs[0], elem, (size_t)type_num_elements(t), hlo_dtype_size(t->dtype));
+  return NULL;
+}
+
 /* ------------------------------------------------ on the backend (boxes) */
 
-static hlo_status fill_value(const step *s, uint8_t elem[16]);
 
 /* The row-major strides of dims[0..rank) (elements). */
 static void strides_of(const int64_t *dims, uint32_t rank, int64_t *st) {
@@ -397,6 +494,8 @@ bool cpu_copy_on_backend(const backend *be, const step *s) {
   size_t es = hlo_dtype_size(s->out[0]->type->dtype);
   if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) return false;
   if (s->kind == STEP_FILL) return be->fill_box && s->nin == 0;
+  if (s->kind == STEP_GATHER) return be->gather_rows != NULL;
+  if (s->kind == STEP_SCATTER) return be->scatter_rows && be->copy_box;
   if (!be->copy_box || (s->kind != STEP_DSLICE && s->kind != STEP_DUS && s->kind != STEP_PAD))
     return false;
   if (s->kind == STEP_PAD && !be->fill_box) return false;
@@ -405,6 +504,31 @@ bool cpu_copy_on_backend(const backend *be, const step *s) {
 
 hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const *host,
                                    void *const *dev) {
+  if (s->kind == STEP_GATHER) { /* the indices stay on the device */
+    const hlo_type *it = s->in[1]->type;
+    row_view v = row_view_of(s);
+    backend_rows r = {type_num_elements(it), v.per_batch, v.nrows,
+                      v.row_elems * (int64_t)hlo_dtype_size(s->in[0]->type->dtype),
+                      (uint32_t)hlo_dtype_size(it->dtype),
+                      dtype_class(it->dtype) == HLO_CLASS_SINT, false, HLO_F32};
+    return be->gather_rows(dev[2], dev[0], dev[1], &r);
+  }
+  if (s->kind == STEP_SCATTER) { /* the operand (unless in place), then the rows */
+    const hlo_type *it = s->in[1]->type, *ot = s->in[0]->type;
+    row_view v = row_view_of(s);
+    size_t es = hlo_dtype_size(ot->dtype);
+    if (dev[3] != dev[0]) {
+      backend_box all = {.rank = 1, .esize = 1, .dims = {v.batches * v.nrows * v.row_elems *
+                                                         (int64_t)es},
+                         .dst_strides = {1}, .src_strides = {1}};
+      HLO_TRY(be->copy_box(dev[3], dev[0], &all));
+    }
+    backend_rows r = {type_num_elements(it), v.per_batch, v.nrows, v.row_elems * (int64_t)es,
+                      (uint32_t)hlo_dtype_size(it->dtype),
+                      dtype_class(it->dtype) == HLO_CLASS_SINT,
+                      scatter_combiner(s->op) == SCATTER_ADD, ot->dtype};
+    return be->scatter_rows(dev[3], dev[2], dev[1], &r);
+  }
   if (s->kind == STEP_FILL) {
     const hlo_type *t = s->out[0]->type;
     uint8_t elem[16];
@@ -457,95 +581,6 @@ hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const
     b.dst_off += (low[d] + first[d] * stride[d]) * rst[d];
   }
   return be->copy_box(out, dev[0], &b);
-}
-
-/* The row view of a gather/scatter step's operand [B..., N, rest...]:
- * batches (the product of its nb batching dims), rows per batch (N),
- * elements per row, and indices per batch (the indices' count / batches). */
-typedef struct row_view {
-  int64_t batches, nrows, row_elems, per_batch;
-} row_view;
-
-static row_view row_view_of(const step *s) {
-  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
-  uint32_t nb = row_batch_dims(s);
-  row_view v = {1, ot->dims[nb], 1, 0};
-  for (uint32_t d = 0; d < nb; d++) v.batches *= ot->dims[d];
-  for (uint32_t d = nb + 1; d < ot->rank; d++) v.row_elems *= ot->dims[d];
-  v.per_batch = type_num_elements(it) / v.batches;
-  return v;
-}
-
-static void run_gather(const step *s, void *const *bufs) {
-  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
-  row_view v = row_view_of(s);
-  int64_t nidx = type_num_elements(it);
-  size_t row = (size_t)v.row_elems * hlo_dtype_size(ot->dtype);
-  const uint8_t *src = bufs[0];
-  uint8_t *out = bufs[2];
-  for (int64_t i = 0; i < nidx; i++) {
-    int64_t b = i / v.per_batch;
-    int64_t r = clamp(elem_get_i64(it->dtype, bufs[1], i), 0, v.nrows - 1);
-    memcpy(out + (size_t)i * row, src + (size_t)(b * v.nrows + r) * row, row);
-  }
-}
-
-static void run_scatter(const step *s, void *const *bufs) {
-  const hlo_type *ot = s->in[0]->type, *it = s->in[1]->type;
-  row_view v = row_view_of(s);
-  int64_t nidx = type_num_elements(it), re = v.row_elems;
-  hlo_dtype dt = ot->dtype;
-  size_t es = hlo_dtype_size(dt), row = (size_t)re * es;
-  uint8_t *out = bufs[3];
-  const uint8_t *upd = bufs[2];
-  if (out != bufs[0]) memcpy(out, bufs[0], (size_t)(v.batches * v.nrows) * row);
-  bool add = scatter_combiner(s->op) == SCATTER_ADD;
-  for (int64_t i = 0; i < nidx; i++) {
-    int64_t b = i / v.per_batch, r = elem_get_i64(it->dtype, bufs[1], i);
-    if (r < 0 || r >= v.nrows) continue; /* the window is out of bounds: skipped */
-    uint8_t *o = out + (size_t)(b * v.nrows + r) * row;
-    const uint8_t *u = upd + (size_t)i * row;
-    if (!add) {
-      memcpy(o, u, row);
-    } else if (dt == HLO_F32) {
-      float *po = (float *)o;
-      const float *pu = (const float *)u;
-      for (int64_t k = 0; k < re; k++) po[k] += pu[k];
-    } else if (dt == HLO_F64) {
-      double *po = (double *)o;
-      const double *pu = (const double *)u;
-      for (int64_t k = 0; k < re; k++) po[k] += pu[k];
-    } else if (dt == HLO_I32) {
-      int32_t *po = (int32_t *)o;
-      const int32_t *pu = (const int32_t *)u;
-      for (int64_t k = 0; k < re; k++) po[k] = (int32_t)((uint32_t)po[k] + (uint32_t)pu[k]);
-    } else {
-      int64_t *po = (int64_t *)o;
-      const int64_t *pu = (const int64_t *)u;
-      for (int64_t k = 0; k < re; k++) po[k] = (int64_t)((uint64_t)po[k] + (uint64_t)pu[k]);
-    }
-  }
-}
-
-/* A splat constant filled into its buffer (bufs[0]: the step has no
- * operands). The element's bytes are the interpreter's (element.c reads
- * the literal), so the fill equals the constant made at compile time. */
-static hlo_status fill_value(const step *s, uint8_t elem[16]) {
-  const hlo_type *t = s->out[0]->type;
-  const hlo_attr *a = op_attr(s->op, "value");
-  size_t es = hlo_dtype_size(t->dtype);
-  if (!a || a->kind != ATTR_DENSE || es > 16 || !a->u.dense.data)
-    return status_at(HLO_INTERNAL, &s->op->loc, "fill step without a splat value");
-  memcpy(elem, a->u.dense.data, es);
-  return NULL;
-}
-
-static hlo_status run_fill(const step *s, void *const *bufs) {
-  const hlo_type *t = s->out[0]->type;
-  uint8_t elem[16];
-  HLO_TRY(fill_value(s, elem));
-  fill_elements(bufs[0], elem, (size_t)type_num_elements(t), hlo_dtype_size(t->dtype));
-  return NULL;
 }
 
 hlo_status cpu_run_copy(const step *s, void *const *bufs) {

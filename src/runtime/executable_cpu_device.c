@@ -23,20 +23,33 @@
  *     entry lives. Entries are dropped once they hold the last reference
  *     (after each step), and all but the constants' at the end of a run.
  *     Constants are uploaded once, at compile time (pinned entries).
- * A device step (kernel, gemm, and conv / window / sort when the backend
- * has the slot) takes device pointers: its inputs are uploaded where the
- * device copy is stale (cpu_dev_in), its outputs marked valid on the
- * device only (cpu_dev_out). Every other step (interpreter thunks, the
- * data-movement thunks, fills, while/case predicates, copies of a
- * program's results) runs on the host mirror: its inputs are downloaded
- * where the host copy is stale (cpu_dev_host_in), its outputs marked valid
- * on the host only (cpu_dev_host_out). Copies between buffers
- * (cpu_dev_copy) run device to device when the source is valid there. So
- * a program of device steps only copies its arguments in and its results
- * out; a while loop's predicate is one small download per iteration. */
+ * A device step (kernel, gemm; conv, window, sort when the backend has
+ * the slot; data movement — dynamic_slice, dynamic_update_slice, pad,
+ * splat fills, row gather / scatter — when it has copy_box, fill_box,
+ * gather_rows, scatter_rows, after downloading only the few bytes of start
+ * indices or pad value) takes device pointers: its inputs are uploaded
+ * where the device copy is stale (cpu_dev_in), its outputs marked valid on
+ * the device only (cpu_dev_out). Every other step (interpreter thunks,
+ * while/case predicates, the host forms of the above) runs on the host
+ * mirror: its inputs are downloaded where the host copy is stale
+ * (cpu_dev_host_in), its outputs marked valid on the host only
+ * (cpu_dev_host_out). Copies between buffers (cpu_dev_copy) run device to
+ * device when the source is valid there. So a program of device steps
+ * only copies its arguments in and its results out; a while loop's
+ * predicate is one small download per iteration.
+ *
+ * Arguments and results that stay on the device: an argument tensor
+ * carrying a device copy of this backend (tensor.device: a caller's
+ * hlo_buffer from hlo_executable_device_put or an earlier run) is
+ * registered before the run as a LENT entry (valid on the device, its
+ * device memory the caller's, never freed here: cpu_dev_begin_run); after
+ * the run a result whose bytes are in a device buffer of its own is handed
+ * that buffer (cpu_dev_result: tensor.device, owned), so neither is
+ * copied. */
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/executable_cpu_internal.h"
+#include "support/runmap.h"
 
 enum { ON_HOST = 1, ON_DEV = 2 };
 
@@ -55,14 +68,9 @@ struct cpu_dev {
   uint8_t *host_arena;  /* progs[0].arena when the device arena was made */
   size_t arena_bytes;
   /* the state (ON_HOST | ON_DEV) of each 64-byte granule of the arena, as
-   * runs: run i covers granules [run_at[i], run_at[i + 1]) (the last to
-   * the arena's end) with state run_state[i]; run_at[0] = 0, neighbours
-   * differ. A few runs per live buffer, so a step's bookkeeping costs
-   * O(runs), not O(bytes / 64) (a 128 MiB buffer is 2M granules) */
-  size_t *run_at;
-  uint8_t *run_state;
-  uint32_t nruns, cap_runs;
-  size_t granules;
+   * runs (support/runmap.h): a step's bookkeeping costs O(runs), not
+   * O(bytes / 64) (a 128 MiB buffer is 2M granules, one run) */
+  runmap granules;
   dev_entry *e;
   uint32_t n, cap;
   void *empty;          /* a device pointer for zero-byte buffers */
@@ -113,8 +121,7 @@ void cpu_dev_destroy(cpu_exec *x) {
   free(d->e);
   x->be->free(d->arena);
   x->be->free(d->empty);
-  free(d->run_at);
-  free(d->run_state);
+  runmap_free(&d->granules);
   free(d);
   x->dev = NULL;
 }
@@ -124,19 +131,13 @@ hlo_status cpu_dev_arena(cpu_exec *x) {
   const program *p0 = &x->progs[0];
   if (d->arena) return NULL;
   size_t bytes = p0->temp_bytes > 0 ? ((size_t)p0->temp_bytes + 63) & ~(size_t)63 : 64;
+  HLO_TRY(runmap_init(&d->granules, bytes / GRANULE)); /* never written: state 0 */
   d->arena = x->be->alloc(bytes);
-  d->run_at = malloc(16 * sizeof *d->run_at);
-  d->run_state = malloc(16);
-  if (d->run_at && d->run_state) {
-    d->run_at[0] = 0;
-    d->run_state[0] = 0; /* never written: garbage on both sides */
-    d->nruns = 1;
-    d->cap_runs = 16;
-  }
-  d->granules = bytes / GRANULE;
-  if (!d->arena || !d->run_at || !d->run_state)
+  if (!d->arena) {
+    runmap_free(&d->granules);
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for %zu bytes of "
                       "temporaries", bytes);
+  }
   d->host_arena = p0->arena;
   d->arena_bytes = bytes;
   return NULL;
@@ -153,68 +154,6 @@ static bool in_dev_arena(const cpu_dev *d, const uint8_t *p) {
   return d->host_arena && p >= d->host_arena && p < d->host_arena + d->arena_bytes;
 }
 
-/* The run holding granule g (binary search). */
-static uint32_t run_of(const cpu_dev *d, size_t g) {
-  uint32_t lo = 0, hi = d->nruns; /* run_at[lo] <= g < run_at[hi] */
-  while (hi - lo > 1) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (d->run_at[mid] <= g) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
-static size_t run_end(const cpu_dev *d, uint32_t i) {
-  return i + 1 < d->nruns ? d->run_at[i + 1] : d->granules;
-}
-
-/* Sets granules [g0, g1) to `state`: the runs there become one (merged
- * with equal neighbours). */
-static hlo_status runs_set(cpu_dev *d, size_t g0, size_t g1, uint8_t state) {
-  if (g0 >= g1) return NULL;
-  if (d->nruns + 2 > d->cap_runs) {
-    uint32_t cap = 2 * d->cap_runs;
-    size_t *at = realloc(d->run_at, cap * sizeof *at);
-    if (at) d->run_at = at;
-    uint8_t *st = realloc(d->run_state, cap);
-    if (st) d->run_state = st;
-    if (!at || !st) return cpu_oom();
-    d->cap_runs = cap;
-  }
-  uint32_t a = run_of(d, g0), b = run_of(d, g1 - 1);
-  uint8_t after = d->run_state[b];
-  size_t after_end = run_end(d, b);
-  /* the new runs replacing a..b: [run_at[a], g0) keeps a's state, then
-   * [g0, g1) `state`, then [g1, after_end) b's */
-  size_t at[3];
-  uint8_t st[3];
-  uint32_t n = 0;
-  if (d->run_at[a] < g0) at[n] = d->run_at[a], st[n++] = d->run_state[a];
-  at[n] = g0, st[n++] = state;
-  if (g1 < after_end) at[n] = g1, st[n++] = after;
-  /* merge with the run before a and among themselves */
-  uint32_t m = 0;
-  size_t mat[3];
-  uint8_t mst[3];
-  for (uint32_t i = 0; i < n; i++) {
-    bool same_as_prev = m ? mst[m - 1] == st[i] : (a > 0 && d->run_state[a - 1] == st[i]);
-    if (same_as_prev) continue;
-    mat[m] = at[i], mst[m++] = st[i];
-  }
-  /* and the run after b */
-  uint32_t tail = b + 1;
-  if (tail < d->nruns) {
-    uint8_t last = m ? mst[m - 1] : d->run_state[a - 1];
-    if (d->run_state[tail] == last) tail++;
-  }
-  uint32_t removed = tail - a;
-  memmove(d->run_at + a + m, d->run_at + tail, (d->nruns - tail) * sizeof *d->run_at);
-  memmove(d->run_state + a + m, d->run_state + tail, d->nruns - tail);
-  for (uint32_t i = 0; i < m; i++) d->run_at[a + i] = mat[i], d->run_state[a + i] = mst[i];
-  d->nruns = d->nruns - removed + m;
-  return NULL;
-}
-
 /* Moves the granules [g0, g1) of the arena that lack `want` (and hold the
  * other side's valid bytes) to that side. */
 static hlo_status arena_sync(const cpu_exec *x, size_t g0, size_t g1, uint8_t want) {
@@ -222,15 +161,14 @@ static hlo_status arena_sync(const cpu_exec *x, size_t g0, size_t g1, uint8_t wa
   uint8_t other = want == ON_DEV ? ON_HOST : ON_DEV;
   size_t g = g0;
   while (g < g1) {
-    uint32_t i = run_of(d, g);
-    size_t e = run_end(d, i);
+    size_t e;
+    uint8_t s = d->granules.state[runmap_find(&d->granules, g, &e)];
     if (e > g1) e = g1;
-    uint8_t s = d->run_state[i];
     if (!(s & want) && (s & other)) {
       size_t off = g * GRANULE, n = (e - g) * GRANULE;
       if (want == ON_DEV) HLO_TRY(be_copy(x, d->arena + off, d->host_arena + off, n));
       else HLO_TRY(be_download(x, d->host_arena + off, d->arena + off, n));
-      HLO_TRY(runs_set(d, g, e, s | want));
+      HLO_TRY(runmap_set(&d->granules, g, e, s | want));
     }
     g = e;
   }
@@ -307,7 +245,7 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    HLO_TRY(runs_set(d, g0, g1, ON_DEV));
+    HLO_TRY(runmap_set(&d->granules, g0, g1, ON_DEV));
     *dev = d->arena + (p - d->host_arena);
     return NULL;
   }
@@ -352,7 +290,7 @@ hlo_status cpu_dev_host_out(cpu_exec *x, const void *host, size_t bytes) {
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    return runs_set(d, g0, g1, ON_HOST);
+    return runmap_set(&d->granules, g0, g1, ON_HOST);
   }
   int64_t i = find(d, p);
   if (i < 0) return NULL;
@@ -388,8 +326,8 @@ static bool valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes) {
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    for (size_t g = g0; g < g1; g = run_end(d, run_of(d, g)))
-      if (!(d->run_state[run_of(d, g)] & ON_DEV)) return false;
+    for (size_t g = g0, e; g < g1; g = e)
+      if (!(d->granules.state[runmap_find(&d->granules, g, &e)] & ON_DEV)) return false;
     return true;
   }
   int64_t i = find(d, p);
@@ -402,8 +340,8 @@ static bool valid_on_host(const cpu_dev *d, const uint8_t *p, size_t bytes) {
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
-    for (size_t g = g0; g < g1; g = run_end(d, run_of(d, g)))
-      if (d->run_state[run_of(d, g)] == ON_DEV) return false;
+    for (size_t g = g0, e; g < g1; g = e)
+      if (d->granules.state[runmap_find(&d->granules, g, &e)] == ON_DEV) return false;
     return true;
   }
   int64_t i = find(d, p);

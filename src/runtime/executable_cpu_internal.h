@@ -165,8 +165,10 @@ HLO_MUST_USE hlo_status cpu_run_copy(const step *s, void *const *bufs);
 /* Whether data-movement step s runs on backend be's copy_box / fill_box
  * (a device backend with those slots): dynamic_slice, dynamic_update_slice
  * and pad whose box has at most BACKEND_BOX_MAX_RANK dims once extents of
- * 1 are dropped and contiguous dims merged, and fills (STEP_FILL: its
- * splat written by fill_box; host and dev then have no operands). */
+ * 1 are dropped and contiguous dims merged, fills (STEP_FILL: its splat
+ * written by fill_box; host and dev then have no operands), and the row
+ * gather / scatter on gather_rows / scatter_rows (their indices device
+ * operands too). */
 bool cpu_copy_on_backend(const backend *be, const step *s);
 /* Runs step s (cpu_copy_on_backend) on be: host[i] the host pointers of
  * its scalar operands (start indices, pad's value: valid on the host),

@@ -184,11 +184,13 @@ static hlo_status native_call(cpu_exec *x, const step *s, void **bufs, void *scr
 
 /* The operands of copy step s that it reads as scalars on the host (start
  * indices, pad's value): dynamic_slice's from 1, dynamic_update_slice's
- * from 2, pad's 1. */
+ * from 2, pad's 1; gather's and scatter's none. */
 /* The most operands of a copy step (dynamic_update_slice of rank 16). */
 enum { COPY_MAX_IN = 18 };
 
 static inline uint32_t copy_first_scalar(const step *s) {
+  if (s->kind == STEP_GATHER || s->kind == STEP_SCATTER)
+    return s->nin; /* their indices stay on the device */
   return s->kind == STEP_DUS ? 2 : 1;
 }
 
@@ -221,9 +223,12 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
 
 /* run_native_step on a device backend (x->dev), its host buffers found
  * (bufs, out): a device step gets device pointers (inputs uploaded where
- * stale, outputs then valid on the device only); a data-movement step runs
- * on the host mirror (inputs downloaded where stale, outputs then valid on
- * the host only). */
+ * stale, outputs then valid on the device only); dynamic_slice,
+ * dynamic_update_slice, pad, fills and the row gather / scatter run on
+ * the backend's copy_box / fill_box / gather_rows / scatter_rows where it
+ * has them (run_device_copy); the other data-movement
+ * steps run on the host mirror (inputs downloaded where stale, outputs
+ * then valid on the host only). */
 static __attribute__((noinline)) hlo_status run_device_step(cpu_exec *x, const step *s,
                                                             void **bufs, tensor **out) {
   hlo_status st = NULL;
@@ -460,6 +465,17 @@ static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, t
   if (!t || t->nbytes != bytes)
     return status_new(HLO_INTERNAL, "cpu executable: a loop's init value has %zu bytes, its "
                       "state %zu", t ? t->nbytes : 0, bytes);
+  if (bytes && x->dev && x->be->copy_box && v->id < x->nvals && x->consts[v->id] == t) {
+    /* a constant (on the device since compile time): copied there, so that
+     * a loop whose body runs on the device does not upload its state */
+    void *ds, *dd;
+    HLO_TRY(cpu_dev_in(x, (tensor *)t, t->data, bytes, &ds));
+    HLO_TRY(cpu_dev_out(x, owner, dst, bytes, &dd));
+    /* bytes (a backend may move them in wider words: cuda_copy.h) */
+    backend_box all = {.rank = 1, .esize = 1, .dims = {(int64_t)bytes}, .dst_strides = {1},
+                       .src_strides = {1}};
+    return x->be->copy_box(dd, ds, &all);
+  }
   if (bytes && x->dev) return cpu_dev_copy(x, owner, dst, t->data, bytes);
   if (bytes) memcpy(dst, t->data, bytes);
   return NULL;

@@ -21,6 +21,8 @@
 # where ../shared is absent). Logs go to $OUT (default build/gpu/out).
 # usage: tests/gpu/run.sh [PART...]   PART: build unit models conformance
 #        sanitizer check (default: all). Exit status 1 when anything failed.
+#        CONFORMANCE_MATCHING=REGEX runs only the conformance files whose
+#        text matches (e.g. 'stablehlo.convolution|reduce_window').
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$(pwd)
@@ -68,7 +70,7 @@ count() {  # LABEL LOGFILE: the log's last "N passed, N failed" into the table
 
 # ------------------------------------------------------------------ unit
 if want unit; then
-  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_devmem; do
+  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy test_devmem; do
     [ -x "$B/tests/$t" ] || continue
     "$B/tests/$t" >"$OUT/$t.log" 2>&1
     count "$t" "$OUT/$t.log"
@@ -92,7 +94,19 @@ if want conformance; then
     echo "exec \"$ROOT/$B/hlo\" \"\$@\""
   } >"$W/hlo"
   chmod +x "$W/hlo"
-  JOBS=$JOBS TIMEOUT=300 bash tests/conformance.sh "$SHARED/conformance" "$W" >"$OUT/conformance.log" 2>&1
+  CONF="$SHARED/conformance"
+  if [ -n "${CONFORMANCE_MATCHING:-}" ]; then
+    # a subset: the files whose text matches this extended regex (the ops a
+    # change touched), linked at their own relative paths
+    rm -rf "$W/subset"
+    (cd "$CONF" && grep -rlE --include='*.mlir' "$CONFORMANCE_MATCHING" .) | while read -r f; do
+      mkdir -p "$W/subset/$(dirname "$f")"
+      ln -s "$CONF/$f" "$W/subset/$f"
+    done
+    CONF="$W/subset"
+    echo "gpu: conformance on the $(find "$CONF" -name '*.mlir' | wc -l) files matching '$CONFORMANCE_MATCHING'"
+  fi
+  JOBS=$JOBS TIMEOUT=300 bash tests/conformance.sh "$CONF" "$W" >"$OUT/conformance.log" 2>&1
   tail -n 12 "$OUT/conformance.log"
   line=$(grep '^conformance: ' "$OUT/conformance.log" | tail -n 1)
   p=$(echo "$line" | sed -n 's/^conformance: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p')

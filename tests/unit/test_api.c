@@ -1,9 +1,14 @@
 /* Unit tests of the public C API (include/hlo/hlo.h): loading, errors,
  * running from several threads, argument checks, ownership (run under ASan
  * for leaks). */
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "hlo/hlo.h"
+#include "runtime/runtime.h"
+#include "support/arena.h"
 #include "test.h"
 
 static const char *loop_prog =
@@ -198,6 +203,79 @@ TEST(load_errors) {
   CHECK_EQ_INT(hlo_status_code_of(st), HLO_VERIFY_ERROR);
   CHECK(strstr(hlo_status_message(st), "reshape") != NULL);
   hlo_status_free(st);
+}
+
+/* Device-resident buffers (hlo_executable_device_put, run_buffers, fetch)
+ * on the testing backend cpu-devmem with the N-th allocation failing, for
+ * every N until one pass allocates nothing that fails: each call succeeds
+ * or says HLO_RESOURCE_EXHAUSTED, and whatever it made is freed (ASan's
+ * leak check); the run that goes through gives the right values. */
+TEST(device_buffers_out_of_memory) {
+  static const char *text =
+      "func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, "
+      "tensor<4x8xf32>) {\n"
+      "  %s = stablehlo.add %a, %b : tensor<4x8xf32>\n"
+      "  %e = stablehlo.exponential %s : tensor<4x8xf32>\n"
+      "  return %e, %a : tensor<4x8xf32>, tensor<4x8xf32>\n"
+      "}\n";
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_compile_options o = {.backend = RUNTIME_BACKEND_CPU_DEVMEM, .no_cache = true};
+  hlo_status st = hlo_module_parse("oom.mlir", text, strlen(text), &m);
+  if (!st) st = hlo_executable_compile(m, NULL, &o, &e);
+  if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
+    printf("device_buffers_out_of_memory: skipped (%s)\n", hlo_status_message(st));
+    hlo_status_free(st);
+    hlo_module_destroy(m);
+    return;
+  }
+  CHECK(!st);
+  float a[32], b[32];
+  for (int i = 0; i < 32; i++) a[i] = 0.01f * (float)i, b[i] = -0.02f * (float)i;
+  int64_t dims[2] = {4, 8};
+  hlo_buffer_view va = {HLO_F32, 2, dims, a}, vb = {HLO_F32, 2, dims, b};
+  bool completed = false;
+  int failed_passes = 0;
+  for (long n = 1; n < 400 && !st && !completed; n++) {
+    hlo_buffer *da = NULL, *db = NULL, **r = NULL;
+    hlo_fail_alloc_after = n;
+    hlo_status s2 = hlo_executable_device_put(e, &va, &da);
+    if (!s2) s2 = hlo_executable_device_put(e, &vb, &db);
+    const hlo_buffer *args[2] = {da, db};
+    if (!s2) s2 = hlo_executable_run_buffers(e, args, 2, &r);
+    if (!s2) s2 = hlo_buffer_fetch(r[0]);
+    if (!s2) s2 = hlo_buffer_fetch(r[1]);
+    bool injected = hlo_fail_alloc_after == 0;
+    hlo_fail_alloc_after = 0;
+    if (s2) {
+      failed_passes++;
+      CHECK(injected && hlo_status_code_of(s2) == HLO_RESOURCE_EXHAUSTED);
+      if (!injected || hlo_status_code_of(s2) != HLO_RESOURCE_EXHAUSTED)
+        fprintf(stderr, "allocation %ld: %s\n", n, hlo_status_message(s2));
+      hlo_status_free(s2);
+    } else if (!injected) {
+      completed = true;
+      const float *r0 = hlo_buffer_data(r[0]), *r1 = hlo_buffer_data(r[1]);
+      CHECK(r0 && r1);
+      for (int i = 0; r0 && r1 && i < 32; i++) {
+        CHECK(fabsf(r0[i] - expf(a[i] + b[i])) <= 1e-5f * expf(a[i] + b[i]));
+        CHECK(r1[i] == a[i]);
+      }
+    }
+    if (r) {
+      hlo_buffer_destroy(r[0]);
+      hlo_buffer_destroy(r[1]);
+      free(r);
+    }
+    hlo_buffer_destroy(da);
+    hlo_buffer_destroy(db);
+  }
+  CHECK(completed);
+  CHECK(failed_passes > 0);
+  printf("device_buffers_out_of_memory: %d passes failed cleanly before one ran\n", failed_passes);
+  if (st) hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
 }
 
 TEST_MAIN()

@@ -472,7 +472,7 @@ static void agree_on_boxes(const char *name, const char *text, const hlo_compile
 TEST(copy_steps_on_the_device_agree) {
   const char *t =
       "func.func @main(%a: tensor<6x5x7xf32>, %u: tensor<2x3x4xf32>, %i: tensor<i32>, %j: tensor<i32>)\n"
-      "    -> (tensor<2x5x3xf32>, tensor<6x5x7xf32>, tensor<6x5x7xf32>, tensor<3x3x4xf32>,\n"
+      "    -> (tensor<2x5x3xf32>, tensor<6x5x7xf32>, tensor<6x5x7xf32>, tensor<3x5x3xf32>,\n"
       "        tensor<1x1x1xf32>) {\n"
       "  %e = stablehlo.exponential %a : tensor<6x5x7xf32>\n"
       "  %h = stablehlo.constant dense<100> : tensor<i32>\n"
@@ -490,12 +490,12 @@ TEST(copy_steps_on_the_device_agree) {
       " -> tensor<6x5x7xf32>\n"
       "  %z = stablehlo.constant dense<-3.5> : tensor<f32>\n"
       "  %p = stablehlo.pad %n, %z, low = [0, -1, 1], high = [1, 1, -2], interior = [0, 1, 0]\n"
-      "      : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<3x3x4xf32>\n"
+      "      : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<3x5x3xf32>\n"
       "  %one = stablehlo.dynamic_slice %e, %neg, %i, %big, sizes = [1, 1, 1]\n"
       "      : (tensor<6x5x7xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x1xf32>\n"
       "  %o = stablehlo.add %w2, %e : tensor<6x5x7xf32>\n"
       "  return %d, %w, %o, %p, %one : tensor<2x5x3xf32>, tensor<6x5x7xf32>, tensor<6x5x7xf32>,\n"
-      "      tensor<3x3x4xf32>, tensor<1x1x1xf32>\n"
+      "      tensor<3x5x3xf32>, tensor<1x1x1xf32>\n"
       "}\n";
   agree_on_boxes("copies_f32_single", t, &devmem_single, 0x1f, 2 * 6);
   agree_on_boxes("copies_f32_fused", t, &devmem_fused, 0x1f, 2 * 3);
@@ -524,6 +524,79 @@ TEST(copy_steps_on_the_device_agree) {
       "}\n";
   agree_on_boxes("copies_sizes_single", t2, &devmem_single, 0, 2 * 5);
   agree_on_boxes("copies_sizes_fused", t2, &devmem_fused, 0, 2 * 3);
+}
+
+/* The row gathers JAX emits, on gather_rows: x[idx] of a table a kernel
+ * wrote (indices 0..8 over 6 rows, some minus 3: clamped both ways) and
+ * take_along_axis (batching dims). */
+TEST(row_gather_on_the_device_agrees) {
+  const char *t =
+      "func.func @main(%a: tensor<6x40xf32>, %i: tensor<5x3x1xi32>, %l: tensor<2x3x7xf32>,\n"
+      "    %j: tensor<2x3x1x1xi32>) -> (tensor<5x3x40xf32>, tensor<2x3x1xf32>) {\n"
+      "  %e = stablehlo.exponential %a : tensor<6x40xf32>\n"
+      "  %k = stablehlo.constant dense<3> : tensor<5x3x1xi32>\n"
+      "  %m = stablehlo.subtract %i, %k : tensor<5x3x1xi32>\n"
+      "  %g = \"stablehlo.gather\"(%e, %m) <{dimension_numbers = #stablehlo.gather<offset_dims = [2],\n"
+      "      collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>,\n"
+      "      indices_are_sorted = false, slice_sizes = array<i64: 1, 40>}>\n"
+      "      : (tensor<6x40xf32>, tensor<5x3x1xi32>) -> tensor<5x3x40xf32>\n"
+      "  %n = stablehlo.negate %l : tensor<2x3x7xf32>\n"
+      "  %h = \"stablehlo.gather\"(%n, %j) <{dimension_numbers = #stablehlo.gather<\n"
+      "      collapsed_slice_dims = [2], operand_batching_dims = [0, 1],\n"
+      "      start_indices_batching_dims = [0, 1], start_index_map = [2], index_vector_dim = 3>,\n"
+      "      indices_are_sorted = false, slice_sizes = array<i64: 1, 1, 1>}>\n"
+      "      : (tensor<2x3x7xf32>, tensor<2x3x1x1xi32>) -> tensor<2x3x1xf32>\n"
+      "  return %g, %h : tensor<5x3x40xf32>, tensor<2x3x1xf32>\n"
+      "}\n";
+  agree_on_boxes("gather_single", t, &devmem_single, 1, 2 * 2);
+  agree_on_boxes("gather_fused", t, &devmem_fused, 1, 2 * 2);
+}
+
+/* The row scatters JAX emits (x.at[idx].add(u) / .set(u), and
+ * take_along_axis' gradient with batching dims), on scatter_rows: indices
+ * 0..8 minus 2 over 6 rows (repeated rows, out-of-range windows skipped),
+ * the operand a kernel wrote. The set's indices are unique: with repeats
+ * the interpreter and the host path disagree already (which update wins
+ * is implementation-defined in the spec). */
+TEST(row_scatter_on_the_device_agrees) {
+  const char *t =
+      "func.func @main(%a: tensor<6x8xf32>, %i: tensor<9x1xi32>, %u: tensor<9x8xf32>,\n"
+      "    %b: tensor<2x3x7xf32>, %j: tensor<2x3x1x1xi32>, %v: tensor<2x3x1xf32>)\n"
+      "    -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<2x3x7xf32>) {\n"
+      "  %e = stablehlo.exponential %a : tensor<6x8xf32>\n"
+      "  %k = stablehlo.constant dense<2> : tensor<9x1xi32>\n"
+      "  %m = stablehlo.subtract %i, %k : tensor<9x1xi32>\n"
+      "  %s = \"stablehlo.scatter\"(%e, %m, %u) <{indices_are_sorted = false,\n"
+      "      scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1],\n"
+      "      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>,\n"
+      "      unique_indices = false}> ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    %z = stablehlo.add %x, %y : tensor<f32>\n"
+      "    stablehlo.return %z : tensor<f32>\n"
+      "  }) : (tensor<6x8xf32>, tensor<9x1xi32>, tensor<9x8xf32>) -> tensor<6x8xf32>\n"
+      "  %q = stablehlo.constant dense<[[5], [-1], [0], [3], [9], [1], [2], [4], [7]]>"
+      " : tensor<9x1xi32>\n"
+      "  %t = \"stablehlo.scatter\"(%e, %q, %u) <{indices_are_sorted = false,\n"
+      "      scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1],\n"
+      "      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>,\n"
+      "      unique_indices = false}> ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    stablehlo.return %y : tensor<f32>\n"
+      "  }) : (tensor<6x8xf32>, tensor<9x1xi32>, tensor<9x8xf32>) -> tensor<6x8xf32>\n"
+      "  %n = stablehlo.negate %b : tensor<2x3x7xf32>\n"
+      "  %w = \"stablehlo.scatter\"(%n, %j, %v) <{indices_are_sorted = false,\n"
+      "      scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [2],\n"
+      "      input_batching_dims = [0, 1], scatter_indices_batching_dims = [0, 1],\n"
+      "      scatter_dims_to_operand_dims = [2], index_vector_dim = 3>,\n"
+      "      unique_indices = false}> ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    %z = stablehlo.add %x, %y : tensor<f32>\n"
+      "    stablehlo.return %z : tensor<f32>\n"
+      "  }) : (tensor<2x3x7xf32>, tensor<2x3x1x1xi32>, tensor<2x3x1xf32>) -> tensor<2x3x7xf32>\n"
+      "  return %s, %t, %w : tensor<6x8xf32>, tensor<6x8xf32>, tensor<2x3x7xf32>\n"
+      "}\n";
+  agree_on_boxes("scatter_single", t, &devmem_single, 1, 2 * 3);
+  agree_on_boxes("scatter_fused", t, &devmem_fused, 1, 2 * 3);
 }
 
 /* A scan as JAX writes one: a while loop slicing layer `it` out of a

@@ -1,5 +1,6 @@
 /* Unit tests of src/support and src/ir/element: arena, strbuf, status
  * formatting, float conversions for every float element type. */
+#include "support/runmap.h"
 #include "test.h"
 
 #include "ir/element.h"
@@ -141,6 +142,41 @@ TEST(fill_elements_every_size) {
       CHECK(bad == 0);
       free(buf);
     }
+}
+
+/* runmap against a byte per index, under random sets: every state, the
+ * run invariants (start 0, non-empty, ordered, neighbours differ) and
+ * runmap_find's end after each. */
+TEST(runmap_matches_a_byte_array) {
+  enum { N = 300 };
+  uint8_t model[N];
+  runmap m;
+  CHECK(!runmap_init(&m, N));
+  memset(model, 0, sizeof model);
+  uint64_t r = 12345;
+  int bad = 0;
+  for (int it = 0; it < 3000 && !bad; it++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    size_t b = (r >> 33) % (N + 10), len = (r >> 13) % (it % 3 ? 20 : 200);
+    uint8_t st = (uint8_t)((r >> 50) % 4);
+    size_t e = b + len;
+    CHECK(!runmap_set(&m, b, e, st));
+    for (size_t i = b; i < e && i < N; i++) model[i] = st;
+    bad += m.at[0] != 0 || m.count < 1;
+    for (uint32_t k = 0; k < m.count; k++) {
+      size_t end = k + 1 < m.count ? m.at[k + 1] : m.n;
+      bad += m.at[k] >= end;
+      bad += k > 0 && m.state[k] == m.state[k - 1];
+    }
+    for (size_t i = 0; i < N; i++) {
+      size_t end;
+      uint32_t k = runmap_find(&m, i, &end);
+      bad += m.state[k] != model[i] || runmap_get(&m, i) != model[i];
+      bad += end <= i || end > N;
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  runmap_free(&m);
 }
 
 TEST_MAIN()

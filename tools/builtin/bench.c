@@ -51,7 +51,7 @@ static const char *const usage_bench =
     "  --json              print one JSON object: file, entry, backend, iters, warmup,\n"
     "                      median_us, min_us, mean_us, max_us, first_run_us,\n"
     "                      compile_ms, stages_ms {read, parse, verify, prepare, ...},\n"
-    "                      cache (\"hit\", \"miss\" or \"off\"),\n"
+    "                      cache (\"hit\", \"miss\" or \"off\"), device_start_ms,\n"
     "                      inputs (\"random\" or \"given\"), seed\n"
     CLI_CACHE_USAGE
     "\n"
@@ -107,7 +107,9 @@ static void print_text(const bench_flags *fl, const char *entry, const hlo_compi
   printf("  compile: %.3f ms (", ct->total_ms);
   for (int i = 0; i < ct->num_stages; i++)
     printf("%s%s %.3f", i ? ", " : "", ct->stages[i].name, ct->stages[i].ms);
-  printf(")%s%s\n", ct->cache ? "; cache " : "", ct->cache ? ct->cache : "");
+  printf(")%s%s", ct->cache ? "; cache " : "", ct->cache ? ct->cache : "");
+  if (ct->device_start_ms > 0) printf("; device start %.3f ms (not in compile)", ct->device_start_ms);
+  printf("\n");
 }
 
 static void print_json(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
@@ -126,8 +128,10 @@ static void print_json(const bench_flags *fl, const char *entry, const hlo_compi
     cli_json_string(stdout, ct->stages[i].name);
     printf(": %.4f", ct->stages[i].ms);
   }
-  printf("}, \"cache\": \"%s\", \"inputs\": \"%s\", \"seed\": %llu}\n",
-         ct->cache ? ct->cache : "off", fl->in.n ? "given" : "random", fl->seed);
+  printf("}, \"cache\": \"%s\", \"device_start_ms\": %.4f, \"inputs\": \"%s\", "
+         "\"seed\": %llu}\n",
+         ct->cache ? ct->cache : "off", ct->device_start_ms, fl->in.n ? "given" : "random",
+         fl->seed);
 }
 
 /* Compiles, makes the inputs, times; prints the report. */

@@ -11,13 +11,14 @@
  * launch_tiles (no GEMM output fusion), and no conv / window / sort slots:
  * those ops run on the host mirror through the interpreter.
  *
- * It has copy_box / fill_box (plain C loops over the box), so that the
- * runtime's device path of dynamic_slice, dynamic_update_slice and pad
- * runs here as on a GPU.
+ * It has copy_box, fill_box, gather_rows and scatter_rows (plain C
+ * loops), so that the runtime's device path of dynamic_slice,
+ * dynamic_update_slice, pad and the row gather / scatter runs here as on
+ * a GPU.
  *
  * The counters (cpu_devmem_counters, cpu_devmem_box_calls) let tests
  * prove what moved: every `copy` call, its bytes, every `alloc`, and
- * every copy_box / fill_box call. */
+ * every copy_box / fill_box / gather_rows / scatter_rows call. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +65,8 @@ static hlo_status devmem_synchronize(void) { return NULL; }
 
 static uint64_t n_boxes;
 
-/* The number of copy_box / fill_box calls since the last reset (reset:
- * zeroes it after reading). Declared by the tests that use it. */
+/* The number of copy_box / fill_box / gather_rows / scatter_rows calls
+ * since the last reset (reset: zeroes it after reading). Declared by the tests that use it. */
 uint64_t cpu_devmem_box_calls(bool reset);
 
 uint64_t cpu_devmem_box_calls(bool reset) {
@@ -120,6 +121,69 @@ static hlo_status devmem_copy_box(void *dst, const void *src, const backend_box 
   return NULL;
 }
 
+static hlo_status devmem_gather_rows(void *out, const void *src, const void *idx,
+                                     const backend_rows *r) {
+  uint32_t is = r->idx_size;
+  if (is != 1 && is != 2 && is != 4 && is != 8)
+    return status_new(HLO_INVALID_ARGUMENT, "gather_rows: index size %u", is);
+  __atomic_add_fetch(&n_boxes, 1, __ATOMIC_RELAXED);
+  const uint8_t *ip = idx;
+  for (int64_t i = 0; i < r->nidx; i++) {
+    int64_t v = 0;
+    if (is == 1) v = r->idx_signed ? (int64_t)((const int8_t *)ip)[i] : ((const uint8_t *)ip)[i];
+    if (is == 2) v = r->idx_signed ? (int64_t)((const int16_t *)ip)[i] : ((const uint16_t *)ip)[i];
+    if (is == 4) v = r->idx_signed ? (int64_t)((const int32_t *)ip)[i] : ((const uint32_t *)ip)[i];
+    if (is == 8) v = ((const int64_t *)ip)[i];
+    v = v < 0 ? 0 : v > r->nrows - 1 ? r->nrows - 1 : v;
+    int64_t row = (i / r->per_batch) * r->nrows + v;
+    memcpy((uint8_t *)out + i * r->row_bytes, (const uint8_t *)src + row * r->row_bytes,
+           (size_t)r->row_bytes);
+  }
+  return NULL;
+}
+
+static int64_t devmem_index(const backend_rows *r, const void *idx, int64_t i) {
+  const uint8_t *ip = idx;
+  switch (r->idx_size) {
+  case 1: return r->idx_signed ? (int64_t)((const int8_t *)ip)[i] : ((const uint8_t *)ip)[i];
+  case 2: return r->idx_signed ? (int64_t)((const int16_t *)ip)[i] : ((const uint16_t *)ip)[i];
+  case 4: return r->idx_signed ? (int64_t)((const int32_t *)ip)[i] : ((const uint32_t *)ip)[i];
+  default: return ((const int64_t *)ip)[i];
+  }
+}
+
+static hlo_status devmem_scatter_rows(void *out, const void *upd, const void *idx,
+                                      const backend_rows *r) {
+  uint32_t is = r->idx_size;
+  if (is != 1 && is != 2 && is != 4 && is != 8)
+    return status_new(HLO_INVALID_ARGUMENT, "scatter_rows: index size %u", is);
+  hlo_dtype dt = r->dtype;
+  if (r->add && dt != HLO_F32 && dt != HLO_F64 && dt != HLO_I32 && dt != HLO_I64)
+    return status_new(HLO_INVALID_ARGUMENT, "scatter_rows: add of element type %d", (int)dt);
+  __atomic_add_fetch(&n_boxes, 1, __ATOMIC_RELAXED);
+  size_t rb = (size_t)r->row_bytes;
+  for (int64_t i = 0; i < r->nidx; i++) {
+    int64_t v = devmem_index(r, idx, i);
+    if (v < 0 || v >= r->nrows) continue;
+    uint8_t *o = (uint8_t *)out + ((i / r->per_batch) * r->nrows + v) * (int64_t)rb;
+    const uint8_t *u = (const uint8_t *)upd + i * (int64_t)rb;
+    if (!r->add) {
+      memcpy(o, u, rb);
+    } else if (dt == HLO_F32) {
+      for (size_t k = 0; k < rb / 4; k++) ((float *)o)[k] += ((const float *)u)[k];
+    } else if (dt == HLO_F64) {
+      for (size_t k = 0; k < rb / 8; k++) ((double *)o)[k] += ((const double *)u)[k];
+    } else if (dt == HLO_I32) {
+      for (size_t k = 0; k < rb / 4; k++)
+        ((uint32_t *)o)[k] += ((const uint32_t *)u)[k];
+    } else {
+      for (size_t k = 0; k < rb / 8; k++)
+        ((uint64_t *)o)[k] += ((const uint64_t *)u)[k];
+    }
+  }
+  return NULL;
+}
+
 static hlo_status devmem_fill_box(void *dst, const void *value, const backend_box *box) {
   HLO_TRY(box_check(box));
   box_walk(dst, NULL, value, box);
@@ -147,6 +211,8 @@ static void devmem_init(void) {
   b.gemm = c->gemm;
   b.copy_box = devmem_copy_box;
   b.fill_box = devmem_fill_box;
+  b.gather_rows = devmem_gather_rows;
+  b.scatter_rows = devmem_scatter_rows;
   devmem = b;
 }
 

@@ -32,6 +32,7 @@
 #include <time.h>
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_conv.h"
+#include "backend/cuda/cuda_copy.h"
 #include "backend/cuda/cuda_window.h"
 #include "backend/cuda/emit_cuda.h"
 #include "backend/cuda/nvrtc.h"
@@ -478,6 +479,8 @@ static const backend cuda_backend = {
     .window_takes = cuda_window_takes,
     .reduce_window = cuda_reduce_window,
     .select_and_scatter = cuda_select_and_scatter,
+    .copy_box = cuda_copy_box, .fill_box = cuda_fill_box, .gather_rows = cuda_gather_rows,
+    .scatter_rows = cuda_scatter_rows,
 };
 
 hlo_status backend_cuda(const backend **out) {

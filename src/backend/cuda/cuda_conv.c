@@ -616,8 +616,8 @@ static void module_load(void) {
   }
   void *cubin = NULL;
   size_t len = 0;
-  hlo_status st = nvrtc_compile(cuda_conv_kernel_source(), "hlo_conv.cu",
-                                s->cc_major * 10 + s->cc_minor, &cubin, &len);
+  hlo_status st = nvrtc_compile_cached(cuda_conv_kernel_source(), "hlo_conv.cu",
+                                       s->cc_major * 10 + s->cc_minor, &cubin, &len);
   CUresult r = CUDA_SUCCESS;
   const char *what = "cuModuleLoadData";
   if (!st) r = s->cu->cuModuleLoadData(&g_mod.mod, cubin);

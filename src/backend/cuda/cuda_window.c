@@ -466,7 +466,8 @@ static void load_type(const cuda_device_state *s, int i) {
   char *unit = cuda_window_unit(kernels[i].t);
   char name[48];
   snprintf(name, sizeof name, "hlo_window_%s.cu", kernels[i].suf);
-  hlo_status st = unit ? nvrtc_compile(unit, name, s->cc_major * 10 + s->cc_minor, &cubin, &len)
+  int arch = s->cc_major * 10 + s->cc_minor;
+  hlo_status st = unit ? nvrtc_compile_cached(unit, name, arch, &cubin, &len)
                        : status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   free(unit);
   if (!st) {

@@ -9,6 +9,7 @@
  * (paths or names separated by ':'); HLO_NVRTC_LIB=/nonexistent simulates
  * a machine without NVRTC (the tests do, in a child process: the library
  * is loaded once per process). */
+#include "backend/cpu/kernel_cache.h"
 #include "backend/cuda/nvrtc.h"
 #include <dlfcn.h>
 #include <pthread.h>
@@ -163,4 +164,23 @@ hlo_status nvrtc_compile(const char *source, const char *name, int arch, void **
   }
   g.nvrtcDestroyProgram(&prog);
   return st;
+}
+
+hlo_status nvrtc_compile_cached(const char *source, const char *name, int arch, void **cubin,
+                                size_t *len) {
+  *cubin = NULL;
+  *len = 0;
+  HLO_TRY(nvrtc_load());
+  char dir[KERNEL_CACHE_PATH_MAX], key[KERNEL_CACHE_KEY_HEX], path[KERNEL_CACHE_PATH_MAX];
+  char arch_text[16];
+  snprintf(arch_text, sizeof arch_text, "sm_%d", arch);
+  const char *parts[4] = {"cuda library unit", g.version, arch_text, source};
+  bool cached = kernel_cache_dir(NULL, dir);
+  if (cached) {
+    kernel_cache_key(parts, 4, key);
+    if (kernel_cache_load(dir, key, path, cubin, len)) return NULL;
+  }
+  HLO_TRY(nvrtc_compile(source, name, arch, cubin, len));
+  if (cached) (void)kernel_cache_store(dir, key, *cubin, *len, NULL);
+  return NULL;
 }

@@ -31,4 +31,15 @@ const char *nvrtc_version_text(void);
 HLO_MUST_USE hlo_status nvrtc_compile(const char *source, const char *name, int arch,
                                       void **cubin, size_t *len);
 
+/* nvrtc_compile through the on-disk kernel cache (backend/cpu/kernel_cache.h,
+ * ROOT/kernels under the cache root the environment names: $HLO_CACHE_DIR,
+ * ...; none when it is off): the key is the NVRTC version, the arch and the
+ * source (each hashed with its length), so a library's kernels (the CUDA
+ * backend's conv, window and copy units, compiled once per process) are
+ * compiled once per machine rather than in every process; a hit hands back
+ * the stored cubin (malloc'd, yours). Storing is best effort (a read-only
+ * or full cache compiles and goes on). Errors: nvrtc_compile's. */
+HLO_MUST_USE hlo_status nvrtc_compile_cached(const char *source, const char *name, int arch,
+                                             void **cubin, size_t *len);
+
 #endif
