@@ -86,6 +86,12 @@ typedef struct backend_gemm {
   bool trans_a, trans_b;
   int64_t lda, ldb, ldc;  /* row strides, in elements (0: dense) */
   int64_t batch_stride_a, batch_stride_b, batch_stride_c; /* in elements (0: dense) */
+  /* F32 only: the product may round its operands to TF32 (8-bit exponent,
+   * 10-bit mantissa) on tensor cores, summing in f32 — set where the dot
+   * allows it as XLA reads it on GPUs (precision_config DEFAULT on both
+   * operands, no `algorithm`); HIGH / HIGHEST or an algorithm keep full
+   * f32. A backend without such a mode ignores it (the CPU). */
+  bool allow_tf32;
 } backend_gemm;
 
 /* An epilogue for output fusion (backend.gemm_epilogue): fn(ctx, batch,

@@ -167,6 +167,24 @@ static bool gemm_form(const hlo_op *op, backend_gemm *g) {
   return ok || gemm_form_strided(op, g);
 }
 
+/* Whether dot `op` lets an f32 product run in TF32 (backend_gemm.allow_tf32):
+ * f32 operands, no `algorithm`, and a precision_config of DEFAULT on both
+ * sides (absent or empty: DEFAULT), as XLA's GPU compiler reads it. */
+static bool dot_allows_tf32(const hlo_op *op) {
+  if (op->operands[0]->type->dtype != HLO_F32 || op->operands[1]->type->dtype != HLO_F32 ||
+      op_attr(op, "algorithm"))
+    return false;
+  const hlo_attr *pc = op_attr(op, "precision_config");
+  if (!pc) return true;
+  if (pc->kind != ATTR_ARRAY) return false;
+  for (uint32_t i = 0; i < pc->u.arr.n; i++) {
+    const hlo_attr *e = pc->u.arr.items[i];
+    if (!e || e->kind != ATTR_ENUM || !e->u.en.value || strcmp(e->u.en.value, "DEFAULT"))
+      return false;
+  }
+  return true;
+}
+
 /* ------------------------------------------------------------ compiling */
 
 typedef struct builder {
@@ -742,6 +760,7 @@ static hlo_status compile_op(builder *b, const hlo_op *op) {
     const hlo_value *out = &op->results[0];
     HLO_TRY(try_kernel(b, op, NULL, ops, n, &out, 1, &done));
   } else if (b->x->be->gemm && gemm_form(op, &g)) {
+    g.allow_tf32 = dot_allows_tf32(op);
     HLO_TRY(gemm_step(b, op, &g));
     done = true;
   }

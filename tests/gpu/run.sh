@@ -9,8 +9,9 @@
 #      against host references, kernels; test_cuda_emit: every kernel op
 #      compiled by NVRTC) and the device-memory runtime test (test_devmem);
 #   3. every model of the shared models on --backend cuda against XLA's
-#      expected outputs (tests/suite_models.sh: f32 1e-4, bf16 2e-2, integers
-#      exact), and tiny_llama's 3 training steps on cuda;
+#      expected outputs (tests/suite_models.sh: f32 1e-4 in full f32, then
+#      5e-3 with DEFAULT-precision f32 matmuls in TF32, HLO_CUDA_TF32=1; bf16 2e-2,
+#      integers exact), and tiny_llama's 3 training steps on cuda;
 #   4. the StableHLO conformance corpus on --backend cuda
 #      (tests/conformance.sh through a wrapper that adds the flag);
 #   5. compute-sanitizer (memcheck) on a few models;
@@ -79,9 +80,16 @@ fi
 
 # ---------------------------------------------------------------- models
 if want models; then
-  MODEL_BACKENDS=cuda MODEL_CHECK=0 sh tests/suite_models.sh $B >"$OUT/models.log" 2>&1
+  # full f32 (the default) at the models' own tolerances, then with
+  # DEFAULT-precision f32 matmuls in TF32 (HLO_CUDA_TF32=1), f32 within 5e-3
+  HLO_CUDA_TF32=0 MODEL_BACKENDS=cuda MODEL_CHECK=0 sh tests/suite_models.sh $B \
+    >"$OUT/models.log" 2>&1
   grep -E '^(ok|FAIL)' "$OUT/models.log"
-  count "models on cuda" "$OUT/models.log"
+  count "models on cuda (full f32)" "$OUT/models.log"
+  HLO_CUDA_TF32=1 MODEL_F32_RTOL=5e-3 MODEL_BACKENDS=cuda MODEL_CHECK=0 sh tests/suite_models.sh $B \
+    >"$OUT/models_tf32.log" 2>&1
+  grep -E '^FAIL' "$OUT/models_tf32.log"
+  count "models on cuda (tf32)" "$OUT/models_tf32.log"
 fi
 
 # ----------------------------------------------------------- conformance

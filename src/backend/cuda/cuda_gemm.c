@@ -10,8 +10,10 @@
  * transposed when trans_a). Batches are strided batches (BATCH_COUNT and
  * STRIDED_BATCH_OFFSET on every layout).
  *
- * Types (A and B -> C): F32 -> F32 in CUBLAS_COMPUTE_32F (full f32: no
- * TF32, which only CUBLAS_COMPUTE_32F_FAST_TF32 would allow); F64 -> F64 in
+ * Types (A and B -> C): F32 -> F32 in CUBLAS_COMPUTE_32F (full f32), or
+ * CUBLAS_COMPUTE_32F_FAST_TF32 (operands rounded to TF32 on tensor cores,
+ * f32 sums) where the dot allows it (backend_gemm.allow_tf32: precision
+ * DEFAULT, as XLA does on GPUs) and HLO_CUDA_TF32=1; F64 -> F64 in
  * CUBLAS_COMPUTE_64F; BF16 -> BF16 or F32 and F16 -> F16 or F32 in
  * CUBLAS_COMPUTE_32F (f32 accumulation, f32 alpha and beta).
  *
@@ -43,8 +45,25 @@ typedef struct gemm_key {
   int32_t trans_a, trans_b;
   int64_t batch, m, n, k;
   int64_t lda, ldb, ldc, sa, sb, sc; /* resolved (never 0) */
-  uint32_t align_a, align_b, align_c, pad;
+  uint32_t align_a, align_b, align_c;
+  uint32_t tf32;                     /* CUBLAS_COMPUTE_32F_FAST_TF32 */
 } gemm_key;
+
+/* Whether f32 products that allow it (backend_gemm.allow_tf32) use TF32:
+ * when the environment variable HLO_CUDA_TF32 is "1", read once. Off by
+ * default until the TF32 path has been measured on a GPU against the
+ * models' 5e-3 tolerance (tests/gpu/run.sh runs the models both ways);
+ * XLA's default on GPUs is on. */
+static bool tf32_enabled(void) {
+  static int on = -1;
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *e = getenv("HLO_CUDA_TF32");
+    v = e && !strcmp(e, "1");
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
 
 typedef struct gemm_plan {
   gemm_key key;
@@ -130,7 +149,8 @@ static hlo_status plan_make(const cuda_device_state *s, const gemm_key *k, gemm_
   memset(p, 0, sizeof *p);
   p->key = *k;
   bool f64 = k->dtype == HLO_F64;
-  int compute = f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  int compute = f64 ? CUBLAS_COMPUTE_64F : k->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                   : CUBLAS_COMPUTE_32F;
   int scale = f64 ? CUDA_R_64F : CUDA_R_32F;
   int ab = lt_type((hlo_dtype)k->dtype), ct = lt_type((hlo_dtype)k->c_dtype);
   const char *what = "cublasLtMatmulDescCreate";
@@ -251,6 +271,7 @@ hlo_status cuda_gemm(const backend_gemm *g, const void *a, const void *b, void *
   k.align_a = alignment_of(a, k.batch, k.sa, ae);
   k.align_b = alignment_of(b, k.batch, k.sb, ae);
   k.align_c = alignment_of(c, k.batch, k.sc, ce);
+  k.tf32 = g->allow_tf32 && g->dtype == HLO_F32 && tf32_enabled();
   pthread_once(&g_lt.once, lt_start);
   if (g_lt.code != HLO_OK) return status_new(g_lt.code, "%s", g_lt.message);
   /* the plan: from the table, else made (and kept while there is room) */
