@@ -144,7 +144,8 @@ typedef struct hlo_buffer hlo_buffer;
  * result. Pointers are lent, valid until hlo_buffer_destroy.
  * hlo_buffer_data of a buffer on a device downloads its bytes first (once:
  * hlo_buffer_fetch) and returns NULL when that download fails (call
- * hlo_buffer_fetch to get the error). */
+ * hlo_buffer_fetch to get the error). For NULL: HLO_DTYPE_COUNT, rank
+ * HLO_RANK_TOKEN, NULL dims and data, 0 bytes. */
 hlo_dtype hlo_buffer_dtype(const hlo_buffer *b);
 int hlo_buffer_rank(const hlo_buffer *b);
 const int64_t *hlo_buffer_dims(const hlo_buffer *b);
@@ -160,7 +161,11 @@ const hlo_buffer *hlo_buffer_tuple_element(const hlo_buffer *b, int i);
  * its device memory. */
 void hlo_buffer_destroy(hlo_buffer *b);
 /* Whether `b` (not a tuple) holds a copy of its bytes in a device's memory
- * (false for NULL, tuples, tokens and every buffer of a host backend). */
+ * (false for NULL, tuples, tokens and every buffer of a host backend). A
+ * device run leaves on the device each result it computed there; a result
+ * that is an argument returned unchanged, a constant, a tuple's element or
+ * a value made on the host (an interpreter step) comes back in host memory
+ * (and is uploaded again when passed to another run). */
 bool hlo_buffer_on_device(const hlo_buffer *b);
 /* Makes the host bytes of `b` valid: for a buffer on a device, downloads
  * them once (later calls return at once); for a tuple, each element's; a
@@ -290,8 +295,8 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * jax.debug.print) is skipped, with one warning per target and executable
  * written to stderr (FILE:LINE:COL: warning: ...).
  * Errors: HLO_INVALID_ARGUMENT (count, type or shape of an argument, naming
- * the argument and dimension; NULL `args` with arguments expected; NULL
- * data; a failed JAX shape assertion, with JAX's message); HLO_UNIMPLEMENTED
+ * the argument and dimension; NULL `e` or `out_results`; NULL `args` with
+ * arguments expected; NULL data; a failed JAX shape assertion, with JAX's message); HLO_UNIMPLEMENTED
  * (tuple arguments, results of rank over 32, a dynamic shape that
  * cannot be made static, an op the interpreter lacks);
  * HLO_RESOURCE_EXHAUSTED; and the interpreter's errors, located at the op
@@ -307,8 +312,8 @@ HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
  * does); on a host backend (interp, cpu) the copy is in host memory. The
  * buffer is yours (hlo_buffer_destroy); it may outlive `e` and be passed to
  * any executable (one on another device downloads it first). A view of
- * rank HLO_RANK_TOKEN gives a token buffer. Errors:
- * HLO_INVALID_ARGUMENT (a view with a negative rank or dim, an unknown
+ * rank HLO_RANK_TOKEN gives a token buffer. Errors: HLO_INVALID_ARGUMENT
+ * (NULL `e`, `v` or `out`; a view with a negative rank or dim, an unknown
  * dtype, NULL data with bytes to copy), HLO_RESOURCE_EXHAUSTED (host or
  * device memory), HLO_INTERNAL (the device's copy failed). */
 HLO_MUST_USE hlo_status hlo_executable_device_put(hlo_executable *e, const hlo_buffer_view *v,
@@ -320,8 +325,9 @@ HLO_MUST_USE hlo_status hlo_executable_device_put(hlo_executable *e, const hlo_b
  * is read there, with no copy; any other is read from its host bytes
  * (fetched first when needed). Results as hlo_executable_run's (on the
  * device for a device backend). Errors: hlo_executable_run's, and
- * hlo_buffer_fetch's for an argument that must be downloaded; a tuple
- * buffer as an argument is HLO_UNIMPLEMENTED. */
+ * hlo_buffer_fetch's for an argument that must be downloaded; a NULL
+ * buffer in `args` is HLO_INVALID_ARGUMENT naming it; a tuple buffer as an
+ * argument is HLO_UNIMPLEMENTED. */
 HLO_MUST_USE hlo_status hlo_executable_run_buffers(hlo_executable *e,
                                                    const hlo_buffer *const *args, int num_args,
                                                    hlo_buffer ***out_results);

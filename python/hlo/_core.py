@@ -60,6 +60,15 @@ def _backend_code(backend):
             backend, ", ".join(sorted(set(_BACKENDS)))), None) from None
 
 
+def _ml_dtypes():
+    """ml_dtypes when installed (int4 and friends), else None."""
+    try:
+        import ml_dtypes
+        return ml_dtypes
+    except ImportError:
+        return None
+
+
 class TensorType:
     """The type of an argument or result: ``shape`` (a tuple, None for a `?`
     dim), ``dtype`` (a numpy dtype; None where numpy has none), ``name`` (the
@@ -374,6 +383,26 @@ class Executable:
     def _bad(self, i, msg):
         return HloError(_lib.INVALID_ARGUMENT, "argument %d: %s" % (i, msg))
 
+    def _check_int_range(self, i, a, dtype):
+        """Python integers that do not fit the parameter's integer type are
+        an error (numpy's own conversion would wrap them silently)."""
+        if a.dtype.kind not in "iu" or not a.size:
+            return
+        info = None
+        for mod in (np, _ml_dtypes()):
+            try:
+                info = mod.iinfo(dtype)
+                break
+            except Exception:
+                continue
+        if info is None:
+            return
+        lo, hi = int(a.min()), int(a.max())
+        if lo < int(info.min) or hi > int(info.max):
+            raise self._bad(i, "value %d is out of range for %s [%d, %d]"
+                            % (lo if lo < int(info.min) else hi, np.dtype(dtype).name,
+                               int(info.min), int(info.max)))
+
     def _as_array(self, i, x, t):
         """x as a C-contiguous numpy array of the parameter's type."""
         if type(x) is not np.ndarray:
@@ -382,6 +411,7 @@ class Executable:
                 # numpy's own type for them casts to it within its kind.
                 a = np.asarray(x)
                 if a.dtype != object and np.can_cast(a.dtype, t.dtype, "same_kind"):
+                    self._check_int_range(i, a, t.dtype)
                     return np.asarray(a, t.dtype)
                 return a
             if isinstance(x, np.generic) or hasattr(x, "__array__"):

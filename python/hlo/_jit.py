@@ -138,6 +138,13 @@ class Jitted:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
             params = []
+        if any(i < 0 for i in nums):  # as JAX does: counted from the last positional one
+            npos = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+            if not npos:
+                raise HloError(INVALID_ARGUMENT, "negative static_argnums %s need a function "
+                               "whose signature names its positional parameters"
+                               % sorted(i for i in nums if i < 0))
+            nums = {i + npos if i < 0 else i for i in nums}
         for i, p in enumerate(params):
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 continue
@@ -163,8 +170,10 @@ class Jitted:
         dyn = tuple(a for i, a in enumerate(args) if i not in sn)
         dkw = {k: v for k, v in kwargs.items() if k not in sa}
         try:
-            skey = (tuple((i, args[i]) for i in sn if i < nargs) +
-                    tuple(sorted((k, v) for k, v in kwargs.items() if k in sa)))
+            # the type too: 2 and 2.0 are equal and hash alike, but trace differently
+            skey = (tuple((i, type(args[i]), args[i]) for i in sn if i < nargs) +
+                    tuple(sorted(((k, type(v), v) for k, v in kwargs.items() if k in sa),
+                                 key=lambda e: e[0])))
             hash(skey)
         except TypeError as e:
             raise HloError(INVALID_ARGUMENT, "static arguments must be hashable: %s" % e) \

@@ -165,10 +165,11 @@ void hlo_module_destroy(hlo_module *m) {
 
 /* ---------------------------------------------------------------- buffers */
 
-hlo_dtype hlo_buffer_dtype(const hlo_buffer *b) { return b->dtype; }
-int hlo_buffer_rank(const hlo_buffer *b) { return b->rank; }
-const int64_t *hlo_buffer_dims(const hlo_buffer *b) { return b->dims; }
+hlo_dtype hlo_buffer_dtype(const hlo_buffer *b) { return b ? b->dtype : HLO_DTYPE_COUNT; }
+int hlo_buffer_rank(const hlo_buffer *b) { return b ? b->rank : HLO_RANK_TOKEN; }
+const int64_t *hlo_buffer_dims(const hlo_buffer *b) { return b ? b->dims : NULL; }
 const void *hlo_buffer_data(const hlo_buffer *b) {
+  if (!b) return NULL;
   if (b->device && !__atomic_load_n(&b->device->host_valid, __ATOMIC_ACQUIRE)) {
     hlo_status st = hlo_buffer_fetch(b);
     if (st) {
@@ -178,11 +179,13 @@ const void *hlo_buffer_data(const hlo_buffer *b) {
   }
   return b->data;
 }
-size_t hlo_buffer_nbytes(const hlo_buffer *b) { return b->nbytes; }
+size_t hlo_buffer_nbytes(const hlo_buffer *b) { return b ? b->nbytes : 0; }
 
-int hlo_buffer_tuple_size(const hlo_buffer *b) { return b->rank == HLO_RANK_TUPLE ? b->num_elems : -1; }
+int hlo_buffer_tuple_size(const hlo_buffer *b) {
+  return b && b->rank == HLO_RANK_TUPLE ? b->num_elems : -1;
+}
 const hlo_buffer *hlo_buffer_tuple_element(const hlo_buffer *b, int i) {
-  return b->rank == HLO_RANK_TUPLE && i >= 0 && i < b->num_elems ? b->elems[i] : NULL;
+  return b && b->rank == HLO_RANK_TUPLE && i >= 0 && i < b->num_elems ? b->elems[i] : NULL;
 }
 
 void hlo_buffer_destroy(hlo_buffer *b) {
@@ -1055,11 +1058,16 @@ static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
 
 hlo_status hlo_executable_run(hlo_executable *e, const hlo_buffer_view *args, int num_args,
                               hlo_buffer ***out_results) {
+  if (!e || !out_results)
+    return status_new(HLO_INVALID_ARGUMENT, "run: a NULL %s", !e ? "executable" : "result pointer");
   return run_views(e, args, NULL, num_args, out_results);
 }
 
 hlo_status hlo_executable_run_buffers(hlo_executable *e, const hlo_buffer *const *args,
                                       int num_args, hlo_buffer ***out_results) {
+  if (!e || !out_results)
+    return status_new(HLO_INVALID_ARGUMENT, "run_buffers: a NULL %s",
+                      !e ? "executable" : "result pointer");
   *out_results = NULL;
   const hlo_func *f = e->entry;
   if (num_args < 0 || (uint32_t)num_args != f->num_args)
@@ -1090,6 +1098,9 @@ hlo_status hlo_executable_run_buffers(hlo_executable *e, const hlo_buffer *const
 
 hlo_status hlo_executable_device_put(hlo_executable *e, const hlo_buffer_view *v,
                                      hlo_buffer **out) {
+  if (!e || !out)
+    return status_new(HLO_INVALID_ARGUMENT, "device_put: a NULL %s",
+                      !e ? "executable" : "result pointer");
   *out = NULL;
   if (v && v->rank == HLO_RANK_TOKEN) {  /* a token: no data anywhere */
     hlo_buffer *b = xcalloc(1, sizeof *b);

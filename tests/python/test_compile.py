@@ -335,3 +335,12 @@ def test_bf16_in_and_out(path, n):
     np.testing.assert_array_equal(out.astype(np.float32),
                                   (x.astype(np.float32) ** 2).astype(ml_dtypes.bfloat16)
                                   .astype(np.float32))
+
+
+def test_python_ints_out_of_range_are_errors(path):
+    # numpy would wrap 300 to 44 in an int8; the call names the argument instead
+    exe = hlo.compile("func.func @main(%a: tensor<2xi8>) -> tensor<2xi8> {\n"
+                      "  return %a : tensor<2xi8>\n}\n")
+    np.testing.assert_array_equal(exe([100, -128]), np.array([100, -128], np.int8))
+    msg = _err(exe, [300, 1])
+    assert "argument 0" in msg and "300" in msg and "int8" in msg

@@ -169,3 +169,20 @@ def test_threads_share_one_jitted_function(path):
     for t in threads:
         t.join()
     assert errors == [] and hf.cache_size() == 2
+
+
+def test_static_values_of_another_type_recompile(path):
+    # 2 == 2.0 and they hash alike, but JAX traces them differently
+    def f(x, n):
+        return x * n
+    hf = hlo.jit(f, static_argnums=1)
+    x = np.arange(3, dtype=np.int32)
+    a, b = hf(x, 2), hf(x, 2.0)
+    assert hf.cache_size() == 2
+    assert a.dtype == np.asarray(jax.jit(f, static_argnums=1)(x, 2)).dtype
+    assert b.dtype == np.asarray(jax.jit(f, static_argnums=1)(x, 2.0)).dtype
+
+
+def test_negative_static_argnums(path):
+    hf = hlo.jit(lambda x, n: x * n, static_argnums=-1)
+    np.testing.assert_array_equal(hf(np.ones(2, np.float32), 5), np.full(2, 5, np.float32))

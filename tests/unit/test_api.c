@@ -278,4 +278,52 @@ TEST(device_buffers_out_of_memory) {
   hlo_module_destroy(m);
 }
 
+/* NULL where a pointer is expected: an error or a neutral answer, never a
+ * crash. */
+TEST(device_buffer_calls_with_null) {
+  hlo_buffer **r = NULL;
+  hlo_buffer *b = NULL;
+  int64_t d[1] = {2};
+  float x[2] = {1, 2};
+  hlo_buffer_view v = {HLO_F32, 1, d, x};
+  hlo_status st = hlo_executable_run_buffers(NULL, NULL, 0, &r);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_executable_device_put(NULL, &v, &b);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_executable_run(NULL, &v, 1, &r);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  CHECK(hlo_buffer_data(NULL) == NULL);
+  CHECK(hlo_buffer_dims(NULL) == NULL);
+  CHECK(hlo_buffer_nbytes(NULL) == 0);
+  CHECK(hlo_buffer_tuple_size(NULL) == -1);
+  CHECK(hlo_buffer_tuple_element(NULL, 0) == NULL);
+  CHECK(!hlo_buffer_on_device(NULL));
+  CHECK(!hlo_buffer_fetch(NULL));
+  /* with an executable: NULL result pointers */
+  const char *t = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                  "  return %a : tensor<2xf32>\n}\n";
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  st = hlo_module_parse("null.mlir", t, strlen(t), &m);
+  if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &e);
+  CHECK(!st);
+  if (!st) {
+    hlo_status s2 = hlo_executable_device_put(e, &v, NULL);
+    CHECK(s2 && hlo_status_code_of(s2) == HLO_INVALID_ARGUMENT);
+    hlo_status_free(s2);
+    s2 = hlo_executable_device_put(e, NULL, &b);
+    CHECK(s2 && hlo_status_code_of(s2) == HLO_INVALID_ARGUMENT);
+    hlo_status_free(s2);
+    s2 = hlo_executable_run_buffers(e, NULL, 1, NULL);
+    CHECK(s2 && hlo_status_code_of(s2) == HLO_INVALID_ARGUMENT);
+    hlo_status_free(s2);
+  }
+  hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+}
+
 TEST_MAIN()
