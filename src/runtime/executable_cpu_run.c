@@ -182,12 +182,13 @@ static inline bool step_on_device(step_kind k) {
 
 static hlo_status native_call(cpu_exec *x, const step *s, void **bufs, void *scratch);
 
-/* The operands of copy step s that it reads as scalars on the host (start
- * indices, pad's value): dynamic_slice's from 1, dynamic_update_slice's
- * from 2, pad's 1; gather's and scatter's none. */
 /* The most operands of a copy step (dynamic_update_slice of rank 16). */
 enum { COPY_MAX_IN = 18 };
 
+/* The first operand of copy step s that it reads as a scalar on the host
+ * (start indices, pad's value): dynamic_slice's from 1,
+ * dynamic_update_slice's from 2, pad's 1; gather's and scatter's none
+ * (s->nin). */
 static inline uint32_t copy_first_scalar(const step *s) {
   if (s->kind == STEP_GATHER || s->kind == STEP_SCATTER)
     return s->nin; /* their indices stay on the device */
@@ -452,7 +453,9 @@ static const step *fill_step_of(const cpu_exec *x, const hlo_value *v) {
 static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, tensor *owner,
                              void *dst, size_t bytes) {
   const step *f = fill_step_of(x, v);
-  if ((f && f->elided) || (f && !(t && t->data == dst))) { /* elided: never written */
+  /* a fill's value (elided: its buffer never written; or not already in
+   * place): filled into the state, on the device where the backend can */
+  if (f && (f->elided || !(t && t->data == dst))) {
     if (x->dev && cpu_copy_on_backend(x->be, f)) { /* filled on the device */
       void *d;
       HLO_TRY(cpu_dev_out(x, owner, dst, bytes, &d));
