@@ -184,13 +184,8 @@ static void arena_range(const cpu_dev *d, const uint8_t *p, size_t bytes, size_t
   *g1 = (end + GRANULE - 1) / GRANULE;
 }
 
-/* The entry for tensor memory host[0..bytes) (owner: its tensor, or NULL
- * when unknown: then none is made), made when missing; -1 when none. */
-static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t bytes, bool make,
-                           int64_t *out) {
-  cpu_dev *d = x->dev;
-  *out = find(d, host);
-  if (*out >= 0 || !make || !owner) return NULL;
+/* Grows the entry table by one; its index in *out. */
+static hlo_status entry_slot(cpu_dev *d, uint32_t *out) {
   if (d->n == d->cap) {
     uint32_t cap = d->cap ? 2 * d->cap : 16;
     dev_entry *e = realloc(d->e, cap * sizeof *e);
@@ -198,12 +193,29 @@ static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t byt
     d->e = e;
     d->cap = cap;
   }
+  *out = d->n++;
+  return NULL;
+}
+
+/* The entry for tensor memory host[0..bytes) (owner: its tensor, or NULL
+ * when unknown: then none is made), made when missing; -1 when none. */
+static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t bytes, bool make,
+                           int64_t *out) {
+  cpu_dev *d = x->dev;
+  *out = find(d, host);
+  if (*out >= 0 || !make || !owner) return NULL;
   void *dev = x->be->alloc(bytes);
   if (!dev)
     return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a buffer of %zu bytes",
                       bytes);
-  d->e[d->n] = (dev_entry){host, bytes, dev, ON_HOST, false, false, tensor_retain(owner)};
-  *out = d->n++;
+  uint32_t i = 0;
+  hlo_status st = entry_slot(d, &i);
+  if (st) {
+    x->be->free(dev);
+    return st;
+  }
+  d->e[i] = (dev_entry){host, bytes, dev, ON_HOST, false, false, tensor_retain(owner)};
+  *out = i;
   return NULL;
 }
 
@@ -390,19 +402,6 @@ void cpu_dev_end_run(cpu_exec *x) {
     if (!d->e[i].pinned) drop_entry(x, i);
     else i++;
   }
-}
-
-/* Grows the entry table by one; its index in *out. */
-static hlo_status entry_slot(cpu_dev *d, uint32_t *out) {
-  if (d->n == d->cap) {
-    uint32_t cap = d->cap ? 2 * d->cap : 16;
-    dev_entry *e = realloc(d->e, cap * sizeof *e);
-    if (!e) return cpu_oom();
-    d->e = e;
-    d->cap = cap;
-  }
-  *out = d->n++;
-  return NULL;
 }
 
 /* Registers the device copy of one argument tensor (see cpu_dev_begin_run). */

@@ -36,15 +36,7 @@
 #include "testlib.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
-static uint64_t next_u64(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-static int64_t rand_in(int64_t lo, int64_t hi) { /* [lo, hi] */
-  return lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1));
-}
+static int64_t rand_in(int64_t lo, int64_t hi) { return tl_rand_in(&rng, lo, hi); }
 
 /* ------------------------------------------------------------ printing */
 

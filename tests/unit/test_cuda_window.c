@@ -51,17 +51,10 @@
 #include "backend/cuda/nvrtc.h"
 #include "ir/element.h"
 #include "test.h"
+#include "testlib.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint64_t next_u64(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-static int64_t rand_in(int64_t lo, int64_t hi) { /* [lo, hi] */
-  return lo + (int64_t)(next_u64() % (uint64_t)(hi - lo + 1));
-}
+static int64_t rand_in(int64_t lo, int64_t hi) { return tl_rand_in(&rng, lo, hi); }
 
 static void report(hlo_status st) {
   hlo_status_print(st, stderr);

@@ -369,3 +369,15 @@ const tl_kernel_op tl_kernel_ops[] = {
     {"select", 3, TL_C_ALL},    {"clamp", 3, TL_C_ALL},
 };
 const int tl_num_kernel_ops = (int)(sizeof tl_kernel_ops / sizeof tl_kernel_ops[0]);
+
+uint64_t tl_xorshift64(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+int64_t tl_rand_in(uint64_t *s, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(tl_xorshift64(s) % (uint64_t)(hi - lo + 1));
+}

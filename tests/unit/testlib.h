@@ -198,4 +198,11 @@ extern const int tl_num_kernel_types;
 extern const tl_kernel_op tl_kernel_ops[];
 extern const int tl_num_kernel_ops;
 
+/* The next value of a xorshift64 generator (Marsaglia, "Xorshift RNGs",
+ * J. Stat. Softw. 2003: shifts 13, 7, 17) whose state is *s (non-zero): the
+ * tests' random cases, reproducible from their seed. */
+uint64_t tl_xorshift64(uint64_t *s);
+/* A value in [lo, hi] (lo <= hi) from generator *s (tl_xorshift64). */
+int64_t tl_rand_in(uint64_t *s, int64_t lo, int64_t hi);
+
 #endif
