@@ -51,6 +51,8 @@ $(BUILD)/gen/hlo_build_id.h: $(BUILD_ID_INPUTS) Makefile
 	  "$(HLO_VERSION)" "$$(cat $(BUILD_ID_INPUTS) | cksum | cut -d' ' -f1)" > $@.tmp && mv $@.tmp $@
 $(BUILD)/src/runtime/executable_cache.o: $(BUILD)/gen/hlo_build_id.h
 $(BUILD)/src/runtime/executable_cache.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/src/runtime/version.o: $(BUILD)/gen/hlo_build_id.h
+$(BUILD)/src/runtime/version.o: CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -153,6 +155,8 @@ $(BUILD)/pic/%.o: %.c
 	$(Q)$(CC) $(CFLAGS) -fPIC -c $< -o $@
 $(BUILD)/pic/src/runtime/executable_cache.o: $(BUILD)/gen/hlo_build_id.h
 $(BUILD)/pic/src/runtime/executable_cache.o: CFLAGS += -I$(BUILD)/gen
+$(BUILD)/pic/src/runtime/version.o: $(BUILD)/gen/hlo_build_id.h
+$(BUILD)/pic/src/runtime/version.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/libhlo.map: Makefile
 	@mkdir -p $(dir $@)
 	$(Q)printf '{\n  global: hlo_*;\n  local: *;\n};\n' > $@

@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "builtin/builtin.h"
-
-#define HLO_VERSION "0.1.0"
+#include "hlo/hlo.h"
 
 /* One verb: its name, what `hlo --help` says of it, its entry point. */
 typedef struct verb {
@@ -82,7 +81,7 @@ static int dispatch(int argc, char **argv) {
     usage_main(stdout);
     return 0;
   }
-  if (cli_is_flag(cmd, "--version")) { printf("hlo %s\n", HLO_VERSION); return 0; }
+  if (cli_is_flag(cmd, "--version")) { printf("hlo %s (build %s)\n", hlo_version(), hlo_build_id()); return 0; }
   for (size_t i = 0; i < NUM_VERBS; i++)
     if (cli_is_flag(cmd, verbs[i].name)) return verbs[i].fn(argc - 2, argv + 2);
   fprintf(stderr, "hlo: unknown command '%s'\n\n", cmd);

@@ -65,6 +65,18 @@ void hlo_status_print(hlo_status s, FILE *f);
 /* Frees `s` (NULL is fine). */
 void hlo_status_free(hlo_status s);
 
+/* ---------------------------------------------------------------- version */
+
+/* hlo's version, "MAJOR.MINOR.PATCH" (the Makefile's HLO_VERSION; the same
+ * figure `hlo --version` prints and pkg-config's hlo.pc carries). Static
+ * storage; never NULL. */
+const char *hlo_version(void);
+
+/* hlo's build id: the version, "+", and a checksum of the library's sources
+ * (what the compilation cache keys on: two builds of different sources never
+ * share an entry). Static storage; never NULL. */
+const char *hlo_build_id(void);
+
 /* --------------------------------------------------------- element types */
 
 typedef enum hlo_dtype_class {
