@@ -931,6 +931,7 @@ void cpu_exec_destroy(cpu_exec *x) {
       free(p->steps[s].conv);
       free(p->steps[s].win);
       free(p->steps[s].sort);
+      free(p->steps[s].chain);
       free(p->steps[s].free_ids);
     }
     free(p->steps);

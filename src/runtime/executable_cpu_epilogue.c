@@ -24,7 +24,16 @@
  * whose tile b*m + r reads only row r of matrix b (kernel_tiles_flat_rows:
  * the softmax over the heads' rows, llama's SiLU over [1, 256, 704]): the
  * GEMM calls the epilogue per matrix (or block of its rows), and run_rows
- * offsets the tiles by the matrix. */
+ * offsets the tiles by the matrix.
+ *
+ * Chains: when the epilogue's one output P is read next by a second GEMM
+ * as its left operand, row for row (attention's softmax(Q K^T) . V, an
+ * MLP's act(x W1) . W2), that GEMM joins the step too (gemm_chain): each
+ * block of rows goes GEMM -> kernel -> second GEMM (-> its own epilogue)
+ * on the thread that made it, while P's rows are still in its cache, and
+ * the barrier between the two products goes. P is still written whole
+ * (its buffer is the step's output). HLO_NO_GEMM_CHAIN=1 turns chains off
+ * (for measuring them). */
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/executable_cpu_internal.h"
@@ -131,6 +140,114 @@ static bool dense_product(const step *g, const hlo_type *ct) {
          (gg->batch_stride_c == 0 || gg->batch_stride_c == gg->m * gg->n);
 }
 
+/* Whether output j of epilogue kernel k (merged into GEMM step g) writes
+ * the rows of g's product that its tile reads: tile b*m + r (tpr of them a
+ * row) writes only row b*m + r of the output seen as a matrix of its last
+ * dim. */
+static bool epilogue_out_rows(const step *g, const kernel *k, uint32_t j) {
+  uint32_t buf = k->num_inputs + j;
+  if (g->epi_tiles_per_row == 1) return kernel_tiles_flat_rows(k, buf);
+  /* an elementwise kernel over [m, n], several tiles a row: row x0 */
+  const kernel_map *mp = &k->outputs[j].map;
+  if (g->g.batch != 1 || k->rank != 2 || k->dims[0] != g->g.m || mp->flat || mp->rank != 2)
+    return false;
+  const kernel_affine *r = &mp->dim[0], *c = &mp->dim[1];
+  if (r->offset != 0 || r->coeff[0] != 1 || c->coeff[0] != 0) return false;
+  for (uint32_t d = 1; d < KERNEL_MAX_RANK; d++)
+    if (r->coeff[d] != 0) return false;
+  return true;
+}
+
+/* Whether value v, of dtype dt, is dense [..., rows, cols] with `rows`
+ * rows in all (its last dim the columns). */
+static bool dense_rows(const hlo_value *v, hlo_dtype dt, int64_t rows, int64_t cols) {
+  const hlo_type *t = v->type;
+  if (!t || t->kind != TYPE_TENSOR || t->rank < 1 || t->dtype != dt) return false;
+  int64_t lead = 1;
+  for (uint32_t j = 0; j + 1 < t->rank; j++) lead *= t->dims[j];
+  return t->dims[t->rank - 1] == cols && lead == rows;
+}
+
+/* Whether every input of GEMM step hi of p but its left operand and its
+ * own product (which its epilogue kernel reads) is made before step gi of
+ * p (or outside p): step hi can run at gi's place, reading nothing gi makes. */
+static bool chain_inputs_ready(const program *p, uint32_t gi, uint32_t hi) {
+  const step *h = &p->steps[hi];
+  for (uint32_t i = 1; i < h->nin; i++) {
+    const hlo_value *v = h->in[i];
+    bool own = false;
+    for (uint32_t o = 0; o < h->nout; o++) own |= h->out[o] == v;
+    if (own) continue;
+    for (uint32_t s = gi; s < p->nsteps; s++) {
+      if (s == hi) continue;
+      for (uint32_t o = 0; o < p->steps[s].nout; o++)
+        if (p->steps[s].out[o] == v) return false;
+    }
+  }
+  return true;
+}
+
+/* Chains GEMM step gi of p (with a one-output epilogue making P) with the
+ * GEMM step that reads P next as its left operand, when that product's
+ * rows are P's rows (see gemm_chain). The second step moves up to the
+ * first's place, so its other inputs must be made before it. */
+static hlo_status chain_gemm(program *p, uint32_t gi, kernel *const *ks, uint32_t nks) {
+  step *g = &p->steps[gi];
+  if (g->kind != STEP_GEMM || !g->epilogue || g->chain || g->epi_nout != 1 ||
+      g->epi_kernel >= nks || g->nout != 2)
+    return NULL;
+  const hlo_value *pv = g->out[1];
+  uint32_t hi = next_reader(p, gi, pv);
+  if (hi >= p->nsteps) return NULL;
+  const step *h = &p->steps[hi];
+  const backend_gemm *a = &g->g, *b = &h->g;
+  if (h->kind != STEP_GEMM || h->chain || h->nin < 2 || h->in[0] != pv || b->trans_a ||
+      b->batch != a->batch || b->m != a->m || b->dtype != pv->type->dtype ||
+      (b->lda && b->lda != b->k) || (a->batch > 1 && b->batch_stride_a &&
+                                     b->batch_stride_a != b->m * b->k))
+    return NULL;
+  for (uint32_t i = 1; i < h->nin; i++)
+    if (h->in[i] == pv) return NULL; /* P read again inside the second step */
+  if (!dense_rows(pv, b->dtype, a->batch * a->m, b->k) ||
+      !epilogue_out_rows(g, ks[g->epi_kernel], 0) || !chain_inputs_ready(p, gi, hi))
+    return NULL;
+  gemm_chain *c = calloc(1, sizeof *c);
+  uint32_t nin = g->nin + h->nin - 1, nout = g->nout + h->nout;
+  const hlo_value **in = malloc(nin * sizeof *in), **out = malloc(nout * sizeof *out);
+  if (!c || !in || !out) {
+    free(c);
+    free(in);
+    free(out);
+    return cpu_oom();
+  }
+  *c = (gemm_chain){.g = h->g, .a_out = 1, .in_at = g->nin, .out_at = g->nout, .op = h->op,
+                    .epilogue = h->epilogue, .epi_kernel = h->epi_kernel,
+                    .epi_nin = h->epi_nin, .epi_nout = h->epi_nout,
+                    .epi_tiles_per_row = h->epi_tiles_per_row, .epi_op = h->epi_op};
+  memcpy(in, g->in, g->nin * sizeof *in);
+  memcpy(in + g->nin, h->in + 1, (h->nin - 1) * sizeof *in);
+  memcpy(out, g->out, g->nout * sizeof *out);
+  memcpy(out + g->nout, h->out, h->nout * sizeof *out);
+  free(g->in);
+  free(g->out);
+  g->in = in, g->out = out, g->nin = nin, g->nout = nout, g->chain = c;
+  step *q = &p->steps[hi];
+  free(q->in);
+  free(q->out);
+  memmove(q, q + 1, (p->nsteps - hi - 1) * sizeof *q);
+  p->nsteps--;
+  return NULL;
+}
+
+static hlo_status chain_gemms(cpu_exec *x, program *p, kernel *const *ks, uint32_t nks) {
+  for (uint32_t gi = 0; gi < p->nsteps; gi++) {
+    bool before = p->steps[gi].chain != NULL;
+    HLO_TRY(chain_gemm(p, gi, ks, nks));
+    x->stats.gemm_chains += !before && p->steps[gi].chain;
+  }
+  return NULL;
+}
+
 hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
   if (!x->be->gemm_epilogue || !x->be->launch_tiles) return NULL;
   for (uint32_t pi = 0; pi < x->nprogs; pi++) {
@@ -175,37 +292,110 @@ hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
       x->stats.epilogues++;
     }
   }
+  if (getenv("HLO_NO_GEMM_CHAIN")) return NULL;
+  for (uint32_t pi = 0; pi < x->nprogs; pi++)
+    HLO_TRY(chain_gemms(x, &x->progs[pi], ks, nks));
   return NULL;
 }
 
+/* The second product of a chain, run on blocks of the first's rows. */
+typedef struct chain_ctx {
+  const cpu_exec *x;
+  const gemm_chain *c;
+  const char *a, *b;           /* P, B2 */
+  char *out;                   /* C2 */
+  void *const *kbufs;          /* its epilogue kernel's buffers */
+  hlo_status err;              /* the first failure of a block (atomic) */
+} chain_ctx;
+
+/* An epilogue: kernel `kernel` on the tiles of rows of a product. Tile
+ * numbering is over the whole product (`m` rows a matrix); a block's rows
+ * are offset by `base` (a chained product run on a block of rows starting
+ * at row `base` of the whole). Then the chained product on those rows. */
 typedef struct epilogue_ctx {
   const cpu_exec *x;
-  const step *s;
+  uint32_t kernel;
+  int64_t tpr, m, base;
   void *const *kbufs;
+  chain_ctx *chain;
 } epilogue_ctx;
 
+static void run_chain_rows(chain_ctx *h, int64_t batch, int64_t row_begin, int64_t row_end);
+
 /* Rows [row_begin, row_end) of matrix `batch` of the product are rows
- * batch * m + row_* of it seen as one matrix: the kernel's tiles of them. */
+ * base + batch * m + row_* of it seen as one matrix: the kernel's tiles of
+ * them; then the chained product on them. */
 static void run_rows(void *ctx, int64_t batch, int64_t row_begin, int64_t row_end) {
   const epilogue_ctx *e = ctx;
-  int64_t tpr = e->s->epi_tiles_per_row, base = batch * e->s->g.m;
-  e->x->be->launch_tiles(e->x->mod, e->s->epi_kernel, e->kbufs, (base + row_begin) * tpr,
-                         (base + row_end) * tpr);
+  int64_t first = e->base + batch * e->m;
+  e->x->be->launch_tiles(e->x->mod, e->kernel, e->kbufs, (first + row_begin) * e->tpr,
+                         (first + row_end) * e->tpr);
+  if (e->chain) run_chain_rows(e->chain, batch, row_begin, row_end);
+}
+
+/* Records the first error of a block (the others are freed). */
+static void chain_fail(chain_ctx *h, hlo_status st) {
+  hlo_status none = NULL;
+  if (!__atomic_compare_exchange_n(&h->err, &none, st, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    hlo_status_free(st);
+}
+
+/* The chained product on rows [row_begin, row_end) of matrix `batch`: one
+ * product of that many rows (run on this thread: a parallel call from a
+ * worker runs inline), with its own epilogue on them. */
+static void run_chain_rows(chain_ctx *h, int64_t batch, int64_t row_begin, int64_t row_end) {
+  const backend_gemm *f = &h->c->g;
+  backend_gemm g = *f;
+  int64_t lda = f->lda ? f->lda : f->k, ldc = f->ldc ? f->ldc : f->n;
+  int64_t sa = f->batch_stride_a ? f->batch_stride_a : f->m * f->k;
+  int64_t sb = f->batch_stride_b ? f->batch_stride_b : f->k * f->n;
+  int64_t sc = f->batch_stride_c ? f->batch_stride_c : f->m * f->n;
+  size_t es = hlo_dtype_size(f->dtype), ces = hlo_dtype_size(f->c_dtype);
+  g.batch = 1, g.m = row_end - row_begin, g.lda = lda, g.ldc = ldc;
+  g.batch_stride_a = g.batch_stride_b = g.batch_stride_c = 0;
+  const char *a = h->a + (size_t)(batch * sa + row_begin * lda) * es;
+  const char *b = h->b + (size_t)(batch * sb) * es;
+  char *c = h->out + (size_t)(batch * sc + row_begin * ldc) * ces;
+  hlo_status st;
+  if (!h->c->epilogue) {
+    st = h->x->be->gemm(&g, a, b, c);
+  } else {
+    epilogue_ctx e = {h->x, h->c->epi_kernel, h->c->epi_tiles_per_row, f->m,
+                      batch * f->m + row_begin, h->kbufs, NULL};
+    backend_gemm_epilogue ep = {run_rows, &e};
+    st = h->x->be->gemm_epilogue(&g, a, b, c, &ep);
+  }
+  if (st) chain_fail(h, st);
 }
 
 hlo_status cpu_run_gemm(cpu_exec *x, const step *s, void *const *bufs) {
   void *c = bufs[s->nin];
   if (!s->epilogue) return x->be->gemm(&s->g, bufs[0], bufs[1], c);
-  /* the kernel's buffers: its inputs (after A and B), then its outputs (after C) */
-  uint32_t n = s->epi_nin + s->epi_nout;
+  /* the kernel's buffers: its inputs (after A and B), then its outputs
+   * (after C); a chained product's: P, its inputs (B2 first) and its
+   * outputs (C2 first) */
+  const gemm_chain *gc = s->chain;
+  uint32_t n = s->epi_nin + s->epi_nout, n2 = gc ? gc->epi_nin + gc->epi_nout : 0;
   void *small[32];
-  void **kb = n <= 32 ? small : malloc(n * sizeof *kb);
+  void **kb = n + n2 <= 32 ? small : malloc((n + n2) * sizeof *kb);
   if (!kb) return cpu_oom();
   memcpy(kb, bufs + 2, s->epi_nin * sizeof *kb);
   memcpy(kb + s->epi_nin, bufs + s->nin + 1, s->epi_nout * sizeof *kb);
-  epilogue_ctx e = {x, s, kb};
+  chain_ctx h = {0};
+  if (gc) {
+    void *const *in2 = bufs + gc->in_at, *const *out2 = bufs + s->nin + gc->out_at;
+    memcpy(kb + n, in2 + 1, gc->epi_nin * sizeof *kb);
+    memcpy(kb + n + gc->epi_nin, out2 + 1, gc->epi_nout * sizeof *kb);
+    h = (chain_ctx){x, gc, bufs[s->nin + gc->a_out], in2[0], out2[0], kb + n, NULL};
+  }
+  epilogue_ctx e = {x, s->epi_kernel, s->epi_tiles_per_row, s->g.m, 0, kb, gc ? &h : NULL};
   backend_gemm_epilogue ep = {run_rows, &e};
   hlo_status st = x->be->gemm_epilogue(&s->g, bufs[0], bufs[1], c, &ep);
+  hlo_status err = __atomic_load_n(&h.err, __ATOMIC_ACQUIRE);
+  if (st) hlo_status_free(err);
+  else st = err;
+  if (st && gc && !status_loc(st)) st = status_note(st, "in the chained %s", op_name(gc->op->opcode));
   if (kb != small) free(kb);
   return st;
 }

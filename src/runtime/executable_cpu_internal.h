@@ -52,6 +52,25 @@ static inline bool step_is_native(step_kind k) {
          k == STEP_PAD || k == STEP_GATHER || k == STEP_SCATTER || k == STEP_FILL;
 }
 
+/* A second GEMM chained to a first one's epilogue (executable_cpu_epilogue.c):
+ * C2 = P . B2 where P, the first step's epilogue output, has the first
+ * product's rows. Each block of rows the first GEMM finishes is run
+ * through the epilogue and then through this product (and its own
+ * epilogue kernel, if it has one), while the rows are in the cache:
+ * attention's softmax(Q K^T) V, an MLP's act(x W1) W2. The step's
+ * in/out lists carry its values: B2 and its kernel's inputs from
+ * in[in_at], C2 and its kernel's outputs from out[out_at]. */
+typedef struct gemm_chain {
+  backend_gemm g;              /* the second product (A = P: not transposed, dense rows) */
+  uint32_t a_out;              /* P: out[a_out] of the step */
+  uint32_t in_at, out_at;
+  const hlo_op *op;            /* the second dot_general (profile, errors) */
+  bool epilogue;               /* its own epilogue kernel, as a step's fields below */
+  uint32_t epi_kernel, epi_nin, epi_nout;
+  int64_t epi_tiles_per_row;
+  const hlo_op *epi_op;
+} gemm_chain;
+
 typedef struct step {
   step_kind kind;
   const hlo_op *op;
@@ -80,6 +99,9 @@ typedef struct step {
   int32_t epi_inplace;         /* the kernel's input its one output may overwrite, or -1
                                   (its `inplace`; buffer assignment decides: `aliased`) */
   const hlo_op *epi_op;        /* the kernel's op (profile, errors) */
+  struct gemm_chain *chain;    /* STEP_GEMM with an epilogue: a second product reading the
+                                  epilogue's rows, run on each block of them (owned; NULL:
+                                  none; executable_cpu_epilogue.c) */
   uint32_t nsub;               /* STEP_WHILE / STEP_CASE: the programs of its regions */
   uint32_t *sub;
   uint32_t nfree;

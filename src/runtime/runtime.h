@@ -42,6 +42,7 @@ typedef struct runtime_cpu_stats {
   uint32_t kernels;        /* kernel thunks (one generated kernel each) */
   uint32_t blas;           /* BLAS thunks (gemm) */
   uint32_t epilogues;      /* of which run a kernel on their rows (output fusion) */
+  uint32_t gemm_chains;    /* of which run a second GEMM on those rows (attention, MLP) */
   uint32_t convs;          /* convolution library calls */
   uint32_t windows;        /* reduce_window / select_and_scatter native calls */
   uint32_t sorts;          /* sort native calls (comparator recognised: sort_describe) */

@@ -88,6 +88,7 @@ TEST(softmax_rows_after_gemm) {
   if (skipped) return;
   CHECK_EQ_INT(cs.blas, 2);
   CHECK(cs.epilogues >= 1);
+  CHECK_EQ_INT(cs.gemm_chains, 1); /* p . v runs on the softmax's row blocks */
 }
 
 TEST(check_mode_keeps_steps_apart) {
@@ -122,6 +123,7 @@ TEST(epilogue_in_place_over_the_product) {
   CHECK(tl_backends_agree("inplace.mlir", text, &cpu_opts, 0x1, 64, 13, &cs, &skipped));
   if (skipped) return;
   CHECK_EQ_INT(cs.epilogues, 1);
+  CHECK_EQ_INT(cs.gemm_chains, 1);
   hlo_module *m = NULL;
   hlo_executable *e = NULL;
   hlo_status st = hlo_module_parse("inplace.mlir", text, strlen(text), &m);
@@ -266,6 +268,92 @@ TEST(batched_not_merged_when_a_tile_spans_matrices) {
   if (skipped) return;
   CHECK_EQ_INT(cs.blas, 1);
   CHECK_EQ_INT(cs.epilogues, 0);
+}
+
+/* Attention, softmax(q k^T) v, at sizes the GEMM splits over the threads
+ * in row blocks: the second product runs on each block of the softmax's
+ * rows (gemm_chain), with an epilogue of its own (a bias and tanh) and its
+ * result returned; batched over 3 heads as well. */
+#define ATTN(B, S, D)                                                                            \
+  "func.func @main(%q: tensor<" #B "x" #S "x" #D "xf32>, %k: tensor<" #B "x" #S "x" #D           \
+  "xf32>, %v: tensor<" #B "x" #S "x" #D "xf32>, %c: tensor<" #D "xf32>) -> tensor<" #B "x" #S    \
+  "x" #D "xf32> {\n"                                                                             \
+  "  %s = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x "   \
+  "[2] : (tensor<" #B "x" #S "x" #D "xf32>, tensor<" #B "x" #S "x" #D "xf32>) -> tensor<" #B    \
+  "x" #S "x" #S "xf32>\n"                                                                        \
+  "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"                              \
+  "  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [2] : " \
+  "(tensor<" #B "x" #S "x" #S "xf32>, tensor<f32>) -> tensor<" #B "x" #S "xf32>\n"               \
+  "  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<" #B "x" #S                    \
+  "xf32>) -> tensor<" #B "x" #S "x" #S "xf32>\n"                                                 \
+  "  %d = stablehlo.subtract %s, %mb : tensor<" #B "x" #S "x" #S "xf32>\n"                       \
+  "  %e = stablehlo.exponential %d : tensor<" #B "x" #S "x" #S "xf32>\n"                         \
+  "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"                                        \
+  "  %t = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [2] : "       \
+  "(tensor<" #B "x" #S "x" #S "xf32>, tensor<f32>) -> tensor<" #B "x" #S "xf32>\n"               \
+  "  %tb = stablehlo.broadcast_in_dim %t, dims = [0, 1] : (tensor<" #B "x" #S                    \
+  "xf32>) -> tensor<" #B "x" #S "x" #S "xf32>\n"                                                 \
+  "  %p = stablehlo.divide %e, %tb : tensor<" #B "x" #S "x" #S "xf32>\n"                         \
+  "  %o = stablehlo.dot_general %p, %v, batching_dims = [0] x [0], contracting_dims = [2] x "   \
+  "[1] : (tensor<" #B "x" #S "x" #S "xf32>, tensor<" #B "x" #S "x" #D "xf32>) -> tensor<" #B    \
+  "x" #S "x" #D "xf32>\n"                                                                        \
+  "  %cb = stablehlo.broadcast_in_dim %c, dims = [2] : (tensor<" #D "xf32>) -> tensor<" #B "x"  \
+  #S "x" #D "xf32>\n"                                                                            \
+  "  %oc = stablehlo.add %o, %cb : tensor<" #B "x" #S "x" #D "xf32>\n"                           \
+  "  %y = stablehlo.tanh %oc : tensor<" #B "x" #S "x" #D "xf32>\n"                               \
+  "  return %y : tensor<" #B "x" #S "x" #D "xf32>\n"                                             \
+  "}\n"
+
+TEST(chained_gemm_on_the_epilogue_rows) {
+  static const char *texts[] = {ATTN(1, 300, 48), ATTN(3, 200, 40), ATTN(1, 5, 3),
+                                ATTN(2, 129, 64)};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    runtime_cpu_stats cs = {0};
+    bool skipped = false;
+    /* exp of scores summed over 48-64 terms: a few hundred ulps from the
+     * interpreter's order (1e-4 relative at most, the models' tolerance) */
+    CHECK(tl_backends_agree("chain.mlir", texts[i], &cpu_opts, 0x1, 2048, 31 + i, &cs, &skipped));
+    if (skipped) return;
+    CHECK_EQ_INT(cs.blas, 2);
+    CHECK_EQ_INT(cs.epilogues, 2);
+    CHECK_EQ_INT(cs.gemm_chains, 1);
+  }
+}
+
+TEST(not_chained) {
+  /* the second product reads the softmax as its right operand (columns,
+   * not rows), or needs a value made from the first product's whole
+   * (its sum), or has other rows: no chain */
+  static const char *texts[] = {
+      "func.func @main(%a: tensor<64x32xf32>, %w: tensor<32x64xf32>, %v: tensor<16x64xf32>) -> "
+      "tensor<16x64xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<64x32xf32>, "
+      "tensor<32x64xf32>) -> tensor<64x64xf32>\n"
+      "  %1 = stablehlo.tanh %0 : tensor<64x64xf32>\n"
+      "  %2 = stablehlo.dot_general %v, %1, contracting_dims = [1] x [0] : (tensor<16x64xf32>, "
+      "tensor<64x64xf32>) -> tensor<16x64xf32>\n"
+      "  return %2 : tensor<16x64xf32>\n"
+      "}\n",
+      "func.func @main(%a: tensor<64x32xf32>, %w: tensor<32x64xf32>) -> tensor<64x64xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<64x32xf32>, "
+      "tensor<32x64xf32>) -> tensor<64x64xf32>\n"
+      "  %1 = stablehlo.tanh %0 : tensor<64x64xf32>\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %s = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0] : "
+      "(tensor<64x64xf32>, tensor<f32>) -> tensor<64xf32>\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<64xf32>) -> tensor<64x64xf32>\n"
+      "  %2 = stablehlo.dot_general %1, %sb, contracting_dims = [1] x [0] : (tensor<64x64xf32>, "
+      "tensor<64x64xf32>) -> tensor<64x64xf32>\n"
+      "  return %2 : tensor<64x64xf32>\n"
+      "}\n"};
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    runtime_cpu_stats cs = {0};
+    bool skipped = false;
+    CHECK(tl_backends_agree("no_chain.mlir", texts[i], &cpu_opts, 0x1, 64, 41 + i, &cs,
+                            &skipped));
+    if (skipped) return;
+    CHECK_EQ_INT(cs.gemm_chains, 0);
+  }
 }
 
 TEST_MAIN()
