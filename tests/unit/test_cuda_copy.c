@@ -13,7 +13,9 @@
  *     copy_box and fill_box on random boxes in device memory equal the
  *     host loop, bytes outside the box untouched; gather_rows on random
  *     tables and indices (some out of range) equals the host loop, and
- *     scatter_rows (f32 add with repeated rows, set) too, bit for bit. */
+ *     scatter_rows (f32 add with repeated rows, set) too, bit for bit, on
+ *     both of its kernels (a block per row for lists up to
+ *     SCATTER_ROWS_MAX, a thread per word past it). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,14 +394,19 @@ TEST(gpu) {
   }
   CHECK_EQ_INT(bad, 0);
   /* scatter_rows: f32 add (rows repeated: the order matters) and set
-   * (unique rows), indices out of range skipped */
+   * (unique rows, or repeated: the last wins), indices out of range
+   * skipped; lists longer than a block (several chunks of the leader's
+   * search), rows wider than a block, and (the last case) a list past
+   * SCATTER_ROWS_MAX (the serial kernel) */
   CHECK(be->scatter_rows == cuda_scatter_rows);
-  for (int c = 0; c < 100 && !bad; c++) {
-    bool add = c % 2 == 0;
-    int64_t batches = 1 + below(3), nrows = 1 + below(20);
-    backend_rows r = {.nidx = 0, .per_batch = add ? 1 + below(50) : 1 + below(nrows),
-                      .nrows = nrows, .row_bytes = 4 * (1 + below(40)), .idx_size = 4,
-                      .idx_signed = true, .add = add, .dtype = HLO_F32};
+  for (int c = 0; c < 101 && !bad; c++) {
+    bool add = c % 2 == 0, big = c == 100, repeat = c % 4 == 1;
+    int64_t batches = big ? 1 : 1 + below(3), nrows = big ? 64 : 1 + below(20);
+    int64_t per = big ? 40000 : c % 5 == 0 ? 257 + below(700) : 1 + below(50);
+    backend_rows r = {.nidx = 0, .per_batch = add || repeat ? per : 1 + below(nrows),
+                      .nrows = nrows,
+                      .row_bytes = big ? 8 : 4 * (c % 7 == 0 ? 257 + below(300) : 1 + below(40)),
+                      .idx_size = 4, .idx_signed = true, .add = add, .dtype = HLO_F32};
     r.nidx = r.per_batch * batches;
     size_t obytes = (size_t)(batches * nrows * r.row_bytes);
     size_t ubytes = (size_t)(r.nidx * r.row_bytes);
@@ -410,7 +417,7 @@ TEST(gpu) {
     for (size_t i = 0; i < obytes / 4; i++) ((float *)out)[i] = (float)below(1000) * 0.37f;
     for (size_t i = 0; i < ubytes / 4; i++) ((float *)upd)[i] = (float)below(1000) * 0.011f;
     for (int64_t i = 0; i < r.nidx; i++)
-      idx[i] = add ? (int32_t)below(nrows + 4) - 2 : (int32_t)(i % r.per_batch);
+      idx[i] = add || repeat ? (int32_t)below(nrows + 4) - 2 : (int32_t)(i % r.per_batch);
     if (!add && r.nidx > 1) idx[0] = (int32_t)nrows; /* skipped */
     memcpy(want, out, obytes);
     scatter_reference(want, upd, idx, &r);

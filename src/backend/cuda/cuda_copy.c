@@ -22,9 +22,18 @@
 
 #define COPY_BLOCK 256
 #define COPY_GRID_MAX 2147483647u
+/* scatter_rows: a block per index (scat_rows below) up to this many
+ * indices a batch (the leader searches cost O(indices^2 / block) in all),
+ * one thread per word of each batch past it (scat_serial: O(indices) a
+ * thread) */
+#define SCATTER_ROWS_MAX 32768
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* No #include: NVRTC compiles this alone. The struct is cuda_copy_desc. */
 static const char copy_source[] =
+    "#define SCATTER_BLOCK " STR(COPY_BLOCK) "\n"
+    "#define SCATTER_ROWS_MAX " STR(SCATTER_ROWS_MAX) "\n"
     "typedef long long i64;\n"
     "typedef unsigned long long u64;\n"
     "struct cb_desc {\n"
@@ -101,10 +110,11 @@ static const char copy_source[] =
     "  default: rows<uint4>(d, (uint4 *)out, (const uint4 *)src, idx);\n"
     "  }\n"
     "}\n"
-    "/* scatter: one thread per (batch, word of a row), the batch's indices in\n"
-    "   order, so repeated rows get their updates in the interpreter's order */\n"
+    "/* scatter, for long index lists: one thread per (batch, word of a row),\n"
+    "   the batch's indices in order, so repeated rows get their updates in the\n"
+    "   interpreter's order (serial in the indices: O(indices) a thread) */\n"
     "template <typename T, int OP> static __device__ __forceinline__ void\n"
-    "scat(const gr_desc &d, T *out, const T *upd, const void *idx) {\n"
+    "scat_serial(const gr_desc &d, T *out, const T *upd, const void *idx) {\n"
     "  i64 stride = (i64)gridDim.x * blockDim.x;\n"
     "  i64 batches = d.per_batch > 0 ? d.nidx / d.per_batch : 0, n = batches * d.words;\n"
     "  for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride) {\n"
@@ -118,6 +128,58 @@ static const char copy_source[] =
     "      else *o = *o + u;\n"
     "    }\n"
     "  }\n"
+    "}\n"
+    "/* scatter, one block per index i (its row v): the block is the leader of\n"
+    "   row v when no earlier index of the batch names v; the leader finds the\n"
+    "   later indices naming v a chunk of blockDim at a time (a ballot per warp,\n"
+    "   their positions listed in order in shared memory) and each thread folds\n"
+    "   its words of their update rows into the row in index order: the\n"
+    "   interpreter's order, so the same bits, with every row in parallel */\n"
+    "template <typename T, int OP> static __device__ __forceinline__ void\n"
+    "scat_rows(const gr_desc &d, T *out, const T *upd, const void *idx) {\n"
+    "  __shared__ int list[SCATTER_BLOCK];\n"
+    "  __shared__ int warp_count[SCATTER_BLOCK / 32];\n"
+    "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;\n"
+    "  for (i64 i = blockIdx.x; i < d.nidx; i += gridDim.x) {\n"
+    "    i64 lo = i / d.per_batch * d.per_batch, hi = lo + d.per_batch;\n"
+    "    i64 v = index_at(d, idx, i);\n"
+    "    if (v < 0 || v >= d.nrows) continue;\n"
+    "    int earlier = 0;\n"
+    "    for (i64 j = lo + threadIdx.x; j < i; j += blockDim.x) earlier |= index_at(d, idx, j) == v;\n"
+    "    if (__syncthreads_or(earlier)) continue;\n"
+    "    T *o = out + (i / d.per_batch * d.nrows + v) * d.words;\n"
+    "    for (i64 k0 = 0; k0 < d.words; k0 += blockDim.x) {\n"
+    "      i64 k = k0 + threadIdx.x;\n"
+    "      T acc = k < d.words ? o[k] : T();\n"
+    "      for (i64 c = i; c < hi; c += blockDim.x) {\n"
+    "        i64 j = c + threadIdx.x;\n"
+    "        bool m = j < hi && index_at(d, idx, j) == v;\n"
+    "        unsigned ball = __ballot_sync(0xffffffffu, m);\n"
+    "        if (lane == 0) warp_count[w] = __popc(ball);\n"
+    "        __syncthreads();\n"
+    "        int before = 0, total = 0;\n"
+    "        for (int q = 0; q < nw; q++) {\n"
+    "          before += q < w ? warp_count[q] : 0;\n"
+    "          total += warp_count[q];\n"
+    "        }\n"
+    "        if (m) list[before + __popc(ball & ((1u << lane) - 1u))] = (int)(j - c);\n"
+    "        __syncthreads();\n"
+    "        if (k < d.words)\n"
+    "          for (int t = 0; t < total; t++) {\n"
+    "            T u = upd[(c + list[t]) * d.words + k];\n"
+    "            if constexpr (OP == 0) acc = u;\n"
+    "            else acc = acc + u;\n"
+    "          }\n"
+    "        __syncthreads();\n"
+    "      }\n"
+    "      if (k < d.words) o[k] = acc;\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "template <typename T, int OP> static __device__ __forceinline__ void\n"
+    "scat(const gr_desc &d, T *out, const T *upd, const void *idx) {\n"
+    "  if (d.per_batch <= SCATTER_ROWS_MAX) scat_rows<T, OP>(d, out, upd, idx);\n"
+    "  else scat_serial<T, OP>(d, out, upd, idx);\n"
     "}\n"
     "/* op: 0 set (wsize the word), 1 add f32, 2 add f64, 3 add i32, 4 add i64 */\n"
     "extern \"C\" __global__ void hlo_scatter_rows(gr_desc d, void *out, const void *upd,\n"
@@ -342,7 +404,8 @@ hlo_status cuda_scatter_rows(void *out, const void *upd, const void *idx,
   if (n <= 0) return NULL;
   const cuda_device_state *s;
   HLO_TRY(prepare("scatter_rows", &s));
-  int64_t blocks = (n + COPY_BLOCK - 1) / COPY_BLOCK;
+  /* a block per index (scat_rows), or a thread per word of each batch */
+  int64_t blocks = d.per_batch <= SCATTER_ROWS_MAX ? d.nidx : (n + COPY_BLOCK - 1) / COPY_BLOCK;
   unsigned grid = blocks > (int64_t)COPY_GRID_MAX ? COPY_GRID_MAX : (unsigned)blocks;
   void *params[] = {&d, &out, &upd, &idx};
   CUresult res = s->cu->cuLaunchKernel(g_scatter, grid, 1, 1, COPY_BLOCK, 1, 1, 0, s->stream,
