@@ -404,7 +404,7 @@ static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *mm, in
   const hlo_type *rt = v->type;
   if (m->flat && (op->opcode == OP_IOTA || op->opcode == OP_BROADCAST_IN_DIM ||
                   op->opcode == OP_TRANSPOSE || op->opcode == OP_SLICE ||
-                  op->opcode == OP_CONCATENATE))
+                  op->opcode == OP_REVERSE || op->opcode == OP_CONCATENATE))
     return unimpl(op, "this op under a reshape whose index map needs div/mod");
   kernel_map om;
   memset(&om, 0, sizeof om);
@@ -476,6 +476,23 @@ static hlo_status gen(lower_ctx *c, const hlo_value *v, const kernel_map *mm, in
       int64_t s = has_strides && j < ns ? st[j] : 1;
       om.dim[j].offset = ints[j] + s * m->dim[j].offset;
       for (uint32_t i = 0; i < KERNEL_MAX_RANK; i++) om.dim[j].coeff[i] = s * m->dim[j].coeff[i];
+    }
+    HLO_TRY(gen(c, op->operands[0], &om, g, out));
+    break;
+  }
+  case OP_REVERSE: { /* index i of a reversed dim reads dims[d] - 1 - i */
+    const hlo_type *ot = op->operands[0]->type;
+    if (!ints_attr(op, "dimensions", &ints, &n))
+      return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad dimensions", short_name(op));
+    om = *m;
+    for (uint32_t j = 0; j < n; j++) {
+      if (ints[j] < 0 || (uint64_t)ints[j] >= m->rank)
+        return status_at(HLO_INVALID_ARGUMENT, &op->loc, "%s: bad dimensions", short_name(op));
+      /* the verifier holds the dims unique (reverse's C2) */
+      kernel_affine *a = &om.dim[ints[j]];
+      const kernel_affine *b = &m->dim[ints[j]];
+      a->offset = ot->dims[ints[j]] - 1 - b->offset;
+      for (uint32_t i = 0; i < KERNEL_MAX_RANK; i++) a->coeff[i] = -b->coeff[i];
     }
     HLO_TRY(gen(c, op->operands[0], &om, g, out));
     break;

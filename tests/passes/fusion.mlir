@@ -369,3 +369,19 @@ func.func @main(%x: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
 // CHECK: }) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
 // CHECK-NEXT: return %0 : tensor<2x4x4xf32>
 // CHECK-NOT: kind = "loop"
+
+// -----
+
+// A reverse is a layout op (its index map runs the reversed dims
+// backwards): it joins the elementwise chain that reads it, one loop fusion.
+func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %r = stablehlo.reverse %x, dims = [1] : tensor<3x4xf32>
+  %e = stablehlo.exponential %r : tensor<3x4xf32>
+  %n = stablehlo.negate %e : tensor<3x4xf32>
+  return %n : tensor<3x4xf32>
+}
+// CHECK: %0 = "hlo.fusion"(%arg0) <{kind = "loop", name = "fusion.0"}> ({
+// CHECK-NEXT: ^bb0(%arg1: tensor<3x4xf32>):
+// CHECK-NEXT: %1 = stablehlo.reverse %arg1, dims = [1] : tensor<3x4xf32>
+// CHECK: }) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT: return %0 : tensor<3x4xf32>

@@ -152,6 +152,31 @@ TEST(elementwise_bit_exact) {
   run_both("elementwise", text, 0, 0, &want);
 }
 
+TEST(reverse_in_kernels) {
+  /* reverse is a layout op of the kernels (an index map running the
+   * reversed dims backwards), alone, under a transpose and a slice, and
+   * over an elementwise chain, bit for bit: no interpreter thunk once
+   * fused (the cpu pipeline) */
+  static const char *text =
+      "func.func @main(%x: tensor<3x5x7xf32>, %y: tensor<7x5x3xi32>) -> (tensor<3x5x7xf32>, "
+      "tensor<5x3x7xf32>, tensor<7x5x3xi32>, tensor<2x5x3xi32>) {\n"
+      "  %r = stablehlo.reverse %x, dims = [0, 2] : tensor<3x5x7xf32>\n"
+      "  %e = stablehlo.exponential %r : tensor<3x5x7xf32>\n"
+      "  %t = stablehlo.transpose %e, dims = [1, 0, 2] : (tensor<3x5x7xf32>) -> tensor<5x3x7xf32>\n"
+      "  %u = stablehlo.reverse %t, dims = [1] : tensor<5x3x7xf32>\n"
+      "  %v = stablehlo.reverse %y, dims = [0, 1, 2] : tensor<7x5x3xi32>\n"
+      "  %s = stablehlo.slice %v [1:5:2, 0:5, 0:3] : (tensor<7x5x3xi32>) -> tensor<2x5x3xi32>\n"
+      "  %w = stablehlo.reverse %s, dims = [0] : tensor<2x5x3xi32>\n"
+      "  return %e, %u, %v, %w : tensor<3x5x7xf32>, tensor<5x3x7xf32>, tensor<7x5x3xi32>, "
+      "tensor<2x5x3xi32>\n"
+      "}\n";
+  static const hlo_compile_options fused = {.backend = HLO_BACKEND_CPU};
+  runtime_cpu_stats cs = {0};
+  bool skipped = false;
+  CHECK(tl_backends_agree("reverse", text, &fused, 0, 0, 77, &cs, &skipped));
+  if (!skipped) CHECK_EQ_INT(cs.interp, 0);
+}
+
 TEST(data_movement_native) {
   /* dynamic_slice (start indices clamped: the random indices reach 8),
    * dynamic_update_slice twice (the second in place), pad with negative
