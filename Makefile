@@ -6,6 +6,9 @@
 #   make test-asan  only the ASan+UBSan part
 #   make deps       install the Debian packages the build needs (when missing)
 #   make fuzz       build and run the parser fuzzer for FUZZ_SECONDS (default 60)
+#   make install    install build/hlo, libhlo.a, libhlo.so.MAJOR, the headers and
+#                   hlo.pc (pkg-config) under PREFIX (default /usr/local; DESTDIR
+#                   stages); `make uninstall` removes them (see the install section)
 #   make bench      front-end benchmark table (parse/verify/print vs MLIR's parser), then
 #                   the CPU backend vs XLA:CPU on the f32 programs, each GEMM against the
 #                   library alone (bench/run_vs_xla.py; updates bench/RESULTS.md)
@@ -105,10 +108,11 @@ ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 
 TSAN_VARS = BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread"
 # The tests that run threads (the C API from several threads, run_parallel, the
-# thread pool, kernels and GEMMs over it, the kernel cache from several processes).
+# thread pool, kernels and GEMMs over it, the kernel cache from several processes,
+# the custom-call registry under concurrent registration and runs).
 TSAN_TESTS = build/tsan/tests/test_api build/tsan/tests/test_interp_collective \
   build/tsan/tests/test_thread_pool build/tsan/tests/test_cpu_backend \
-  build/tsan/tests/test_kernel_cache build/tsan/tests/test_gemm
+  build/tsan/tests/test_kernel_cache build/tsan/tests/test_gemm build/tsan/tests/test_ffi
 
 # Everything that needs no GPU: the -O2 build's unit tests and suites, then the
 # unit tests and the conformance, model and CLI suites again under ASan+UBSan,
@@ -143,11 +147,15 @@ ldlibs:
   $(wildcard $(BUILD)/tests/tools/*.d) $(wildcard $(BUILD)/bench/*.d) $(wildcard $(BUILD)/bench/*/*.d)
 
 # ---- shared: $(BUILD)/libhlo.so, the library as one shared object (what the
-# Python package python/hlo loads: docs/python.md). Its own objects under
+# Python package python/hlo loads: docs/python.md; what `make install` puts in
+# LIBDIR as libhlo.so.$(HLO_VERSION)). Its own objects under
 # $(BUILD)/pic (-fPIC: the static library's are position-independent
 # executable code, which a shared object cannot hold), linked with a version
-# script that exports the hlo_ symbols only (`nm -D --defined-only` shows them).
+# script that exports the hlo_ symbols only (`nm -D --defined-only` shows them)
+# and the soname libhlo.so.MAJOR (HLO_SONAME: programs linked with -lhlo ask
+# for that name, so a new major version can be installed beside the old one).
 SHLIB := $(BUILD)/libhlo.so
+HLO_SONAME := libhlo.so.$(firstword $(subst ., ,$(HLO_VERSION)))
 PIC_OBJS := $(SRCS:%.c=$(BUILD)/pic/%.o)
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -162,11 +170,62 @@ $(BUILD)/libhlo.map: Makefile
 	$(Q)printf '{\n  global: hlo_*;\n  local: *;\n};\n' > $@
 $(SHLIB): $(PIC_OBJS) $(BUILD)/libhlo.map
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
-	$(Q)$(CC) $(CFLAGS) -shared -Wl,--version-script=$(BUILD)/libhlo.map -Wl,-soname,libhlo.so \
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,--version-script=$(BUILD)/libhlo.map -Wl,-soname,$(HLO_SONAME) \
 	  $(PIC_OBJS) -o $@ $(LDLIBS)
 shared: $(SHLIB)
 .PHONY: shared
 -include $(PIC_OBJS:.o=.d)
+
+# ---- install / uninstall: hlo as an installed C library (tests/suite_install.sh).
+#   make install [PREFIX=/usr/local] [DESTDIR=staging-root]
+#   make uninstall [PREFIX=...] [DESTDIR=...]   removes exactly what install wrote
+# Installs, from $(BUILD) (built first when missing; nothing is rebuilt when it
+# is up to date): BINDIR/hlo; INCLUDEDIR/hlo/ the public headers; LIBDIR/libhlo.a;
+# LIBDIR/libhlo.so.$(HLO_VERSION) (the real file, soname $(HLO_SONAME)) with
+# the links $(HLO_SONAME) and libhlo.so (for -lhlo); PKGCONFIGDIR/hlo.pc, made
+# from hlo.pc.in: Libs is -lhlo, Libs.private the link flags the static library
+# needs ($(LDLIBS), as `make ldlibs` prints), for `pkg-config --static --libs hlo`.
+# DESTDIR stages the install (packaging): files go under $(DESTDIR)$(PREFIX), while
+# hlo.pc names $(PREFIX). Installing as root (no DESTDIR) into a LIBDIR that the
+# dynamic loader's configuration lists (/etc/ld.so.conf{,.d}: /usr/local/lib on
+# Debian) runs ldconfig, so that programs find the new $(HLO_SONAME) there; for
+# any other LIBDIR, LD_LIBRARY_PATH or a run path (-Wl,-rpath) does.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL ?= install
+HLO_REALNAME := libhlo.so.$(HLO_VERSION)
+INSTALL_HEADERS := $(sort $(wildcard include/hlo/*.h include/hlo/*.def))
+# hlo.pc's directories, written relative to ${prefix} when they lie under PREFIX.
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+HLO_LDCONFIG = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null && \
+  grep -qsx '$(LIBDIR)/*' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf; then ldconfig; fi
+
+install: $(BUILD)/hlo $(LIB) $(SHLIB) hlo.pc.in
+	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(INCLUDEDIR)/hlo' '$(DESTDIR)$(LIBDIR)' \
+	  '$(DESTDIR)$(PKGCONFIGDIR)'
+	$(INSTALL) -m 755 $(BUILD)/hlo '$(DESTDIR)$(BINDIR)/hlo'
+	$(INSTALL) -m 644 $(INSTALL_HEADERS) '$(DESTDIR)$(INCLUDEDIR)/hlo/'
+	$(INSTALL) -m 644 $(LIB) '$(DESTDIR)$(LIBDIR)/libhlo.a'
+	$(INSTALL) -m 755 $(SHLIB) '$(DESTDIR)$(LIBDIR)/$(HLO_REALNAME)'
+	ln -sf $(HLO_REALNAME) '$(DESTDIR)$(LIBDIR)/$(HLO_SONAME)'
+	ln -sf $(HLO_SONAME) '$(DESTDIR)$(LIBDIR)/libhlo.so'
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	  -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(HLO_VERSION)|' \
+	  -e 's|@LIBS_PRIVATE@|$(strip $(LDLIBS))|' hlo.pc.in > '$(DESTDIR)$(PKGCONFIGDIR)/hlo.pc'
+	chmod 644 '$(DESTDIR)$(PKGCONFIGDIR)/hlo.pc'
+	@$(HLO_LDCONFIG)
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/hlo' $(INSTALL_HEADERS:include/hlo/%='$(DESTDIR)$(INCLUDEDIR)/hlo/%') \
+	  '$(DESTDIR)$(LIBDIR)/libhlo.a' '$(DESTDIR)$(LIBDIR)/$(HLO_REALNAME)' \
+	  '$(DESTDIR)$(LIBDIR)/$(HLO_SONAME)' '$(DESTDIR)$(LIBDIR)/libhlo.so' '$(DESTDIR)$(PKGCONFIGDIR)/hlo.pc'
+	@if [ -d '$(DESTDIR)$(INCLUDEDIR)/hlo' ]; then rmdir '$(DESTDIR)$(INCLUDEDIR)/hlo' 2>/dev/null || \
+	  echo "uninstall: $(DESTDIR)$(INCLUDEDIR)/hlo holds files hlo did not install; left in place"; fi
+	@$(HLO_LDCONFIG)
+.PHONY: install uninstall
 
 # ---- fuzz: the parser/printer/interpreter fuzzer (tests/fuzz/run.sh builds
 # build/fuzz/fuzz_parse with clang + libFuzzer and runs it; non-zero on a crash)

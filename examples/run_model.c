@@ -3,9 +3,10 @@
  * Uses only the public API (include/hlo/hlo.h).
  *
  * usage: run_model MODEL.mlir
- * Every f32 argument gets the values sin(i) * 0.5 (any shape); other
- * element types are zero. */
-#include <math.h>
+ * Element i of every f32 argument (any shape) is ((i mod 11) - 5) / 10, in
+ * [-0.5, 0.5]; other element types are zero. It needs nothing beside the
+ * library (not even libm), so that it builds with pkg-config's flags alone:
+ *   cc run_model.c $(pkg-config --cflags --libs hlo) -o run_model */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
     for (int d = 0; d < rank; d++) count *= dims[d];
     void *data = calloc((size_t)count + 1, hlo_dtype_size(dt));
     if (dt == HLO_F32)
-      for (int64_t k = 0; k < count; k++) ((float *)data)[k] = 0.5f * sinf((float)k);
+      for (int64_t k = 0; k < count; k++) ((float *)data)[k] = (float)(k % 11 - 5) / 10.0f;
     args[i] = (hlo_buffer_view){dt, rank, dims, data};
   }
   hlo_buffer **res = NULL;
@@ -54,8 +55,12 @@ int main(int argc, char **argv) {
     const hlo_buffer *b = res[k];
     printf("result %d: %s, rank %d, %zu bytes", k, hlo_dtype_name(hlo_buffer_dtype(b)),
            hlo_buffer_rank(b), hlo_buffer_nbytes(b));
-    if (hlo_buffer_dtype(b) == HLO_F32 && hlo_buffer_nbytes(b) >= 4)
-      printf(", first value %g", ((const float *)hlo_buffer_data(b))[0]);
+    if (hlo_buffer_dtype(b) == HLO_F32 && hlo_buffer_nbytes(b) >= 4) {
+      const float *v = hlo_buffer_data(b);
+      double sum = 0;
+      for (size_t j = 0; j < hlo_buffer_nbytes(b) / sizeof *v; j++) sum += v[j];
+      printf(", first value %g, sum %.6g", v[0], sum);
+    }
     printf("\n");
     hlo_buffer_destroy(res[k]);
   }
