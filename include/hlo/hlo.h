@@ -386,6 +386,97 @@ HLO_MUST_USE hlo_status hlo_executable_memory_analysis(const hlo_executable *e,
 /* Frees the executable (NULL is fine); the module is not touched. */
 void hlo_executable_destroy(hlo_executable *e);
 
+/* ------------------------------------------------------ custom calls (FFI)
+ *
+ * A program's `stablehlo.custom_call @TARGET(...)` runs a handler you
+ * register for TARGET: hlo calls it with the call's operands and result
+ * buffers, typed, and the decoded configuration. Registered handlers are
+ * looked up when the call runs (never at compile time), so an executable
+ * compiled — or loaded from the compilation cache — before its handler was
+ * registered calls it once it is; the cache keeps nothing per target.
+ *
+ * Dispatch, per call: a registered handler for the platform the call runs
+ * on, else one registered for "*"; else hlo's built-in targets (jaxlib's
+ * linear algebra, sharding annotations, ...; a registered handler takes
+ * precedence over a built-in one of the same name); else the run fails
+ * with HLO_NOT_FOUND naming the target (and the platforms that do have a
+ * handler for it). Every backend runs custom calls on the host today — the
+ * CPU backend and the interpreter on their own buffers, the CUDA backend on
+ * host copies of device data — so the platform a call runs on is "cpu";
+ * a "cuda" registration is kept (and named in the not-found error) but not
+ * called yet.
+ *
+ * Threads: registration, removal and calls may happen on any thread at
+ * once (one lock guards the registry; handlers are called outside it). A
+ * handler is called on the thread that runs the executable and may be
+ * called from several threads at once (several executables running). */
+
+/* What a handler is told about the call it runs. All pointers are lent for
+ * the duration of the call. */
+typedef struct hlo_custom_call_info {
+  const char *target;          /* call_target_name, NUL-terminated */
+  const char *platform;        /* the platform the call runs on: "cpu" */
+  /* The configuration, NUL-terminated, backend_config_len bytes (it may
+   * hold NULs of its own): the `backend_config` string when it is a
+   * non-empty string; else a dictionary (`backend_config`, or
+   * `mhlo.backend_config` as JAX's FFI calls carry it) printed as MLIR
+   * text, e.g. "{index = 0 : ui64}"; else "". */
+  const char *backend_config;
+  size_t backend_config_len;
+  int api_version;             /* the op's api_version (1 when absent) */
+  bool has_side_effect;        /* the op's has_side_effect */
+  /* Where the call is in the program: file name (NULL when unknown),
+   * line and column (0 when unknown). */
+  const char *file;
+  unsigned line, column;
+} hlo_custom_call_info;
+
+/* A custom-call handler. operands[0..num_operands) are the call's operands
+ * in order, read-only (their data must not be written); results[0..
+ * num_results) are its results, each a zero-filled buffer of the result's
+ * type that the handler fills in place (`data` points to product(dims) *
+ * hlo_dtype_size(dtype) bytes, row-major, dtypes.def's storage layout). A
+ * token operand or result is a view of rank HLO_RANK_TOKEN (dtype
+ * HLO_DTYPE_COUNT, dims and data NULL). Buffers live for the call only: copy
+ * what must outlive it. Return NULL on success, or an error (made with
+ * hlo_status_create, or any status hlo gave you), which hlo takes over: the
+ * run fails with its code and message, located at the custom_call op and
+ * naming the target. */
+typedef hlo_status (*hlo_custom_call_fn)(void *user_data, const hlo_custom_call_info *info,
+                                         const hlo_buffer_view *operands, int num_operands,
+                                         const hlo_buffer_view *results, int num_results);
+
+/* A new error status with `code` and a copy of `message` (NULL: ""), for a
+ * handler to return. HLO_OK gives NULL (success); a code outside
+ * hlo_status_code is taken as HLO_INTERNAL. Yours (hlo_status_free), unless
+ * returned to hlo. Never NULL for an error code: out of memory gives a
+ * static "out of memory" status. */
+hlo_status hlo_status_create(hlo_status_code code, const char *message);
+
+/* Registers `fn` (called with `user_data`) as the handler of custom_call
+ * target `target` on `platform`: "cpu", "cuda" or "*" (any platform; a
+ * platform's own registration wins over "*"). Both strings are copied;
+ * `user_data` is yours and must stay valid until the handler is
+ * unregistered. Registrations are process-wide and last until
+ * hlo_custom_call_unregister. Thread-safe.
+ * Errors: HLO_INVALID_ARGUMENT for a NULL `fn`, a NULL or empty target, a
+ * target over 1024 bytes or starting with "check." (hlo's own check
+ * dialect, which cannot be overridden), another platform name, or a target
+ * that already has a handler on that platform (unregister it first);
+ * HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status hlo_custom_call_register(const char *target, const char *platform,
+                                                 hlo_custom_call_fn fn, void *user_data);
+
+/* Removes the handler of `target` registered for `platform` ("cpu", "cuda"
+ * or "*": exactly the registration made with that platform). Waits until
+ * no call of the handler is running on another thread, so its user data
+ * may be freed once this returns; calls that start afterwards no longer
+ * see it. Thread-safe.
+ * Errors: HLO_INVALID_ARGUMENT (NULL target, another platform name, or a
+ * call from inside a call of that same handler, which would wait for
+ * itself), HLO_NOT_FOUND (no such registration). */
+HLO_MUST_USE hlo_status hlo_custom_call_unregister(const char *target, const char *platform);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,10 +4,11 @@ dtypes, weak types, static argument values), held in memory."""
 import functools
 import inspect
 import threading
+import weakref
 
 import numpy as np
 
-from . import _core
+from . import _callback, _core
 from ._lib import HloError, INVALID_ARGUMENT
 
 __all__ = ["jit", "Lowered", "Compiled"]
@@ -38,14 +39,22 @@ def _leaf_key(x):
 class Compiled:
     """A lowered function compiled by hlo: call it with the same (non-static)
     arguments as the lowering; cost_analysis(), memory_analysis(), as_text()
-    (the optimised module), input_types, output_types."""
+    (the optimised module), input_types, output_types.
+
+    Effect tokens: a function with ordered effects (jax.debug.print(...,
+    ordered=True), ordered io_callback) is lowered with token parameters
+    and results; they are passed and dropped here, so the call takes and
+    gives what the function does."""
 
     def __init__(self, exe, in_tree, out_tree, static_key):
         self._exe = exe
         self._in_tree = in_tree
         self._out_tree = out_tree
         self._static = static_key
-        self._types = exe.input_types
+        self._tok_in = tuple(i for i, t in enumerate(exe.input_types) if t.kind == "token")
+        self._tok_out = frozenset(i for i, t in enumerate(exe.output_types)
+                                  if t.kind == "token")
+        self._types = tuple(t for t in exe.input_types if t.kind != "token")
 
     @property
     def executable(self):
@@ -68,10 +77,37 @@ class Compiled:
     def as_text(self):
         return self._exe.as_text()
 
+    _has_callbacks = False
+    _in_flight = threading.local()    # ids of the Compiled with callbacks this thread runs
+
     def _run_leaves(self, leaves):
-        outs = self._exe._call_fast(tuple(leaves))   # exact types: no conversion
-        if outs is not None:
-            return _jax().tree_util.tree_unflatten(self._out_tree, outs)
+        if not self._has_callbacks:
+            return self._run_leaves_unchecked(leaves)
+        # A callback that calls this very executable again would wait for
+        # itself (runs of one executable take turns in the library).
+        running = getattr(Compiled._in_flight, "ids", None)
+        if running is None:
+            running = Compiled._in_flight.ids = set()
+        if id(self) in running:
+            raise HloError(INVALID_ARGUMENT, "a host callback called the hlo.jit function it "
+                           "runs in again, with the same signature: runs of one executable "
+                           "take turns, so this call would wait for itself")
+        running.add(id(self))
+        try:
+            return self._run_leaves_unchecked(leaves)
+        except HloError as e:
+            cause = _callback.take_pending()   # a host callback's own exception
+            if cause is not None:
+                raise e from cause
+            raise
+        finally:
+            running.discard(id(self))
+
+    def _run_leaves_unchecked(self, leaves):
+        if not self._tok_in:
+            outs = self._exe._call_fast(tuple(leaves))   # exact types: no conversion
+            if outs is not None:
+                return _jax().tree_util.tree_unflatten(self._out_tree, outs)
         types = self._types
         if len(leaves) != len(types):
             raise HloError(INVALID_ARGUMENT, "expected %d array arguments, got %d"
@@ -83,7 +119,11 @@ class Compiled:
                 # the traced type) and a copy of non-contiguous arrays.
                 x = np.asarray(x, dtype=t.dtype, order="C")
             arrs.append(x)
+        for i in self._tok_in:          # effect tokens (ascending positions)
+            arrs.insert(i, None)
         outs = self._exe.run(*arrs)
+        if self._tok_out:
+            outs = [o for k, o in enumerate(outs) if k not in self._tok_out]
         jax = _jax()
         return jax.tree_util.tree_unflatten(self._out_tree, outs)
 
@@ -112,10 +152,30 @@ class Lowered:
             self._text = self._lowered.as_text()
         return self._text
 
+    def _host_callbacks(self):
+        """The Python callables JAX registered while lowering (host
+        callbacks: jax.pure_callback, jax.debug.print, ...), indexed as the
+        program's callback calls index them; [] when there are none."""
+        lowering = getattr(self._lowered, "_lowering", None)
+        args = getattr(lowering, "compile_args", None) or {}
+        return list(args.get("host_callbacks") or ())
+
     def compile(self):
-        exe = _core.Executable(self.as_text(), getattr(self._jitted._fun, "__name__", "<jit>")
-                               + ".mlir", self._jitted._backend, self._jitted._options)
-        return Compiled(exe, self._in_tree, self._lowered.out_tree, self._static)
+        # Host callbacks: renamed to hlo's registered Python handler, with
+        # process-wide ids (python/hlo/_callback.py), forgotten with the
+        # executable.
+        text, ids = _callback.prepare(self.as_text(), self._host_callbacks())
+        try:
+            exe = _core.Executable(text, getattr(self._jitted._fun, "__name__", "<jit>")
+                                   + ".mlir", self._jitted._backend, self._jitted._options)
+        except BaseException:
+            _callback.release(ids)
+            raise
+        c = Compiled(exe, self._in_tree, self._lowered.out_tree, self._static)
+        if ids:
+            weakref.finalize(exe, _callback.release, ids)
+            c._has_callbacks = True
+        return c
 
 
 class Jitted:
@@ -223,7 +283,10 @@ def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=(), donate
     pytrees (jax.tree_util), results numpy arrays. One executable per input
     signature: tree structure, shapes, dtypes, weak types, static values.
     donate_argnums is passed to JAX (hlo does not reuse donated inputs yet).
-    options: hlo.compile's options dict. Usable as a decorator, with or
+    Host callbacks (jax.pure_callback, jax.debug.print, jax.debug.callback,
+    io_callback; ordered ones too) run in this process during the call
+    (python/hlo/_callback.py); an exception in one is an HloError raised
+    from it. options: hlo.compile's options dict. Usable as a decorator, with or
     without arguments."""
     if fun is None:
         return lambda f: Jitted(f, backend, static_argnums, static_argnames, donate_argnums,

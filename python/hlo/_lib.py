@@ -9,7 +9,8 @@ import os
 import numpy as np
 
 __all__ = ["lib", "HloError", "check", "View", "CompileOptions", "CostAnalysis",
-           "MemoryAnalysis", "DTYPES", "dtype_to_hlo", "hlo_to_dtype"]
+           "MemoryAnalysis", "CustomCallInfo", "CUSTOM_CALL_FN", "DTYPES", "dtype_to_hlo",
+           "hlo_to_dtype"]
 
 
 def _find_library():
@@ -102,6 +103,29 @@ _sig("hlo_executable_destroy", None, _vp)
 HAS_FETCH = hasattr(lib, "hlo_buffer_fetch")
 if HAS_FETCH:
     _sig("hlo_buffer_fetch", _status, _vp)
+
+
+class CustomCallInfo(ctypes.Structure):
+    """hlo_custom_call_info."""
+    _fields_ = [("target", ctypes.c_char_p), ("platform", ctypes.c_char_p),
+                ("backend_config", _vp), ("backend_config_len", ctypes.c_size_t),
+                ("api_version", ctypes.c_int), ("has_side_effect", ctypes.c_bool),
+                ("file", ctypes.c_char_p), ("line", ctypes.c_uint), ("column", ctypes.c_uint)]
+
+
+# hlo_custom_call_fn: (user_data, info, operands, num_operands, results,
+# num_results) -> hlo_status. The result is declared a plain pointer-sized
+# integer: ctypes returns it to C as is (None -> NULL, success).
+CUSTOM_CALL_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, _vp, _P(CustomCallInfo), _P(View),
+                                  ctypes.c_int, _P(View), ctypes.c_int)
+# The custom-call API (host callbacks, python/hlo/_callback.py): used when
+# the library has it (an older HLO_LIBRARY may not).
+HAS_CUSTOM_CALL = hasattr(lib, "hlo_custom_call_register")
+if HAS_CUSTOM_CALL:
+    _sig("hlo_custom_call_register", _status, ctypes.c_char_p, ctypes.c_char_p,
+         CUSTOM_CALL_FN, _vp)
+    _sig("hlo_custom_call_unregister", _status, ctypes.c_char_p, ctypes.c_char_p)
+    _sig("hlo_status_create", _vp, ctypes.c_int, ctypes.c_char_p)
 
 _libc.free.argtypes = [_vp]
 _libc.free.restype = None

@@ -44,21 +44,32 @@
  * warning per target and executable on stderr (interp_first_time: state
  * of the interpreter family, not of this file); one whose results carry values
  * fails, naming the JAX feature (a C program cannot call into a Python
- * process that is gone).
+ * process that is gone). hlo.jit (python/hlo) runs them: it renames the
+ * calls of each lowering to its own registered target
+ * (python/hlo/_callback.py), so these stubs only see programs from text.
+ *
+ * Handlers registered through the public API (hlo_custom_call_register,
+ * custom_call_registry.c) come first: a target registered for the host
+ * platform ("cpu") or for "*" runs its handler (run_registered) instead of
+ * any built-in one of that name; check.* cannot be registered.
  *
  * An unknown target fails with HLO_NOT_FOUND when the call is executed: a
- * short message naming the target, the closest known name if one is near,
- * and the families of known targets; CustomSPMDPartitioning (a Python
- * custom_partitioning rule) fails with HLO_UNIMPLEMENTED saying so.
+ * short message naming the target, the platforms that do have a handler for
+ * it when one is registered elsewhere, else the closest known name if one
+ * is near, and the families of known targets; CustomSPMDPartitioning (a
+ * Python custom_partitioning rule) fails with HLO_UNIMPLEMENTED saying so.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "interp/custom_call_registry.h"
 #include "interp/interp.h"
 #include "interp/interp_lapack.h"
 #include "interp/interp_util.h"
 #include "ir/element.h"
+#include "ir/print.h"
 #include "support/arena.h"
+#include "support/strbuf.h"
 
 /* cu_lu_pivots_to_permutation / hip_lu_pivots_to_permutation: pivots (..., k), 0-based row swaps applied
  * in order to iota(m), give the permutation (..., m) (jaxlib
@@ -148,8 +159,8 @@ static hlo_status cc_callback(interp *it, const hlo_op *op, tensor *const *in,
     bool side = se && ((se->kind == ATTR_BOOL && se->u.b) || se->kind == ATTR_UNIT);
     return interp_error(op, HLO_UNIMPLEMENTED,
                         "%s: a host callback into Python (from %s) whose results the program "
-                        "uses; hlo cannot call back into a Python process that is gone (hlo's "
-                        "Python package is planned to run such callbacks in-process)",
+                        "uses; hlo cannot call back into a Python process that is gone (hlo.jit "
+                        "of hlo's Python package runs such callbacks in-process)",
                         t->name,
                         side ? "jax.experimental.io_callback or jax.debug.callback"
                              : "jax.pure_callback");
@@ -254,9 +265,113 @@ static const cc_target targets[] = {
 
 bool interp_custom_call_known(const char *name) {
   if (!strncmp(name, "check.", 6)) return true;
+  if (custom_call_registry_platforms(name, strlen(name), NULL, 0)) return true;
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
     if (!strcmp(targets[i].name, name)) return true;
   return false;
+}
+
+/* ------------------------------------------------------ registered handlers */
+
+/* The view of operand or result value `t` of type `ty` for a handler: a
+ * tensor's dtype, rank, dims and data; a token's HLO_RANK_TOKEN. Tuples
+ * (and anything else) give false. */
+static bool handler_view(const hlo_type *ty, tensor *t, hlo_buffer_view *v) {
+  if (ty->kind == TYPE_TOKEN) {
+    *v = (hlo_buffer_view){HLO_DTYPE_COUNT, HLO_RANK_TOKEN, NULL, NULL};
+    return true;
+  }
+  if (ty->kind != TYPE_TENSOR) return false;
+  *v = (hlo_buffer_view){ty->dtype, (int)ty->rank, ty->dims, t ? t->data : NULL};
+  return true;
+}
+
+/* The configuration a handler sees (hlo_custom_call_info.backend_config):
+ * a non-empty `backend_config` string as it is; else a dictionary
+ * (`backend_config` or `mhlo.backend_config`) printed as MLIR text; else "".
+ * Printed text goes to `sb` (the caller frees it). */
+static void handler_config(const hlo_op *op, strbuf *sb, const char **out, size_t *out_len) {
+  const hlo_attr *a = op_attr(op, "backend_config");
+  if (a && a->kind == ATTR_STRING && a->u.str.len) {
+    *out = a->u.str.s;
+    *out_len = a->u.str.len;
+    return;
+  }
+  if (!a || a->kind != ATTR_DICT) a = op_attr(op, "mhlo.backend_config");
+  if (a && (a->kind == ATTR_DICT || a->kind == ATTR_STRING || a->kind == ATTR_OPAQUE)) {
+    if (a->kind == ATTR_DICT) {
+      print_attr(sb, a);
+      *out = sb_cstr(sb);
+      *out_len = sb->len;
+    } else {
+      *out = a->u.str.s;
+      *out_len = a->u.str.len;
+    }
+    return;
+  }
+  *out = "";
+  *out_len = 0;
+}
+
+/* Runs a custom call through the registered handler `reg` (held by the
+ * caller): makes the results (zeroed tensors of the result types; tokens),
+ * hands the handler views of the operands and results, and turns its error
+ * into one located at the op naming the target. Errors: HLO_UNIMPLEMENTED
+ * for a tuple operand or result; HLO_RESOURCE_EXHAUSTED; the handler's. */
+static hlo_status run_registered(const hlo_op *op, cc_registration *reg, const char *name,
+                                 size_t len, tensor *const *in, const hlo_type *const *rt,
+                                 tensor **out) {
+  uint32_t no = op->num_operands, nr = op->num_results;
+  hlo_buffer_view small[16];
+  hlo_buffer_view *views = no + nr <= 16 ? small : malloc((no + nr) * sizeof *views);
+  if (!views) return interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+  hlo_status st = NULL;
+  uint32_t made = 0;
+  for (uint32_t i = 0; i < no && !st; i++)
+    if (!in[i] || !handler_view(in[i]->type, in[i], &views[i]))
+      st = interp_error(op, HLO_UNIMPLEMENTED,
+                        "custom_call '%.*s': operand %u is a tuple; registered handlers take "
+                        "tensors and tokens", (int)len, name, i);
+  for (; made < nr && !st; made++) {
+    if (rt[made]->kind != TYPE_TENSOR && rt[made]->kind != TYPE_TOKEN) {
+      st = interp_error(op, HLO_UNIMPLEMENTED,
+                        "custom_call '%.*s': result %u is a tuple; registered handlers fill "
+                        "tensors and tokens", (int)len, name, made);
+      break;
+    }
+    st = tensor_create(rt[made], &op->loc, &out[made]);
+    if (st) break;
+    handler_view(rt[made], out[made], &views[no + made]);
+  }
+  if (!st) {
+    strbuf sb;
+    sb_init(&sb);
+    hlo_custom_call_info info = {0};
+    info.target = name;   /* the attribute's text is NUL-terminated in the arena */
+    info.platform = CUSTOM_CALL_PLATFORM_HOST;
+    handler_config(op, &sb, &info.backend_config, &info.backend_config_len);
+    info.api_version = (int)op_attr_int(op, "api_version", 1);
+    info.has_side_effect = op_attr_bool(op, "has_side_effect", false);
+    info.file = op->loc.src ? op->loc.src->name : NULL;
+    info.line = op->loc.line;
+    info.column = op->loc.col;
+    if (sb.oom) {
+      st = interp_error(op, HLO_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+      hlo_status hs = custom_call_registry_call(reg, &info, views, (int)no, views + no, (int)nr);
+      if (hs) {
+        hlo_status_code code = hlo_status_code_of(hs);
+        st = interp_error(op, code == HLO_OK ? HLO_INTERNAL : code,
+                          "@%.*s: %s", (int)len, name,
+                          hlo_status_message(hs) ? hlo_status_message(hs) : "");
+        hlo_status_free(hs);
+      }
+    }
+    sb_free(&sb);
+  }
+  if (views != small) free(views);
+  if (st) iu_release_all(out, made);
+  return st;
 }
 
 /* ------------------------------------------------------ unknown targets */
@@ -299,6 +414,13 @@ static hlo_status unknown_target(const hlo_op *op, const char *name, size_t len)
                         "jax.experimental.custom_partitioning (its backend_config is the id of "
                         "a Python object in the process that traced it): only JAX can run it; "
                         "export the function without custom_partitioning");
+  char platforms[64];
+  if (custom_call_registry_platforms(name, len, platforms, sizeof platforms))
+    return interp_error(op, HLO_NOT_FOUND,
+                        "custom_call target '%.*s' has a handler registered for platform %s "
+                        "only; this call runs on platform '%s' (register it for '%s' or '*')",
+                        shown, name, platforms, CUSTOM_CALL_PLATFORM_HOST,
+                        CUSTOM_CALL_PLATFORM_HOST);
   size_t cap = len / 4 > 2 ? len / 4 : 2, best = cap + 1;
   const char *near = NULL;
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
@@ -310,7 +432,7 @@ static hlo_status unknown_target(const hlo_op *op, const char *name, size_t len)
                       "lapack_*_ffi, cusolver_* / hipsolver_*, cuhybrid_* / hiphybrid_*, "
                       "cusparse_* / hipsparse_*, cu_* / hip_* linear algebra; Python host "
                       "callbacks; Sharding, SPMD*, MoveTo*, annotate_device_placement; "
-                      "check.*)",
+                      "check.*; or a handler registered with hlo_custom_call_register)",
                       shown, name, near ? "; did you mean '" : "", near ? near : "",
                       near ? "'?" : "");
 }
@@ -324,6 +446,12 @@ static hlo_status k_custom_call(interp *it, const hlo_op *op, tensor *const *in,
   size_t len = a->u.str.len;
   if (len >= 6 && !memcmp(name, "check.", 6))
     return interp_check_custom_call(it, op, in, rt, out);
+  cc_registration *reg = custom_call_registry_acquire(name, len, CUSTOM_CALL_PLATFORM_HOST);
+  if (reg) {
+    hlo_status st = run_registered(op, reg, name, len, in, rt, out);
+    custom_call_registry_release(reg);
+    return st;
+  }
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
     if (strlen(targets[i].name) == len && !memcmp(targets[i].name, name, len)) {
       /* LAPACK's XERBLA reports (hlo's override records them and returns):
