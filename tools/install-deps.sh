@@ -6,7 +6,8 @@ need=""
 # BLAS/LAPACK (bench/BLAS.md says why these): OpenBLAS's OpenMP build, linked
 # by path (the runtime package is enough), and oneDNN (its -dev package: the
 # link name libdnnl.so and the header bench/blas/gemm_rate.c uses).
-for p in gcc make libopenblas0-openmp libdnnl-dev libxxhash-dev python3; do
+# pkg-config: tests/suite_install.sh builds examples/run_model.c with its flags alone.
+for p in gcc make libopenblas0-openmp libdnnl-dev libxxhash-dev python3 pkg-config; do
   dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0
