@@ -55,6 +55,8 @@ static const pass_info k_passes[] = {
      "a reshape merging dims of an elementwise chain: the chain computed in the merged shape"},
     {"duplicate-generators", pass_duplicate_generators,
      "copy a cheap iota/constant-only value into each fusible reader, so fusion never stores it"},
+    {"while-loop-trip-count", pass_while_loop_trip_count,
+     "annotate while loops whose trip count is known (i = c0; i < N; i += s)"},
     {"fusion", pass_fusion, "group elementwise/layout chains and reductions into hlo.fusion ops"},
 };
 

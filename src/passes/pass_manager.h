@@ -30,11 +30,12 @@
  * made matrix products (dot_decomposer.c), reductions over trailing
  * dimensions (reduction_layout_normalizer.c), merging reshapes moved
  * above the elementwise chains they read (reshape_hoisting.c), iota- and
- * constant-only values copied into each reader (duplicate_generators.c)
- * and fusion (fusion.c). */
+ * constant-only values copied into each reader (duplicate_generators.c),
+ * while loops' known trip counts (while_loop_trip_count.c) and fusion
+ * (fusion.c). */
 #define PASS_PIPELINE_CPU                                                                  \
   PASS_PIPELINE_DEFAULT ",transpose-folding,dce,dot-decomposer,reduction-layout-normalizer," \
-                        "reshape-hoisting,duplicate-generators,fusion"
+                        "reshape-hoisting,duplicate-generators,while-loop-trip-count,fusion"
 
 /* A registered pass. */
 typedef hlo_status (*hlo_pass_fn)(hlo_module_ir *m, const hlo_pass_options *o);

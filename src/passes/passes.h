@@ -109,6 +109,18 @@ HLO_MUST_USE hlo_status pass_transpose_folding(hlo_module_ir *m, const hlo_pass_
  * Errors: HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status pass_dot_decomposer(hlo_module_ir *m, const hlo_pass_options *o);
 
+/* The attribute while-loop-trip-count puts on a stablehlo.while whose
+ * iteration count is known at compile time (an i64 >= 0). */
+#define WHILE_KNOWN_TRIP_COUNT "hlo.known_trip_count"
+
+/* while-loop-trip-count (XLA's WhileLoopTripCountAnnotator): a while loop
+ * over a constant-initialised integer counter tested against a constant
+ * (`i < N`) and stepped by a constant (`i + s`), with a condition of
+ * nothing else, gets WHILE_KNOWN_TRIP_COUNT; rules in
+ * while_loop_trip_count.c. Changes no value. Errors:
+ * HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status pass_while_loop_trip_count(hlo_module_ir *m, const hlo_pass_options *o);
+
 /* reduction-layout-normalizer (XLA's ReductionLayoutNormalizer): a reduce
  * over dimensions that are not the trailing ones reads a transpose that
  * moves them last, and reduces the trailing ones (what the CPU kernels

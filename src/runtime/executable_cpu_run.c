@@ -14,6 +14,7 @@
 #include <string.h>
 #include "ir/element.h"
 #include "support/arena.h"
+#include "passes/passes.h" /* WHILE_KNOWN_TRIP_COUNT */
 #include "runtime/executable_cpu_internal.h"
 
 /* Reference rules of x->vals during a run: a block argument's entry
@@ -548,12 +549,20 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
     if (r != &pb->block->args[i] || !caller_data(x, cur[i]->data))
       st = unborrow(x, &cur[i], &s->op->loc);
   }
-  while (!st) {
+  /* a known trip count (passes/while_loop_trip_count.c): the condition,
+   * constants and one compare, is not evaluated (no predicate download on
+   * a device backend) */
+  int64_t trips = op_attr_int(s->op, WHILE_KNOWN_TRIP_COUNT, -1);
+  for (int64_t iter = 0; !st; iter++) {
     bool go = false;
-    bind_args(x, pc, cur);
-    st = run_steps(x, s->sub[0]);
-    if (!st) st = cond_value(x, s, flag, &go);
-    release_owned(x, pc);
+    if (trips >= 0) {
+      go = iter < trips;
+    } else {
+      bind_args(x, pc, cur);
+      st = run_steps(x, s->sub[0]);
+      if (!st) st = cond_value(x, s, flag, &go);
+      release_owned(x, pc);
+    }
     if (st || !go) break;
     bind_args(x, pb, cur);
     st = run_steps(x, s->sub[1]);
