@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot/aot.h"
 #include "builtin.h"
 #include "hlo/bench.h"
 #include "hlo/hlo.h"
@@ -22,6 +23,8 @@ static const char *const usage_compile =
     "usage: hlo compile FILE [--backend cpu|interp] [--passes LIST] [--entry NAME]\n"
     "                   [--dump-to DIR] [--json] [--cache-dir DIR] [--no-cache]\n"
     "                   [--cache-max-bytes N] [--log-compiles] [--explain-cache-misses]\n"
+    "       hlo compile FILE --emit=lib -o DIR [--name NAME] [--entry NAME] [--no-blas]\n"
+    "                   [--no-build]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE without\n"
     "running it and prints a summary: ops before and after the pass pipeline, the\n"
@@ -40,13 +43,30 @@ static const char *const usage_compile =
     "                     input, row, output, other} (the entry's top-level fusions: its\n"
     "                     kernels), fused_ops {loop, ...} (ops inside them),\n"
     "                     nested_fusions (those inside while/case/... bodies and\n"
-    "                     other functions), kernels, blas_gemm, gemm_epilogues, sorts,\n"
-    "                     interp_thunks, interp_ops, constants, filled_constants (null where the\n"
-    "                     backend has none), compile_ms, ours_ms, cc_ms, stages_ms,\n"
+    "                     other functions), kernels, blas_gemm, gemm_epilogues,\n"
+    "                     gemm_chains, sorts, interp_thunks, interp_ops, constants,\n"
+    "                     filled_constants (null where the backend has none), compile_ms, ours_ms, cc_ms, stages_ms,\n"
     "                     passes [{name, ms, ops_before, ops_after}], passes_ms; on\n"
     "                     cpu also buffers {count, temp_bytes, peak_bytes, arg_bytes,\n"
     "                     out_bytes, const_bytes, heap_peak_bytes}\n"
     CLI_CACHE_USAGE
+    "\n"
+    "Ahead of time (issue 11): --emit=lib writes the program, compiled for the CPU\n"
+    "(pipeline cpu), as one C library that needs only libc, libm, pthreads and\n"
+    "(unless --no-blas) a CBLAS (linked as -lblas): DIR/NAME.h (the API:\n"
+    "NAME_scratch_bytes, NAME_run, NAME_strerror, the signature as data, every\n"
+    "argument's and result's type, shape and bytes), DIR/NAME.c (the generated C:\n"
+    "kernels, constants, buffer plan, call sequence), DIR/libNAME.a and\n"
+    "DIR/libNAME.so (built with $HLO_CC, else cc: -O2 -std=c11 -fPIC).\n"
+    "  --emit=lib         write the library instead of printing a summary\n"
+    "  -o DIR             the folder it goes to (made; required with --emit=lib)\n"
+    "  --name NAME        the library's name and symbol prefix (a C identifier;\n"
+    "                     default: FILE's base name up to its first '.')\n"
+    "  --no-blas          matrix products on the library's own loops (no CBLAS)\n"
+    "  --no-build         write NAME.h and NAME.c only (no compiler run)\n"
+    "Ops that run on the interpreter in the CPU backend (custom calls, rng, fft,\n"
+    "...) cannot be embedded yet: the error names the op and its\n"
+    "line (exit status 1).\n"
     "\n"
     "The \"cc\" stage is the C compiler's: emitting the kernels' C, compiling it and\n"
     "loading the shared object (fast when the kernel cache has them: HLO_CACHE_DIR=off\n"
@@ -215,6 +235,8 @@ static void print_text(const compile_summary *s, const char *dump_dir) {
       printf("  thunks:    %u kernels, %u library calls (BLAS gemm", s->cpu.kernels, s->cpu.blas);
       if (s->cpu.epilogues)
         printf("; %u run a kernel on their rows: output fusion", s->cpu.epilogues);
+      if (s->cpu.gemm_chains)
+        printf("; %u chained to the next product on those rows", s->cpu.gemm_chains);
       printf("), ");
       if (s->cpu.sorts) printf("%u native sorts, ", s->cpu.sorts);
       printf("%u interpreter", s->cpu.interp);
@@ -297,6 +319,7 @@ static void print_json(const compile_summary *s) {
   json_count("kernels", s->has_cpu, s->cpu.kernels);
   json_count("blas_gemm", s->has_cpu, s->cpu.blas);
   json_count("gemm_epilogues", s->has_cpu, s->cpu.epilogues);
+  json_count("gemm_chains", s->has_cpu, s->cpu.gemm_chains);
   json_count("sorts", s->has_cpu, s->cpu.sorts);
   json_count("interp_thunks", s->has_cpu, s->cpu.interp);
   printf(", \"interp_ops\": ");
@@ -333,7 +356,9 @@ static void print_json(const compile_summary *s) {
 int cmd_compile(int argc, char **argv) {
   const char *path = NULL, *entry = NULL, *passes = NULL, *dump_dir = NULL;
   hlo_backend_kind backend = HLO_BACKEND_CPU;
-  bool json = false;
+  bool json = false, emit_lib = false;
+  const char *out_dir = NULL;
+  aot_options ao = {0};
   cli_cache_opts cache = {0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -343,6 +368,16 @@ int cmd_compile(int argc, char **argv) {
     if (cf > 0) continue;
     if (cli_is_flag(a, "--help") || cli_is_flag(a, "-h")) { fputs(usage_compile, stdout); return 0; }
     else if (cli_is_flag(a, "--json")) json = true;
+    else if (!strcmp(a, "--emit=lib")) emit_lib = true;
+    else if (cli_is_flag(a, "--emit") && has_val && !strcmp(argv[i + 1], "lib")) emit_lib = true, i++;
+    else if (!strncmp(a, "--emit", 6)) {
+      fprintf(stderr, "hlo compile: unknown --emit form '%s' (only --emit=lib)\n", a);
+      return 2;
+    }
+    else if ((!strcmp(a, "-o") || cli_is_flag(a, "--output")) && has_val) out_dir = argv[++i];
+    else if (cli_is_flag(a, "--name") && has_val) ao.name = argv[++i];
+    else if (cli_is_flag(a, "--no-blas")) ao.no_blas = true;
+    else if (cli_is_flag(a, "--no-build")) ao.no_build = true;
     else if (cli_is_flag(a, "--entry") && has_val) entry = argv[++i];
     else if (cli_is_flag(a, "--passes") && has_val) passes = argv[++i];
     else if (cli_is_flag(a, "--dump-to") && has_val) dump_dir = argv[++i];
@@ -356,6 +391,23 @@ int cmd_compile(int argc, char **argv) {
     else { fprintf(stderr, "hlo compile: more than one FILE ('%s')\n%s", a, usage_compile); return 2; }
   }
   if (!path) { fprintf(stderr, "hlo compile: missing FILE\n%s", usage_compile); return 2; }
+  if (!emit_lib && (out_dir || ao.name || ao.no_blas || ao.no_build)) {
+    fprintf(stderr, "hlo compile: -o, --name, --no-blas and --no-build go with --emit=lib\n");
+    return 2;
+  }
+  if (emit_lib) {
+    if (!out_dir) { fprintf(stderr, "hlo compile: --emit=lib needs -o DIR\n"); return 2; }
+    if (json || passes || dump_dir || backend != HLO_BACKEND_CPU) {
+      fprintf(stderr, "hlo compile: --emit=lib takes no --json, --passes, --dump-to or --backend\n");
+      return 2;
+    }
+    ao.entry = entry;
+    hlo_status est = aot_emit_lib(path, out_dir, &ao);
+    if (est) return cli_report(est);
+    printf("wrote %s: the library's header, source%s\n", out_dir,
+           ao.no_build ? "" : ", static and shared libraries");
+    return 0;
+  }
   hlo_compile_options co = {.backend = backend, .passes = passes, .dump_dir = dump_dir};
   cli_cache_apply(&cache, &co);
   compile_summary s;
