@@ -262,6 +262,27 @@ typedef struct backend {
    * HLO_INVALID_ARGUMENT for another add type. */
   HLO_MUST_USE hlo_status (*scatter_rows)(void *out, const void *upd, const void *idx,
                                           const backend_rows *r);
+  /* Graphs: recording a sequence of enqueued work once and replaying it
+   * with one call (CUDA graphs by stream capture; NULL slots on a backend
+   * without them: the CPU, cpu-devmem). Between graph_begin and graph_end
+   * the work slots (launch, gemm, conv, reduce_window, select_and_scatter,
+   * sort, copy_box, fill_box, gather_rows, scatter_rows) are RECORDED on
+   * the backend's stream, not run, with the pointers and parameters they
+   * are given (the buffers' contents are read when the graph runs); no
+   * other slot may be called meanwhile (alloc, free, copy and synchronize
+   * would break the recording: the runtime calls none). graph_end stops
+   * the recording and makes *graph, an executable graph (yours:
+   * graph_destroy); after an error in a recorded call or in graph_end the
+   * recording is over and *graph is NULL. graph_launch enqueues one run
+   * of everything recorded, in order, on the stream (asynchronous like
+   * launch); graph_destroy frees a graph (NULL is fine; one queued is
+   * still run). Errors: the backend's (HLO_INTERNAL naming the driver's
+   * error). Not thread-safe against other calls of the backend on another
+   * thread during a recording. */
+  HLO_MUST_USE hlo_status (*graph_begin)(void);
+  HLO_MUST_USE hlo_status (*graph_end)(void **graph);
+  HLO_MUST_USE hlo_status (*graph_launch)(void *graph);
+  void (*graph_destroy)(void *graph);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

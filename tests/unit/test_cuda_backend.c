@@ -20,8 +20,22 @@
  *     made current there), gemm with k = 0 (C zeroed, its padding kept)
  *     and a short row stride, compile (stats, dump, objects, reload from
  *     them, a corrupt object compiled again), each launch's grid, block,
- *     shared bytes, buffers and tile range as emit_cuda.h says; and with
- *     HLO_NVRTC_LIB=/nonexistent the start fails naming NVRTC.
+ *     shared bytes, buffers and tile range as emit_cuda.h says; the graph
+ *     slots (a capture records launches without running them, in relaxed
+ *     mode; each cuGraphLaunch replays them; a synchronisation inside a
+ *     capture invalidates it: graph_end fails); an executable on the mock
+ *     (kernels only) launching its kernels itself on run 1 and by one
+ *     cuGraphLaunch on runs 2 and 3, the same kernels on the same buffers;
+ *     and with HLO_NVRTC_LIB=/nonexistent the start fails naming NVRTC;
+ *   - graph replay in the runtime (executable_cpu_device.c) on a fake
+ *     graph backend (cpu-devmem whose graph_* slots record the work calls
+ *     and run them on each graph launch): run 1 eager, run 2 captured and
+ *     launched, run 3 launched (other values in the same buffers), every
+ *     result bit-identical to an HLO_CUDA_GRAPHS=0 executable's; other
+ *     argument buffers get a second graph, the first buffers the first
+ *     graph again; host arguments (uploaded into graph buffers) a third,
+ *     replayed; --profile and a failed capture run eagerly and right; a while loop and a dynamic_slice (host reads),
+ *     and a program of fewer calls than results + 2, are never deferred.
  * With a device (backend_cuda succeeds), else "skipped: REASON":
  *   - alloc/copy round trips of several sizes (host -> device -> device ->
  *     host);
@@ -33,7 +47,10 @@
  *     and i32 elementwise) compiled, launched and compared with host
  *     references; compiling again from the module's objects loads the
  *     cubin (stats), the dump folder gets kernels.cu, a bad index is an
- *     error. */
+ *     error;
+ *   - graph replay in the runtime (kernels and a gemm): run 2 captured,
+ *     run 3 replayed with other values in the same buffers, results
+ *     bit-identical to an HLO_CUDA_GRAPHS=0 executable's. */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -48,6 +65,8 @@
 #include "backend/cuda/emit_cuda.h"
 #include "backend/cuda/nvrtc.h"
 #include "codegen/lower_fusion.h"
+#include "interp/interp.h"
+#include "runtime/executable_cpu_internal.h"
 #include "support/float.h"
 #include "test.h"
 #include "testlib.h"
@@ -864,6 +883,576 @@ done:
   free_programs(ms, ks);
 }
 
+/* ---- graph replay in the runtime (executable_cpu_device.c) ----
+ *
+ * A fake graph backend: cpu-devmem (backend/cpu/cpu_devmem.c: kernels and
+ * gemms run on the CPU, device buffers of their own) with the graph_*
+ * slots. Between graph_begin and graph_end its work slots record their
+ * calls instead of running them (as a captured CUDA stream does), and any
+ * call that would break a real capture (alloc, free, copy, synchronize) is
+ * counted as a fault; graph_launch runs the recorded calls through
+ * cpu-devmem. So the executable's results after a replay are real
+ * numbers, compared with an eager run's bit for bit. */
+
+/* executable_cpu_device.c's counters (tests only): deferred runs,
+ * captures, graph launches, failed captures. */
+void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[4]);
+
+enum { FK_MAX_CALLS = 256, FK_MAX_PTRS = 16 };
+typedef struct fk_call {
+  int kind; /* 0 launch, 1 gemm, 2 copy_box, 3 fill_box, 4 gather, 5 scatter */
+  backend_module *m;
+  uint32_t index, np;
+  void *p[FK_MAX_PTRS];
+  backend_gemm g;
+  backend_box box;
+  backend_rows rows;
+  uint8_t value[16];
+} fk_call;
+typedef struct fk_graph {
+  fk_call *c;
+  int n;
+} fk_graph;
+
+static backend fk;            /* the fake table */
+static const backend *fk_dm;  /* cpu-devmem */
+static bool fk_capturing, fk_fail_end;
+static fk_call fk_rec[FK_MAX_CALLS];
+static int fk_nrec;
+static uint32_t fk_nbufs[64]; /* buffers of each kernel, from the executable's steps */
+static int fk_faults, fk_live_graphs, fk_graph_launches;
+static int fk_eager_launches, fk_eager_gemms; /* work run outside graphs */
+
+static fk_call *fk_record(int kind) {
+  if (fk_nrec == FK_MAX_CALLS) {
+    fk_faults++;
+    return NULL;
+  }
+  fk_call *c = &fk_rec[fk_nrec++];
+  memset(c, 0, sizeof *c);
+  c->kind = kind;
+  return c;
+}
+
+static hlo_status fk_launch(backend_module *m, uint32_t i, void *const *b) {
+  if (!fk_capturing) {
+    fk_eager_launches++;
+    return fk_dm->launch(m, i, b);
+  }
+  fk_call *c = fk_record(0);
+  if (!c || i >= 64 || !fk_nbufs[i] || fk_nbufs[i] > FK_MAX_PTRS)
+    return status_new(HLO_INTERNAL, "fake: kernel %u unknown", i);
+  c->m = m, c->index = i, c->np = fk_nbufs[i];
+  memcpy(c->p, b, c->np * sizeof *b);
+  return NULL;
+}
+
+static hlo_status fk_gemm(const backend_gemm *g, const void *a, const void *b, void *out) {
+  if (!fk_capturing) {
+    fk_eager_gemms++;
+    return fk_dm->gemm(g, a, b, out);
+  }
+  fk_call *c = fk_record(1);
+  if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
+  c->g = *g, c->p[0] = (void *)(uintptr_t)a, c->p[1] = (void *)(uintptr_t)b, c->p[2] = out;
+  return NULL;
+}
+
+static hlo_status fk_copy_box(void *dst, const void *src, const backend_box *b) {
+  if (!fk_capturing) return fk_dm->copy_box(dst, src, b);
+  fk_call *c = fk_record(2);
+  if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
+  c->box = *b, c->p[0] = dst, c->p[1] = (void *)(uintptr_t)src;
+  return NULL;
+}
+
+static hlo_status fk_fill_box(void *dst, const void *v, const backend_box *b) {
+  if (!fk_capturing) return fk_dm->fill_box(dst, v, b);
+  fk_call *c = fk_record(3);
+  if (!c || b->esize > 16) return status_new(HLO_INTERNAL, "fake: too many calls");
+  c->box = *b, c->p[0] = dst;
+  memcpy(c->value, v, b->esize);
+  return NULL;
+}
+
+static hlo_status fk_gather(void *out, const void *src, const void *idx, const backend_rows *r) {
+  if (!fk_capturing) return fk_dm->gather_rows(out, src, idx, r);
+  fk_call *c = fk_record(4);
+  if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
+  c->rows = *r, c->p[0] = out, c->p[1] = (void *)(uintptr_t)src, c->p[2] = (void *)(uintptr_t)idx;
+  return NULL;
+}
+
+static hlo_status fk_scatter(void *out, const void *upd, const void *idx, const backend_rows *r) {
+  if (!fk_capturing) return fk_dm->scatter_rows(out, upd, idx, r);
+  fk_call *c = fk_record(5);
+  if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
+  c->rows = *r, c->p[0] = out, c->p[1] = (void *)(uintptr_t)upd, c->p[2] = (void *)(uintptr_t)idx;
+  return NULL;
+}
+
+static void *fk_alloc(size_t n) {
+  if (fk_capturing) fk_faults++;
+  return fk_dm->alloc(n);
+}
+static void fk_free(void *p) {
+  if (fk_capturing && p) fk_faults++;
+  fk_dm->free(p);
+}
+static hlo_status fk_copy(void *d, const void *s, size_t n) {
+  if (fk_capturing) fk_faults++;
+  return fk_dm->copy(d, s, n);
+}
+static hlo_status fk_synchronize(void) {
+  if (fk_capturing) fk_faults++;
+  return fk_dm->synchronize();
+}
+
+static hlo_status fk_graph_begin(void) {
+  if (fk_capturing) return status_new(HLO_INTERNAL, "fake: a capture in a capture");
+  fk_capturing = true;
+  fk_nrec = 0;
+  return NULL;
+}
+
+static hlo_status fk_graph_end(void **graph) {
+  *graph = NULL;
+  if (!fk_capturing) return status_new(HLO_INTERNAL, "fake: no capture");
+  fk_capturing = false;
+  if (fk_fail_end) return status_new(HLO_INTERNAL, "fake: the capture failed (test)");
+  fk_graph *g = calloc(1, sizeof *g);
+  g->c = malloc((size_t)(fk_nrec ? fk_nrec : 1) * sizeof *g->c);
+  memcpy(g->c, fk_rec, (size_t)fk_nrec * sizeof *g->c);
+  g->n = fk_nrec;
+  fk_live_graphs++;
+  *graph = g;
+  return NULL;
+}
+
+static hlo_status fk_graph_launch(void *graph) {
+  fk_graph *g = graph;
+  if (fk_capturing || !g) return status_new(HLO_INTERNAL, "fake: launch during a capture");
+  fk_graph_launches++;
+  for (int i = 0; i < g->n; i++) {
+    const fk_call *c = &g->c[i];
+    hlo_status st = NULL;
+    switch (c->kind) {
+    case 0: st = fk_dm->launch(c->m, c->index, c->p); break;
+    case 1: st = fk_dm->gemm(&c->g, c->p[0], c->p[1], c->p[2]); break;
+    case 2: st = fk_dm->copy_box(c->p[0], c->p[1], &c->box); break;
+    case 3: st = fk_dm->fill_box(c->p[0], c->value, &c->box); break;
+    case 4: st = fk_dm->gather_rows(c->p[0], c->p[1], c->p[2], &c->rows); break;
+    default: st = fk_dm->scatter_rows(c->p[0], c->p[1], c->p[2], &c->rows); break;
+    }
+    if (st) return st;
+  }
+  return NULL;
+}
+
+static void fk_graph_destroy(void *graph) {
+  fk_graph *g = graph;
+  if (!g) return;
+  fk_live_graphs--;
+  free(g->c);
+  free(g);
+}
+
+static const backend *fake_graph_backend(void) {
+  fk_dm = backend_cpu_devmem();
+  fk = *fk_dm;
+  fk.name = "fake-graph";
+  fk.launch = fk_launch, fk.gemm = fk_gemm, fk.copy_box = fk_copy_box;
+  fk.fill_box = fk_fill_box, fk.gather_rows = fk_gather, fk.scatter_rows = fk_scatter;
+  fk.alloc = fk_alloc, fk.free = fk_free, fk.copy = fk_copy, fk.synchronize = fk_synchronize;
+  fk.graph_begin = fk_graph_begin, fk.graph_end = fk_graph_end;
+  fk.graph_launch = fk_graph_launch, fk.graph_destroy = fk_graph_destroy;
+  return &fk;
+}
+
+/* An executable of @main of `text` on the fake backend (graphs off when
+ * graphs_off: HLO_CUDA_GRAPHS=0 at its making), or NULL after printing
+ * "skipped" (no C compiler) or failing a check. */
+typedef struct gx_exec {
+  hlo_module_ir *ir;
+  interp *it;
+  cpu_exec *x;
+} gx_exec;
+
+static bool gx_make_on(const char *text, bool graphs_off, const backend *be, gx_exec *e) {
+  memset(e, 0, sizeof *e);
+  hlo_status st = NULL;
+  e->ir = tl_parse_text("graph.mlir", text, TL_VERIFY, &st);
+  CHECK(e->ir != NULL);
+  if (!e->ir) {
+    hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    return false;
+  }
+  interp_options io = {0};
+  st = interp_create(e->ir, &io, &e->it);
+  hlo_func *f = st ? NULL : module_find_func(e->ir, "main");
+  cpu_exec_options o = {.cache_root = "off", .backend = be ? be : fake_graph_backend()};
+  /* HLO_CUDA_GRAPHS: "0" for graphs_off, else not "0" ("verbose" kept);
+   * the caller's value put back after */
+  const char *env = getenv("HLO_CUDA_GRAPHS");
+  char *saved = env ? strdup(env) : NULL;
+  if (graphs_off) setenv("HLO_CUDA_GRAPHS", "0", 1);
+  else if (saved && !strcmp(saved, "0")) unsetenv("HLO_CUDA_GRAPHS");
+  if (!st && f) st = cpu_exec_create(e->it, f, &o, &e->x);
+  if (saved) setenv("HLO_CUDA_GRAPHS", saved, 1);
+  else unsetenv("HLO_CUDA_GRAPHS");
+  free(saved);
+  if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
+    printf("graph replay: skipped: %s\n", hlo_status_message(st));
+    hlo_status_free(st);
+    return false;
+  }
+  CHECK(!st && f && e->x);
+  if (st) hlo_status_print(st, stderr);
+  hlo_status_free(st);
+  if (!e->x) return false;
+  /* the kernels' buffer counts, for the fake's recording */
+  const program *p = &e->x->progs[0];
+  for (uint32_t i = 0; i < p->nsteps; i++)
+    if (p->steps[i].kind == STEP_KERNEL && p->steps[i].kernel < 64)
+      fk_nbufs[p->steps[i].kernel] = p->steps[i].nin + p->steps[i].nout;
+  return true;
+}
+
+static bool gx_make(const char *text, bool graphs_off, gx_exec *e) {
+  return gx_make_on(text, graphs_off, NULL, e);
+}
+
+static void gx_free(gx_exec *e) {
+  if (e->x) cpu_exec_destroy(e->x);
+  if (e->it) interp_destroy(e->it);
+  if (e->ir) module_free(e->ir);
+}
+
+static void gx_release_device(tensor_device *d) {
+  const backend *be = d->backend;
+  be->free(d->ptr);
+  free(d);
+}
+
+/* A host tensor of @main's argument type `t` filled from seed, placed on
+ * the device of `be` (NULL: the fake's) when on_device (as
+ * hlo_executable_device_put does). */
+static tensor *gx_arg_on(const hlo_type *t, uint64_t seed, bool on_device, const backend *be) {
+  tensor *v = tensor_new(t);
+  if (!v) return NULL;
+  uint64_t s = seed;
+  for (int64_t i = 0; i < v->num_elems; i++) {
+    if (t->dtype == HLO_F32) ((float *)v->data)[i] = (float)tl_rand_in(&s, -40, 40) / 16.0f;
+    else if (t->dtype == HLO_I32) ((int32_t *)v->data)[i] = (int32_t)tl_rand_in(&s, 0, 3);
+  }
+  if (on_device) {
+    if (!be) be = &fk;
+    tensor_device *d = malloc(sizeof *d);
+    void *p = be->alloc(v->nbytes);
+    hlo_status st = be->copy(p, v->data, v->nbytes);
+    CHECK(d && p && !st);
+    hlo_status_free(st);
+    *d = (tensor_device){p, be, true, true, gx_release_device};
+    v->device = d;
+  }
+  return v;
+}
+
+static tensor *gx_arg(const hlo_type *t, uint64_t seed, bool on_device) {
+  return gx_arg_on(t, seed, on_device, NULL);
+}
+
+/* The bytes of result r (downloaded when only on the device) into a new
+ * malloc'd buffer. */
+static uint8_t *gx_bytes(const tensor *r) {
+  uint8_t *b = malloc(r->nbytes ? r->nbytes : 1);
+  if (!b) return NULL;
+  if (r->device && !r->device->host_valid) {
+    const backend *be = r->device->backend;
+    hlo_status st = be->copy(b, r->device->ptr, r->nbytes);
+    CHECK(!st);
+    hlo_status_free(st);
+  } else {
+    memcpy(b, r->data, r->nbytes);
+  }
+  return b;
+}
+
+/* Runs e on args; 0 when every result's bytes equal want's (want[i]
+ * NULL: stored there instead, malloc'd). */
+static int gx_run(gx_exec *e, tensor **args, uint32_t nargs, uint8_t **want) {
+  tensor **res = NULL;
+  hlo_status st = cpu_exec_run(e->x, args, nargs, &res);
+  CHECK(!st);
+  if (st) {
+    hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    return 1;
+  }
+  int bad = 0;
+  for (uint32_t i = 0; i < e->x->f->num_results; i++) {
+    uint8_t *b = gx_bytes(res[i]);
+    if (!want[i]) want[i] = b;
+    else {
+      bad |= memcmp(b, want[i], res[i]->nbytes) != 0;
+      free(b);
+    }
+    tensor_release(res[i]);
+  }
+  free(res);
+  return bad;
+}
+
+/* Writes the values of from[i] into to[i]'s host data and device buffer
+ * (the same pointers, new contents). */
+static void gx_set(tensor **to, tensor *const *from, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    memcpy(to[i]->data, from[i]->data, to[i]->nbytes);
+    hlo_status st = fk.copy(to[i]->device->ptr, from[i]->data, to[i]->nbytes);
+    CHECK(!st);
+    hlo_status_free(st);
+  }
+}
+
+static const char *graph_program =
+    "func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %c: tensor<8x4xf32>)\n"
+    "    -> (tensor<8x4xf32>, tensor<8x16xf32>, tensor<32xf32>) {\n"
+    "  %e = stablehlo.exponential %a : tensor<8x16xf32>\n"
+    "  %d = stablehlo.dot_general %e, %b, contracting_dims = [1] x [0]\n"
+    "      : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>\n"
+    "  %s = stablehlo.add %d, %c : tensor<8x4xf32>\n"
+    "  %t = stablehlo.tanh %s : tensor<8x4xf32>\n"
+    "  %m = stablehlo.multiply %e, %e : tensor<8x16xf32>\n"
+    "  %r = stablehlo.reshape %t : (tensor<8x4xf32>) -> tensor<32xf32>\n"
+    "  return %t, %m, %r : tensor<8x4xf32>, tensor<8x16xf32>, tensor<32xf32>\n"
+    "}\n";
+
+static void gx_counters(const gx_exec *e, uint64_t c[4]) { cpu_dev_graph_counters(e->x, c); }
+
+TEST(graph_replay_runs_the_eager_work) {
+  gx_exec eager, g;
+  if (!gx_make(graph_program, true, &eager)) return;
+  if (!gx_make(graph_program, false, &g)) {
+    gx_free(&eager);
+    return;
+  }
+  const hlo_func *f = g.x->f;
+  tensor *args[3], *args2[3], *host[3];
+  for (int i = 0; i < 3; i++) {
+    const hlo_type *t = f->body.block.args[i].type;
+    args[i] = gx_arg(t, 11 + (uint64_t)i, true);
+    args2[i] = gx_arg(t, 101 + (uint64_t)i, true);
+    host[i] = gx_arg(t, 11 + (uint64_t)i, false);
+  }
+  uint8_t *want[3] = {0}, *want2[3] = {0};
+  uint64_t c[4];
+  /* the eager answers (HLO_CUDA_GRAPHS=0: never deferred) */
+  CHECK_EQ_INT(gx_run(&eager, args, 3, want), 0);
+  CHECK_EQ_INT(gx_run(&eager, args2, 3, want2), 0);
+  CHECK_EQ_INT(gx_run(&eager, args, 3, want), 0);
+  gx_counters(&eager, c);
+  CHECK_EQ_INT(c[0], 0);
+  CHECK_EQ_INT(fk_graph_launches, 0);
+  /* run 1: deferred, issued one by one (the warm-up) */
+  fk_eager_launches = fk_eager_gemms = fk_faults = 0;
+  CHECK_EQ_INT(gx_run(&g, args, 3, want), 0);
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[0], 1);
+  CHECK_EQ_INT(c[1], 0);
+  CHECK_EQ_INT(c[2], 0);
+  CHECK(fk_eager_launches >= 3);
+  CHECK_EQ_INT(fk_eager_gemms, 1);
+  /* runs 2 and 3: one graph, captured on run 2, launched once per run; no
+   * kernel or gemm outside it; nothing that breaks a capture. Run 3 reads
+   * other values from the same buffers (args2's written into args'): the
+   * graph reads its buffers when it runs */
+  fk_eager_launches = fk_eager_gemms = 0;
+  for (int run = 2; run <= 3; run++) {
+    if (run == 3) gx_set(args, args2, 3);
+    CHECK_EQ_INT(gx_run(&g, args, 3, run == 3 ? want2 : want), 0);
+    if (run == 3) gx_set(args, host, 3); /* back to the first values */
+    gx_counters(&g, c);
+    CHECK_EQ_INT(c[1], 1);
+    CHECK_EQ_INT(c[2], (uint64_t)run - 1);
+    CHECK_EQ_INT(fk_graph_launches, run - 1);
+  }
+  CHECK_EQ_INT(fk_eager_launches, 0);
+  CHECK_EQ_INT(fk_eager_gemms, 0);
+  CHECK_EQ_INT(fk_faults, 0);
+  CHECK_EQ_INT(fk_live_graphs, 1);
+  /* other argument buffers (other values): that graph does not fit; a
+   * second is captured and gives the eager answer; back to the first
+   * buffers: the first graph again, no capture */
+  CHECK_EQ_INT(gx_run(&g, args2, 3, want2), 0);
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[1], 2);
+  CHECK_EQ_INT(c[2], 3);
+  CHECK_EQ_INT(gx_run(&g, args, 3, want), 0);
+  CHECK_EQ_INT(gx_run(&g, args2, 3, want2), 0);
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[1], 2);
+  CHECK_EQ_INT(c[2], 5);
+  CHECK_EQ_INT(fk_live_graphs, 2);
+  /* host arguments: uploaded before the run into graph buffers (the same
+   * device pointers each run): a third graph, then that graph again */
+  CHECK_EQ_INT(gx_run(&g, host, 3, want), 0);
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[1], 3);
+  CHECK_EQ_INT(c[2], 6);
+  for (int i = 0; i < 3; i++) memcpy(host[i]->data, args2[i]->data, host[i]->nbytes);
+  CHECK_EQ_INT(gx_run(&g, host, 3, want2), 0); /* other values: uploaded, read by the graph */
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[1], 3);
+  CHECK_EQ_INT(c[2], 7);
+  CHECK_EQ_INT(fk_live_graphs, 3);
+  /* the profile keeps per-step timing: no graph */
+  uint64_t before = c[0];
+  cpu_exec_profile(g.x, true);
+  fk_eager_launches = 0;
+  CHECK_EQ_INT(gx_run(&g, args, 3, want), 0);
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[0], before);
+  CHECK(fk_eager_launches >= 3);
+  cpu_exec_profile(g.x, false);
+  /* a capture that fails: the run is issued one by one, still right */
+  fk_fail_end = true;
+  tensor *args3[3];
+  for (int i = 0; i < 3; i++) args3[i] = gx_arg(f->body.block.args[i].type, 101 + (uint64_t)i, true);
+  CHECK_EQ_INT(gx_run(&g, args3, 3, want2), 0);
+  fk_fail_end = false;
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[1], 4);
+  CHECK_EQ_INT(c[3], 1);
+  CHECK_EQ_INT(c[2], 7);
+  CHECK_EQ_INT(fk_faults, 0);
+  printf("graph_replay_runs_the_eager_work: %llu deferred runs, %llu captures (%llu failed), "
+         "%llu graph launches\n", (unsigned long long)c[0], (unsigned long long)c[1],
+         (unsigned long long)c[3], (unsigned long long)c[2]);
+  for (int i = 0; i < 3; i++) {
+    tensor_release(args[i]);
+    tensor_release(args2[i]);
+    tensor_release(args3[i]);
+    tensor_release(host[i]);
+    free(want[i]);
+    free(want2[i]);
+  }
+  gx_free(&g);
+  gx_free(&eager);
+  CHECK_EQ_INT(fk_live_graphs, 0);
+}
+
+/* Programs with a host read (a while predicate, dynamic_slice's start
+ * indices), and one of fewer calls than results + 2 (a replay would cost
+ * more launches than it saves), are never deferred, and agree with the
+ * eager runs. */
+TEST(graph_replay_skips_host_reads) {
+  static const char *const progs[] = {
+      "func.func @main(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r:2 = stablehlo.while(%i = %z, %x = %a) : tensor<i32>, tensor<4xf32>\n"
+      "    cond {\n"
+      "      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %j = stablehlo.add %i, %one : tensor<i32>\n"
+      "      %y = stablehlo.exponential %x : tensor<4xf32>\n"
+      "      %w = stablehlo.multiply %y, %x : tensor<4xf32>\n"
+      "      stablehlo.return %j, %w : tensor<i32>, tensor<4xf32>\n"
+      "    }\n"
+      "  return %r#1 : tensor<4xf32>\n"
+      "}\n",
+      "func.func @main(%a: tensor<8x4xf32>, %n: tensor<i32>) -> tensor<2x4xf32> {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %e = stablehlo.exponential %a : tensor<8x4xf32>\n"
+      "  %s = stablehlo.dynamic_slice %e, %n, %z, sizes = [2, 4]\n"
+      "      : (tensor<8x4xf32>, tensor<i32>, tensor<i32>) -> tensor<2x4xf32>\n"
+      "  %t = stablehlo.tanh %s : tensor<2x4xf32>\n"
+      "  return %t : tensor<2x4xf32>\n"
+      "}\n",
+      "func.func @main(%a: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %e = stablehlo.exponential %a : tensor<4xf32>\n"
+      "  %t = stablehlo.tanh %e : tensor<4xf32>\n"
+      "  return %e, %t : tensor<4xf32>, tensor<4xf32>\n"
+      "}\n",
+  };
+  for (int k = 0; k < 3; k++) {
+    gx_exec eager, g;
+    if (!gx_make(progs[k], true, &eager)) return;
+    if (!gx_make(progs[k], false, &g)) {
+      gx_free(&eager);
+      return;
+    }
+    const hlo_func *f = g.x->f;
+    tensor *args[2];
+    for (int i = 0; i < 2; i++) args[i] = gx_arg(f->body.block.args[i].type, 7 + (uint64_t)i, true);
+    uint8_t *want[2] = {0};
+    CHECK_EQ_INT(gx_run(&eager, args, 2, want), 0);
+    int launches = fk_graph_launches;
+    for (int run = 0; run < 3; run++) CHECK_EQ_INT(gx_run(&g, args, 2, want), 0);
+    uint64_t c[4];
+    gx_counters(&g, c);
+    CHECK_EQ_INT(c[0], 0);
+    CHECK_EQ_INT(c[1], 0);
+    CHECK_EQ_INT(fk_graph_launches, launches);
+    for (int i = 0; i < 2; i++) {
+      tensor_release(args[i]);
+      free(want[i]);
+    }
+    gx_free(&g);
+    gx_free(&eager);
+  }
+}
+
+/* On a device: the same program (kernels and a cuBLASLt gemm) captured on
+ * run 2 and replayed on run 3 (other values in the same buffers), every
+ * result bit-identical to an HLO_CUDA_GRAPHS=0 executable's. */
+TEST(graph_replay_on_device) {
+  const backend *be = device("graph_replay_on_device");
+  if (!be) return;
+  gx_exec eager, g;
+  if (!gx_make_on(graph_program, true, be, &eager)) return;
+  if (!gx_make_on(graph_program, false, be, &g)) {
+    gx_free(&eager);
+    return;
+  }
+  tensor *a[3], *b[3];
+  for (int i = 0; i < 3; i++) {
+    const hlo_type *t = g.x->f->body.block.args[i].type;
+    a[i] = gx_arg_on(t, 5 + (uint64_t)i, true, be);
+    b[i] = gx_arg_on(t, 55 + (uint64_t)i, true, be);
+  }
+  uint8_t *wa[3] = {0}, *wb[3] = {0};
+  CHECK_EQ_INT(gx_run(&eager, a, 3, wa), 0);
+  CHECK_EQ_INT(gx_run(&eager, b, 3, wb), 0);
+  CHECK_EQ_INT(gx_run(&g, a, 3, wa), 0);
+  CHECK_EQ_INT(gx_run(&g, a, 3, wa), 0);
+  for (int i = 0; i < 3; i++) { /* b's values into a's buffers */
+    hlo_status st = be->copy(a[i]->device->ptr, b[i]->data, a[i]->nbytes);
+    CHECK(!st);
+    hlo_status_free(st);
+    memcpy(a[i]->data, b[i]->data, a[i]->nbytes);
+  }
+  CHECK_EQ_INT(gx_run(&g, a, 3, wb), 0);
+  uint64_t c[4];
+  cpu_dev_graph_counters(g.x, c);
+  CHECK_EQ_INT(c[0], 3);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(c[3], 0);
+  printf("graph_replay_on_device: %llu captures (%llu failed), %llu graph launches\n",
+         (unsigned long long)c[1], (unsigned long long)c[3], (unsigned long long)c[2]);
+  for (int i = 0; i < 3; i++) {
+    tensor_release(a[i]);
+    tensor_release(b[i]);
+    free(wa[i]);
+    free(wb[i]);
+  }
+  gx_free(&g);
+  gx_free(&eager);
+}
+
 /* ---- a mock driver: the backend's own logic, no GPU needed ---- */
 
 /* A fake libcuda (compiled by the test with $HLO_CC or cc): device memory
@@ -880,6 +1469,10 @@ static const char mock_driver_source[] =
     "static void *const the_ctx = (void *)0x1c7;\n"
     "static void *const the_stream = (void *)0x57e;\n"
     "#define NEED_CTX if (current != the_ctx) return 201 /* CUDA_ERROR_INVALID_CONTEXT */\n"
+    "/* stream capture: 0 none, 1 capturing, 2 invalidated by a call that cannot be captured */\n"
+    "static int capturing;\n"
+    "int mock_capture_faults, mock_capture_mode;\n"
+    "#define NO_CAPTURE if (capturing) { capturing = 2; mock_capture_faults++; return 900; }\n"
     "int cuGetErrorName(int e, const char **s) {\n"
     "  *s = e == 201 ? \"CUDA_ERROR_INVALID_CONTEXT\" : e == 200 ? \"CUDA_ERROR_INVALID_IMAGE\" :\n"
     "       e == 2 ? \"CUDA_ERROR_OUT_OF_MEMORY\" : e == 1 ? \"CUDA_ERROR_INVALID_VALUE\" : 0;\n"
@@ -911,15 +1504,17 @@ static const char mock_driver_source[] =
     "int cuMemFree_v2(dptr p) { NEED_CTX; free((void *)(uintptr_t)p); return 0; }\n"
     "int cuMemAllocAsync(dptr *p, size_t n, void *st) {\n"
     "  if (st != the_stream) return 1;\n"
+    "  NO_CAPTURE;\n"
     "  return cuMemAlloc_v2(p, n);\n"
     "}\n"
-    "int cuMemFreeAsync(dptr p, void *st) { return st != the_stream ? 1 : cuMemFree_v2(p); }\n"
+    "int cuMemFreeAsync(dptr p, void *st) { NO_CAPTURE; return st != the_stream ? 1 : cuMemFree_v2(p); }\n"
     "int cuDeviceGetDefaultMemPool(void **p, int d) { (void)d; *p = (void *)0x9001; return 0; }\n"
     "int cuMemPoolSetAttribute(void *p, int a, void *v) {\n"
     "  return p == (void *)0x9001 && a == 4 && *(unsigned long long *)v == ~0ull ? 0 : 1;\n"
     "}\n"
     "int cuMemcpyAsync(dptr d, dptr s, size_t n, void *st) {\n"
     "  NEED_CTX;\n"
+    "  NO_CAPTURE;\n"
     "  if (st != the_stream) return 1;\n"
     "  memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);\n"
     "  return 0;\n"
@@ -928,12 +1523,13 @@ static const char mock_driver_source[] =
     "int cuMemcpyDtoHAsync_v2(void *d, dptr s, size_t n, void *st) { return cuMemcpyAsync((dptr)(uintptr_t)d, s, n, st); }\n"
     "int cuMemsetD8Async(dptr d, unsigned char v, size_t n, void *st) {\n"
     "  NEED_CTX;\n"
+    "  NO_CAPTURE;\n"
     "  if (st != the_stream) return 1;\n"
     "  memset((void *)(uintptr_t)d, v, n);\n"
     "  return 0;\n"
     "}\n"
     "int cuStreamCreate(void **s, unsigned f) { NEED_CTX; if (f != 1) return 1; *s = the_stream; return 0; }\n"
-    "int cuStreamSynchronize(void *s) { NEED_CTX; return s == the_stream ? 0 : 1; }\n"
+    "int cuStreamSynchronize(void *s) { NEED_CTX; NO_CAPTURE; return s == the_stream ? 0 : 1; }\n"
     "int mock_modules;\n"
     "int cuModuleLoadData(void **m, const void *img) {\n"
     "  NEED_CTX;\n"
@@ -945,6 +1541,12 @@ static const char mock_driver_source[] =
     "int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
     "  NEED_CTX;\n"
     "  (void)m;\n"
+    "  if (!strncmp(name, \"hlo_\", 4)) { /* the library units' kernels (cuda_copy.c, ...) */\n"
+    "    unsigned h = 0;\n"
+    "    for (const char *c = name; *c; c++) h = h * 31 + (unsigned char)*c;\n"
+    "    *f = (void *)(uintptr_t)(0x100000 + (h & 0xffff));\n"
+    "    return 0;\n"
+    "  }\n"
     "  if (name[0] != 'k') return 500;\n"
     "  *f = (void *)(uintptr_t)(0x1000 + atoi(name + 1));\n"
     "  return 0;\n"
@@ -956,29 +1558,84 @@ static const char mock_driver_source[] =
     "  if (a == 8) mock_func_shared[((uintptr_t)f - 0x1000) & 63] = v;\n"
     "  return 0;\n"
     "}\n"
-    "/* the last launch */\n"
+    "/* the last launch; every launch run (eager or by a graph) in mock_log */\n"
     "int mock_launches, mock_kernel;\n"
     "unsigned mock_grid, mock_block, mock_shared;\n"
     "void *mock_bufs[64];\n"
     "long long mock_tile_begin, mock_tile_end;\n"
+    "typedef struct rec { void *f; unsigned g, b, sh; void *bufs[64]; long long t0, t1; } rec;\n"
+    "rec mock_log[1024];\n"
+    "int mock_nlog, mock_graph_launches, mock_graphs;\n"
+    "static rec cap[1024];\n"
+    "static int ncap;\n"
+    "static void run_rec(const rec *r) {\n"
+    "  mock_launches++;\n"
+    "  mock_kernel = (int)((uintptr_t)r->f - 0x1000);\n"
+    "  mock_grid = r->g, mock_block = r->b, mock_shared = r->sh;\n"
+    "  memcpy(mock_bufs, r->bufs, sizeof mock_bufs);\n"
+    "  mock_tile_begin = r->t0, mock_tile_end = r->t1;\n"
+    "  if (mock_nlog < 1024) mock_log[mock_nlog++] = *r;\n"
+    "}\n"
     "int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,\n"
     "                   unsigned bz, unsigned sh, void *st, void **params, void **extra) {\n"
     "  NEED_CTX;\n"
     "  if (st != the_stream || gy != 1 || gz != 1 || by != 1 || bz != 1 || extra || !params) return 1;\n"
-    "  mock_launches++;\n"
-    "  mock_kernel = (int)((uintptr_t)f - 0x1000);\n"
-    "  mock_grid = gx, mock_block = bx, mock_shared = sh;\n"
-    "  memcpy(mock_bufs, params[0], sizeof mock_bufs);\n"
-    "  mock_tile_begin = *(long long *)params[1];\n"
-    "  mock_tile_end = *(long long *)params[2];\n"
+    "  rec r;\n"
+    "  memset(&r, 0, sizeof r);\n"
+    "  r.f = f, r.g = gx, r.b = bx, r.sh = sh;\n"
+    "  if ((uintptr_t)f < 0x100000) { /* ours: (bufs, tile_begin, tile_end) */\n"
+    "    memcpy(r.bufs, params[0], sizeof r.bufs);\n"
+    "    r.t0 = *(long long *)params[1], r.t1 = *(long long *)params[2];\n"
+    "  } else { /* a library kernel: its first pointer parameters */\n"
+    "    for (int i = 1; i < 3 && params[i]; i++) r.bufs[i - 1] = *(void **)params[i];\n"
+    "  }\n"
+    "  if (capturing == 1 && ncap < 1024) { cap[ncap++] = r; return 0; }\n"
+    "  if (capturing) return 901;\n"
+    "  run_rec(&r);\n"
     "  return 0;\n"
     "}\n"
-    "int cuStreamBeginCapture_v2(void *s, int m) { (void)s, (void)m; return 0; }\n"
-    "int cuStreamEndCapture(void *s, void **g) { (void)s; *g = 0; return 0; }\n"
-    "int cuGraphInstantiateWithFlags(void **e, void *g, unsigned long long f) { (void)g, (void)f; *e = 0; return 0; }\n"
-    "int cuGraphLaunch(void *e, void *s) { (void)e, (void)s; return 0; }\n"
-    "int cuGraphExecDestroy(void *e) { (void)e; return 0; }\n"
-    "int cuGraphDestroy(void *g) { (void)g; return 0; }\n"
+    "typedef struct graph { int n; rec *r; } graph;\n"
+    "int cuStreamBeginCapture_v2(void *s, int m) {\n"
+    "  NEED_CTX;\n"
+    "  if (s != the_stream || capturing) return 1;\n"
+    "  capturing = 1, ncap = 0, mock_capture_mode = m;\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuStreamEndCapture(void *s, void **g) {\n"
+    "  NEED_CTX;\n"
+    "  *g = 0;\n"
+    "  if (s != the_stream || !capturing) return 1;\n"
+    "  int bad = capturing == 2;\n"
+    "  capturing = 0;\n"
+    "  if (bad) return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */\n"
+    "  graph *gr = malloc(sizeof *gr);\n"
+    "  gr->n = ncap;\n"
+    "  gr->r = malloc((size_t)(ncap ? ncap : 1) * sizeof *gr->r);\n"
+    "  memcpy(gr->r, cap, (size_t)ncap * sizeof *gr->r);\n"
+    "  *g = gr;\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuGraphInstantiateWithFlags(void **e, void *g, unsigned long long f) {\n"
+    "  NEED_CTX;\n"
+    "  graph *src = g, *gr = malloc(sizeof *gr);\n"
+    "  if (!src || f) return 1;\n"
+    "  gr->n = src->n;\n"
+    "  gr->r = malloc((size_t)(src->n ? src->n : 1) * sizeof *gr->r);\n"
+    "  memcpy(gr->r, src->r, (size_t)src->n * sizeof *gr->r);\n"
+    "  mock_graphs++;\n"
+    "  *e = gr;\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuGraphLaunch(void *e, void *s) {\n"
+    "  NEED_CTX;\n"
+    "  graph *gr = e;\n"
+    "  if (!gr || s != the_stream || capturing) return 1;\n"
+    "  mock_graph_launches++;\n"
+    "  for (int i = 0; i < gr->n; i++) run_rec(&gr->r[i]);\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuGraphExecDestroy(void *e) { NEED_CTX; graph *g = e; free(g->r); free(g); mock_graphs--; return 0; }\n"
+    "int cuGraphDestroy(void *g) { NEED_CTX; graph *gr = g; free(gr->r); free(gr); return 0; }\n"
     "int cuEventCreate(void **e, unsigned f) { (void)f; *e = 0; return 0; }\n"
     "int cuEventRecord(void *e, void *s) { (void)e, (void)s; return 0; }\n"
     "int cuEventSynchronize(void *e) { (void)e; return 0; }\n"
@@ -986,6 +1643,145 @@ static const char mock_driver_source[] =
     "int cuEventDestroy_v2(void *e) { (void)e; return 0; }\n";
 
 #define MOCK(type, name) (*(type *)dlsym(mock, #name))
+
+/* The graph slots on the mock driver: a capture records launches without
+ * running them (relaxed mode), the graph replays them once per launch, a
+ * synchronisation inside a capture invalidates it (graph_end fails, no
+ * graph). */
+static void mock_graph_slots(const backend *be, void *mock, backend_module *mod) {
+  void *bufs[CUDA_MAX_BUFS] = {0};
+  for (int b = 0; b < 8; b++) bufs[b] = (void *)(uintptr_t)(0x20000 + b);
+  int before = MOCK(int, mock_launches), faults = MOCK(int, mock_capture_faults);
+  hlo_status st = be->graph_begin();
+  CHECK(!st);
+  hlo_status_free(st);
+  CHECK_EQ_INT(MOCK(int, mock_capture_mode), CU_STREAM_CAPTURE_MODE_RELAXED);
+  CHECK(!be->launch(mod, 0, bufs));
+  CHECK(!be->launch(mod, 1, bufs));
+  CHECK_EQ_INT(MOCK(int, mock_launches), before); /* recorded, not run */
+  void *g = NULL;
+  st = be->graph_end(&g);
+  CHECK(!st && g);
+  hlo_status_free(st);
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 1);
+  for (int i = 0; i < 2 && g; i++) CHECK(!be->graph_launch(g));
+  CHECK_EQ_INT(MOCK(int, mock_launches), before + 4);
+  CHECK_EQ_INT(MOCK(int, mock_kernel), 1);
+  CHECK(((void **)dlsym(mock, "mock_bufs"))[0] == bufs[0]);
+  CHECK_EQ_INT(MOCK(int, mock_graph_launches), 2);
+  be->graph_destroy(g);
+  be->graph_destroy(NULL);
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
+  CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  /* a synchronisation inside a capture */
+  st = be->graph_begin();
+  CHECK(!st);
+  hlo_status_free(st);
+  st = be->synchronize();
+  CHECK(st != NULL);
+  hlo_status_free(st);
+  g = (void *)1;
+  st = be->graph_end(&g);
+  CHECK(st && !g);
+  CHECK(st && strstr(hlo_status_message(st), "cuStreamEndCapture"));
+  hlo_status_free(st);
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
+  CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults + 1);
+  st = be->graph_launch(NULL);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+}
+
+static void mock_release_device(tensor_device *d) {
+  const backend *be = d->backend;
+  be->free(d->ptr);
+  free(d);
+}
+
+/* The kernels ('k' functions: ours) of mock_log[from, to) in *out (malloc'd),
+ * their count returned. */
+static int mock_kernel_log(void *mock, int from, int to, void **out) {
+  typedef struct rec {
+    void *f;
+    unsigned g, b, sh;
+    void *bufs[64];
+    long long t0, t1;
+  } rec;
+  const rec *log = dlsym(mock, "mock_log");
+  rec *k = malloc((size_t)(to > from ? to - from : 1) * sizeof *k);
+  int n = 0;
+  for (int i = from; k && i < to; i++)
+    if ((uintptr_t)log[i].f < 0x100000) k[n++] = log[i];
+  *out = k;
+  return n * (int)sizeof *k;
+}
+
+/* The runtime's graph replay on the CUDA backend over the mock driver
+ * (kernels are not run: the launches are compared): run 1 launches each
+ * kernel itself, run 2 captures them and launches the graph, run 3
+ * launches the graph only; the kernels that run, with their buffers, are
+ * the same each time, and nothing inside a capture breaks it. */
+static void mock_runtime_graphs(const backend *be, void *mock) {
+  static const char *text =
+      "func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>)\n"
+      "    -> (tensor<64xf32>, tensor<8x8xf32>) {\n"
+      "  %e = stablehlo.exponential %a : tensor<64xf32>\n"
+      "  %m = stablehlo.multiply %e, %b : tensor<64xf32>\n"
+      "  %t = stablehlo.tanh %m : tensor<64xf32>\n"
+      "  %n = stablehlo.negate %t : tensor<64xf32>\n"
+      "  %r = stablehlo.reshape %m : (tensor<64xf32>) -> tensor<8x8xf32>\n"
+      "  return %n, %r : tensor<64xf32>, tensor<8x8xf32>\n"
+      "}\n";
+  setenv("HLO_CACHE_DIR", "off", 1); /* the library units: no kernel cache */
+  gx_exec e;
+  if (!gx_make_on(text, false, be, &e)) return;
+  tensor *args[2];
+  for (int i = 0; i < 2; i++) {
+    args[i] = tensor_new(e.x->f->body.block.args[i].type);
+    CHECK(args[i] != NULL);
+    if (!args[i]) return;
+    tensor_device *d = malloc(sizeof *d);
+    void *p = be->alloc(args[i]->nbytes);
+    CHECK(d && p);
+    *d = (tensor_device){p, be, false, true, mock_release_device};
+    args[i]->device = d;
+  }
+  int faults = MOCK(int, mock_capture_faults), graphs0 = MOCK(int, mock_graph_launches);
+  void *logs[3] = {0};
+  int sizes[3] = {0};
+  for (int run = 0; run < 3; run++) {
+    int from = MOCK(int, mock_nlog);
+    tensor **res = NULL;
+    hlo_status st = cpu_exec_run(e.x, args, 2, &res);
+    CHECK(!st);
+    if (st) hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    for (uint32_t i = 0; res && i < 2; i++) {
+      CHECK(res[i]->device != NULL); /* left on the device */
+      tensor_release(res[i]);
+    }
+    free(res);
+    sizes[run] = mock_kernel_log(mock, from, MOCK(int, mock_nlog), &logs[run]);
+    CHECK_EQ_INT(MOCK(int, mock_graph_launches) - graphs0, run);
+  }
+  CHECK(sizes[0] > 0);
+  for (int run = 1; run < 3; run++)
+    CHECK(sizes[run] == sizes[0] && logs[run] && !memcmp(logs[run], logs[0], (size_t)sizes[0]));
+  CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  uint64_t c[4];
+  cpu_dev_graph_counters(e.x, c);
+  CHECK_EQ_INT(c[0], 3);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(c[3], 0);
+  printf("mock_driver: graph replay: %d kernel launches a run, runs 2 and 3 by cuGraphLaunch\n",
+         sizes[0] / (int)(sizeof(void *) + 4 * sizeof(unsigned) + 64 * sizeof(void *) +
+                          2 * sizeof(long long)));
+  for (int i = 0; i < 3; i++) free(logs[i]);
+  for (int i = 0; i < 2; i++) tensor_release(args[i]);
+  gx_free(&e);
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
+}
 
 /* Checks, in the child whose HLO_CUDA_LIB is the mock: the start, memory
  * (from another thread too), gemm's device-free paths (k = 0: C zeroed
@@ -1070,6 +1866,7 @@ static int mock_checks(const char *lib) {
     hlo_status e = be->launch(mod, NPROG, NULL);
     CHECK(e && hlo_status_code_of(e) == HLO_INVALID_ARGUMENT);
     hlo_status_free(e);
+    mock_graph_slots(be, mock, mod);
     const backend_object *objs = NULL;
     CHECK_EQ_INT(be->module_objects(mod, &objs), 1);
     backend_compile_stats s2 = {0};
@@ -1107,6 +1904,7 @@ static int mock_checks(const char *lib) {
   be->module_destroy(mod);
   rmdir(dir);
   free_programs(ms, ks);
+  mock_runtime_graphs(be, mock);
   dlclose(mock);
   return test_failed_checks ? 1 : 0;
 }

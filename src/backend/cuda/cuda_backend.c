@@ -14,7 +14,8 @@
  * Order: everything the backend enqueues (launches, gemms, copies) goes to
  * its one stream, in call order. `copy` is synchronous (it waits for the
  * stream: a host buffer may be read right after); launches and gemms are
- * asynchronous; `synchronize` waits for the stream.
+ * asynchronous; `synchronize` waits for the stream. Graphs: the stream
+ * captured (graph_begin / graph_end) and replayed (graph_launch).
  *
  * Compile: each kernel is copied (shallowly: the copy's schedule is the
  * only field changed), scheduled for the GPU (cuda_schedule), and printed
@@ -49,7 +50,16 @@ static hlo_status_code start_code = HLO_OK;
 static char start_message[1024];
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
+/* A capture open on this thread (graph_begin): the state every slot then
+ * reads is a copy whose stream is the thread's capture stream, so the
+ * work it enqueues is recorded there while other threads' work goes on
+ * running on the backend's stream. */
+static _Thread_local bool tl_capturing;
+static _Thread_local cuda_device_state tl_state;
+static _Thread_local CUstream tl_stream; /* made on the thread's first capture, kept */
+
 const cuda_device_state *cuda_state(void) {
+  if (tl_capturing) return &tl_state;
   return start_code == HLO_OK && state.cu ? &state : NULL;
 }
 
@@ -451,6 +461,81 @@ static hlo_status cuda_synchronize(void) {
   return r ? cuda_error(s, r, "cuStreamSynchronize") : NULL;
 }
 
+/* ---- graphs (backend.h: graph_begin ... graph_destroy) ----
+ * Stream capture in RELAXED mode (cuda.h: the calling thread may still
+ * make calls that are unsafe during a capture, such as a library's
+ * first-use setup; the runtime records no allocation, copy or
+ * synchronisation) of a stream of the calling thread's own: between
+ * graph_begin and graph_end every slot called on this thread enqueues on
+ * it (cuda_state gives the thread a copy of the state with that stream),
+ * so work other threads enqueue meanwhile on the backend's stream runs as
+ * usual instead of being recorded. cuStreamEndCapture gives the graph,
+ * cuGraphInstantiateWithFlags the executable graph that cuGraphLaunch
+ * replays on the backend's stream; the graph itself is destroyed at once
+ * (the executable one holds what it needs). */
+
+static hlo_status cuda_graph_begin(void) {
+  if (tl_capturing)
+    return status_new(HLO_INTERNAL, "cuda: graph_begin: a capture is open on this thread");
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "graph_begin"));
+  CUresult r = CUDA_SUCCESS;
+  if (!tl_stream) {
+    r = s->cu->cuStreamCreate(&tl_stream, CU_STREAM_NON_BLOCKING);
+    if (r) {
+      tl_stream = NULL;
+      return cuda_error(s, r, "graph_begin (cuStreamCreate)");
+    }
+  }
+  r = s->cu->cuStreamBeginCapture_v2(tl_stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+  if (r) return cuda_error(s, r, "graph_begin (cuStreamBeginCapture)");
+  tl_state = *s;
+  tl_state.stream = tl_stream;
+  tl_capturing = true;
+  return NULL;
+}
+
+static hlo_status cuda_graph_end(void **graph) {
+  *graph = NULL;
+  if (!tl_capturing)
+    return status_new(HLO_INTERNAL, "cuda: graph_end: no capture is open on this thread");
+  tl_capturing = false;
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "graph_end"));
+  CUgraph g = NULL;
+  CUresult r = s->cu->cuStreamEndCapture(tl_stream, &g);
+  if (r) {
+    if (g) (void)s->cu->cuGraphDestroy(g);
+    return cuda_error(s, r, "graph_end (cuStreamEndCapture)");
+  }
+  if (!g) return status_new(HLO_INTERNAL, "cuda: graph_end: cuStreamEndCapture gave no graph");
+  CUgraphExec e = NULL;
+  r = s->cu->cuGraphInstantiateWithFlags(&e, g, 0);
+  (void)s->cu->cuGraphDestroy(g);
+  if (r) return cuda_error(s, r, "graph_end (cuGraphInstantiateWithFlags)");
+  if (!e)
+    return status_new(HLO_INTERNAL, "cuda: graph_end: cuGraphInstantiateWithFlags gave no graph");
+  *graph = e;
+  return NULL;
+}
+
+static hlo_status cuda_graph_launch(void *graph) {
+  if (!graph) return status_new(HLO_INVALID_ARGUMENT, "cuda: graph_launch: no graph");
+  const cuda_device_state *s = cuda_state();
+  HLO_TRY(cuda_make_current(s, "graph_launch"));
+  CUresult r = s->cu->cuGraphLaunch((CUgraphExec)graph, s->stream);
+  return r ? cuda_error(s, r, "cuGraphLaunch") : NULL;
+}
+
+static void cuda_graph_destroy(void *graph) {
+  if (!graph) return;
+  const cuda_device_state *s = cuda_state();
+  hlo_status st = cuda_make_current(s, "graph_destroy");
+  /* a launch still queued runs to its end (cuda.h: cuGraphExecDestroy) */
+  if (!st) (void)s->cu->cuGraphExecDestroy((CUgraphExec)graph);
+  hlo_status_free(st);
+}
+
 static const char *cuda_target(const backend_compile_options *o) {
   (void)o;
   const cuda_device_state *s = cuda_state();
@@ -481,6 +566,8 @@ static const backend cuda_backend = {
     .select_and_scatter = cuda_select_and_scatter,
     .copy_box = cuda_copy_box, .fill_box = cuda_fill_box, .gather_rows = cuda_gather_rows,
     .scatter_rows = cuda_scatter_rows,
+    .graph_begin = cuda_graph_begin, .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch, .graph_destroy = cuda_graph_destroy,
 };
 
 hlo_status backend_cuda(const backend **out) {
