@@ -142,6 +142,17 @@ typedef struct backend_box {
   int64_t dst_off, src_off;
   int64_t dst_strides[BACKEND_BOX_MAX_RANK];
   int64_t src_strides[BACKEND_BOX_MAX_RANK];
+  /* Start indices read in the backend's memory when the box is walked
+   * (copy_box only, on a backend with `dyn_box`: dynamic_slice and
+   * dynamic_update_slice without a download of their indices): for each
+   * d < ndyn, the integer at dyn_index[d] (dyn_size bytes: 1, 2, 4 or 8;
+   * signed when dyn_signed), clamped to [0, dyn_max[d]], times
+   * dyn_stride[d] elements, is added to dst_off (dyn_dst) or to src_off.
+   * ndyn 0: none (the offsets as given). */
+  uint32_t ndyn, dyn_size;
+  bool dyn_signed, dyn_dst;
+  const void *dyn_index[BACKEND_BOX_MAX_RANK];
+  int64_t dyn_max[BACKEND_BOX_MAX_RANK], dyn_stride[BACKEND_BOX_MAX_RANK];
 } backend_box;
 
 /* Rows to gather (backend.gather_rows): nidx rows of row_bytes bytes
@@ -247,6 +258,10 @@ typedef struct backend {
    * HLO_INVALID_ARGUMENT (rank past BACKEND_BOX_MAX_RANK, another esize),
    * the backend's launch errors. */
   HLO_MUST_USE hlo_status (*copy_box)(void *dst, const void *src, const backend_box *box);
+  /* Whether copy_box honours a box's device-read start indices (ndyn;
+   * errors HLO_INVALID_ARGUMENT for a bad dyn_size); false: the runtime
+   * reads them on the host and passes plain offsets. */
+  bool dyn_box;
   HLO_MUST_USE hlo_status (*fill_box)(void *dst, const void *value, const backend_box *box);
   /* Gathers rows (backend_rows) from src into out, idx read from the
    * backend's memory: the runtime's row gather (x[idx], take_along_axis)

@@ -502,6 +502,29 @@ bool cpu_copy_on_backend(const backend *be, const step *s) {
   return step_box(s, &b);
 }
 
+bool cpu_copy_indices_on_device(const backend *be, const step *s) {
+  return be && be->dyn_box && (s->kind == STEP_DSLICE || s->kind == STEP_DUS) &&
+         s->in[0]->type->rank <= BACKEND_BOX_MAX_RANK;
+}
+
+/* Box b's start offsets read on the device from the index operands
+ * dev[first..first+rank) (cpu_copy_indices_on_device): index d clamped to
+ * [0, hi[d]], times the operand's stride ost[d]. */
+static void device_starts(const step *s, void *const *dev, uint32_t first, const int64_t *hi,
+                          const int64_t *ost, bool dst, backend_box *b) {
+  const hlo_type *it = s->in[first]->type;
+  uint32_t rank = s->in[0]->type->rank;
+  b->ndyn = rank;
+  b->dyn_size = (uint32_t)hlo_dtype_size(it->dtype);
+  b->dyn_signed = dtype_class(it->dtype) == HLO_CLASS_SINT;
+  b->dyn_dst = dst;
+  for (uint32_t d = 0; d < rank; d++) {
+    b->dyn_index[d] = dev[first + d];
+    b->dyn_max[d] = hi[d];
+    b->dyn_stride[d] = ost[d];
+  }
+}
+
 hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const *host,
                                    void *const *dev) {
   if (s->kind == STEP_GATHER) { /* the indices stay on the device */
@@ -547,16 +570,22 @@ hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const
     return status_at(HLO_INTERNAL, &s->op->loc, "%s: no box on the backend",
                      op_name(s->op->opcode));
   void *out = dev[s->nin];
+  bool on_device = cpu_copy_indices_on_device(be, s);
+  int64_t hi[COPY_MAX_RANK];
   if (s->kind == STEP_DSLICE) {
     const hlo_type *rt = s->out[0]->type;
-    for (uint32_t d = 0; d < rank; d++)
-      b.src_off += start_at(s, host, 1 + d, ot->dims[d] - rt->dims[d]) * ost[d];
+    for (uint32_t d = 0; d < rank; d++) hi[d] = ot->dims[d] - rt->dims[d];
+    if (on_device) device_starts(s, dev, 1, hi, ost, false, &b);
+    else
+      for (uint32_t d = 0; d < rank; d++) b.src_off += start_at(s, host, 1 + d, hi[d]) * ost[d];
     return be->copy_box(out, dev[0], &b);
   }
   if (s->kind == STEP_DUS) {
     const hlo_type *ut = s->in[1]->type;
-    for (uint32_t d = 0; d < rank; d++)
-      b.dst_off += start_at(s, host, 2 + d, ot->dims[d] - ut->dims[d]) * ost[d];
+    for (uint32_t d = 0; d < rank; d++) hi[d] = ot->dims[d] - ut->dims[d];
+    if (on_device) device_starts(s, dev, 2, hi, ost, true, &b);
+    else
+      for (uint32_t d = 0; d < rank; d++) b.dst_off += start_at(s, host, 2 + d, hi[d]) * ost[d];
     if (out != dev[0]) { /* not in place: the operand first, on the stream */
       backend_box all = {.rank = 1, .esize = (uint32_t)es, .dims = {type_num_elements(ot)},
                          .dst_strides = {1}, .src_strides = {1}};

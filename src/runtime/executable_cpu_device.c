@@ -27,7 +27,8 @@
  * the slot; data movement — dynamic_slice, dynamic_update_slice, pad,
  * splat fills, row gather / scatter — when it has copy_box, fill_box,
  * gather_rows, scatter_rows, after downloading only the few bytes of start
- * indices or pad value) takes device pointers: its inputs are uploaded
+ * indices or pad value — none for the start indices when the backend's
+ * copy_box reads them on the device, dyn_box) takes device pointers: its inputs are uploaded
  * where the device copy is stale (cpu_dev_in), its outputs marked valid on
  * the device only (cpu_dev_out). Every other step (interpreter thunks,
  * while/case predicates, the host forms of the above) runs on the host
@@ -36,7 +37,8 @@
  * (cpu_dev_host_out). Copies between buffers (cpu_dev_copy) run device to
  * device when the source is valid there. So a program of device steps
  * only copies its arguments in and its results out; a while loop's
- * predicate is one small download per iteration.
+ * predicate is one small download per iteration (none with a known trip
+ * count: passes/while_loop_trip_count.c).
  *
  * Arguments and results that stay on the device: an argument tensor
  * carrying a device copy of this backend (tensor.device: a caller's
@@ -396,6 +398,17 @@ static void box_record(gcall *c, const backend_box *b) {
     c->u.box.dst_strides[i] = b->dst_strides[i];
     c->u.box.src_strides[i] = b->src_strides[i];
   }
+  /* start indices read on the device: their addresses are part of the
+   * call (a replay reads the values they hold then) */
+  c->u.box.ndyn = b->ndyn;
+  c->u.box.dyn_size = b->dyn_size;
+  c->u.box.dyn_signed = b->dyn_signed;
+  c->u.box.dyn_dst = b->dyn_dst;
+  for (uint32_t i = 0; i < b->ndyn && i < BACKEND_BOX_MAX_RANK; i++) {
+    c->u.box.dyn_index[i] = b->dyn_index[i];
+    c->u.box.dyn_max[i] = b->dyn_max[i];
+    c->u.box.dyn_stride[i] = b->dyn_stride[i];
+  }
 }
 
 static void rows_record(gcall *c, const backend_rows *r) {
@@ -643,6 +656,9 @@ static bool graph_eligible(cpu_exec *x) {
     case STEP_CONV: case STEP_WINDOW: case STEP_SORT: case STEP_ALIAS: break;
     case STEP_FILL: case STEP_GATHER: case STEP_SCATTER:
       if (!cpu_copy_on_backend(be, s)) return false; /* else on the host mirror */
+      break;
+    case STEP_DSLICE: case STEP_DUS: /* when the device reads the start indices */
+      if (!cpu_copy_on_backend(be, s) || !cpu_copy_indices_on_device(be, s)) return false;
       break;
     default: return false; /* interpreter, control, host reads of indices or values */
     }

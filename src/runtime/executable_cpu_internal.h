@@ -192,10 +192,16 @@ HLO_MUST_USE hlo_status cpu_run_copy(const step *s, void *const *bufs);
  * gather / scatter on gather_rows / scatter_rows (their indices device
  * operands too). */
 bool cpu_copy_on_backend(const backend *be, const step *s);
+/* Whether copy step s (cpu_copy_on_backend) reads its start indices in the
+ * backend's memory (dynamic_slice, dynamic_update_slice on a backend with
+ * dyn_box, at most BACKEND_BOX_MAX_RANK indices): then they are device
+ * operands like the others, and the host reads nothing. */
+bool cpu_copy_indices_on_device(const backend *be, const step *s);
 /* Runs step s (cpu_copy_on_backend) on be: host[i] the host pointers of
- * its scalar operands (start indices, pad's value: valid on the host),
- * dev[0..nin] the device pointers of its operands, then its result (the
- * result may be operand 0's memory: dynamic_update_slice in place).
+ * its scalar operands (start indices, pad's value: valid on the host,
+ * unless cpu_copy_indices_on_device: then unused), dev[0..nin] the device
+ * pointers of its operands (the start indices among them), then its result
+ * (the result may be operand 0's memory: dynamic_update_slice in place).
  * Enqueued on the backend's stream. Errors: the backend's. */
 HLO_MUST_USE hlo_status cpu_run_copy_on_backend(const backend *be, const step *s,
                                                 void *const *host, void *const *dev);

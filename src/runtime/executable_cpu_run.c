@@ -206,7 +206,8 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
                                                             void **bufs, tensor **out) {
   hlo_status st = NULL;
   void *host[COPY_MAX_IN];
-  uint32_t first = copy_first_scalar(s);
+  /* start indices read on the device need no download */
+  uint32_t first = cpu_copy_indices_on_device(x->be, s) ? s->nin : copy_first_scalar(s);
   for (uint32_t i = 0; i < s->nin && !st; i++) {
     size_t n = (size_t)cpu_value_bytes(s->in[i]);
     host[i] = bufs[i];

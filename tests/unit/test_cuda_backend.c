@@ -1342,10 +1342,11 @@ TEST(graph_replay_runs_the_eager_work) {
   CHECK_EQ_INT(fk_live_graphs, 0);
 }
 
-/* Programs with a host read (a while predicate, dynamic_slice's start
- * indices), and one of fewer calls than results + 2 (a replay would cost
- * more launches than it saves), are never deferred, and agree with the
- * eager runs. */
+/* Programs with a host read (a while predicate), and one of fewer calls
+ * than results + 2 (a replay would cost more launches than it saves), are
+ * never deferred, and agree with the eager runs; a dynamic_slice whose
+ * start indices the backend reads on the device (dyn_box) is no host read:
+ * that program is captured and replayed, and agrees too. */
 TEST(graph_replay_skips_host_reads) {
   static const char *const progs[] = {
       "func.func @main(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {\n"
@@ -1393,9 +1394,14 @@ TEST(graph_replay_skips_host_reads) {
     for (int run = 0; run < 3; run++) CHECK_EQ_INT(gx_run(&g, args, 2, want), 0);
     uint64_t c[4];
     gx_counters(&g, c);
-    CHECK_EQ_INT(c[0], 0);
-    CHECK_EQ_INT(c[1], 0);
-    CHECK_EQ_INT(fk_graph_launches, launches);
+    if (k == 1) { /* captured on run 2, replayed on run 3 */
+      CHECK(c[0] >= 1);
+      CHECK(fk_graph_launches > launches);
+    } else {
+      CHECK_EQ_INT(c[0], 0);
+      CHECK_EQ_INT(c[1], 0);
+      CHECK_EQ_INT(fk_graph_launches, launches);
+    }
     for (int i = 0; i < 2; i++) {
       tensor_release(args[i]);
       free(want[i]);

@@ -11,7 +11,8 @@
  *   - gather_rows' and scatter_rows' parameter blocks (word size, errors);
  *   - with a GPU (backend_cuda succeeds), else "skipped: no GPU (REASON)":
  *     copy_box and fill_box on random boxes in device memory equal the
- *     host loop, bytes outside the box untouched; gather_rows on random
+ *     host loop, bytes outside the box untouched, source offsets read on
+ *     the device at times (dynamic_slice's start indices, clamped); gather_rows on random
  *     tables and indices (some out of range) equals the host loop, and
  *     scatter_rows (f32 add with repeated rows, set) too, bit for bit, on
  *     both of its kernels (a block per row for lists up to
@@ -212,6 +213,34 @@ TEST(desc_fast_path_and_errors) {
   st = cuda_copy_make_desc(&bad, dst, src, NULL, &d);
   CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
   hlo_status_free(st);
+  /* start indices read on the device: their strides widen with the
+   * element (row stride 256 f32 = 64 uint4); a column index (stride 1)
+   * keeps 4-byte elements; a bad index size is refused */
+  static int32_t i0 = 3, i1 = 0;
+  b.src_off = 0;
+  b.ndyn = 2, b.dyn_size = 4, b.dyn_signed = true;
+  b.dyn_index[0] = &i0, b.dyn_index[1] = &i1;
+  b.dyn_max[0] = 60, b.dyn_max[1] = 0;
+  b.dyn_stride[0] = 256, b.dyn_stride[1] = 0;
+  st = cuda_copy_make_desc(&b, dst, src, NULL, &d);
+  CHECK(!st);
+  hlo_status_free(st);
+  CHECK_EQ_INT(d.esize, 16);
+  CHECK_EQ_INT(d.ndyn, 2);
+  CHECK_EQ_INT(d.dyn_stride[0], 64);
+  CHECK_EQ_INT(d.dyn_max[0], 60);
+  CHECK(d.dyn_ptr[0] == (uint64_t)(uintptr_t)&i0);
+  b.dyn_stride[1] = 1, b.dyn_max[1] = 3;
+  st = cuda_copy_make_desc(&b, dst, src, NULL, &d);
+  CHECK(!st);
+  hlo_status_free(st);
+  CHECK_EQ_INT(d.esize, 4);
+  CHECK_EQ_INT(d.dyn_stride[0], 256);
+  bad = b;
+  bad.dyn_size = 3;
+  st = cuda_copy_make_desc(&bad, dst, src, NULL, &d);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
 }
 
 /* gather_rows' reference: the contract's loop. */
@@ -319,11 +348,32 @@ TEST(gpu) {
     uint8_t value[16];
     for (int i = 0; i < 16; i++) value[i] = (uint8_t)next();
     reference(want, src, fill ? value : NULL, &b);
+    /* a copy's source offset read on the device at times (dynamic_slice's
+     * start index: backend_box ndyn), in 4 or 8 bytes, the value past its
+     * bound at times (clamped back to it) */
+    bool dyn = !fill && below(2) == 0;
+    int64_t ival[1] = {0};
+    if (dyn) {
+      int64_t stride = b.src_off % 4 == 0 && b.src_off ? 4 : 1;
+      int64_t k = b.src_off / stride;
+      b.ndyn = 1, b.dyn_size = below(2) ? 4 : 8, b.dyn_signed = true;
+      b.dyn_max[0] = k, b.dyn_stride[0] = stride;
+      b.src_off -= k * stride;
+      ival[0] = k + (below(3) == 0 ? 5 : 0);
+    }
+    uint8_t *di = dyn ? be->alloc(8) : NULL;
+    if (dyn && di) {
+      int32_t i32 = (int32_t)ival[0];
+      st = be->copy(di, b.dyn_size == 4 ? (const void *)&i32 : (const void *)ival, b.dyn_size);
+      CHECK(!st);
+      hlo_status_free(st);
+      b.dyn_index[0] = di;
+    }
     /* device buffers shifted by one element at times (unaligned paths) */
     size_t shift = below(4) ? 0 : b.esize;
     uint8_t *ds = be->alloc(sbytes + 16), *dd = be->alloc(dbytes + 16);
-    CHECK(ds && dd);
-    if (ds && dd) {
+    CHECK(ds && dd && (!dyn || di));
+    if (ds && dd && (!dyn || di)) {
       st = be->copy(ds + shift, src, sbytes);
       if (!st) st = be->copy(dd + shift, init, dbytes);
       if (!st) st = fill ? be->fill_box(dd + shift, value, &b)
@@ -342,6 +392,7 @@ TEST(gpu) {
     }
     be->free(ds);
     be->free(dd);
+    be->free(di);
     free(src);
     free(init);
     free(want);

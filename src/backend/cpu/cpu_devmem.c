@@ -115,9 +115,32 @@ static void box_walk(uint8_t *dst, const uint8_t *src, const uint8_t *value,
   }
 }
 
+/* The integer of `size` bytes at p (signed or not). */
+static int64_t read_index(const void *p, uint32_t size, bool is_signed) {
+  switch (size) {
+  case 1: return is_signed ? (int64_t) * (const int8_t *)p : (int64_t) * (const uint8_t *)p;
+  case 2: return is_signed ? (int64_t) * (const int16_t *)p : (int64_t) * (const uint16_t *)p;
+  case 4: return is_signed ? (int64_t) * (const int32_t *)p : (int64_t) * (const uint32_t *)p;
+  default: return *(const int64_t *)p;
+  }
+}
+
+/* copy_box with start indices read in this "device" memory (backend_box's
+ * ndyn), as the CUDA kernel does. */
 static hlo_status devmem_copy_box(void *dst, const void *src, const backend_box *box) {
   HLO_TRY(box_check(box));
-  box_walk(dst, src, NULL, box);
+  if (box->ndyn > BACKEND_BOX_MAX_RANK ||
+      (box->ndyn && box->dyn_size != 1 && box->dyn_size != 2 && box->dyn_size != 4 &&
+       box->dyn_size != 8))
+    return status_new(HLO_INVALID_ARGUMENT, "copy_box: %u start indices of %u bytes", box->ndyn,
+                      box->dyn_size);
+  backend_box b = *box;
+  for (uint32_t d = 0; d < box->ndyn; d++) {
+    int64_t v = read_index(box->dyn_index[d], box->dyn_size, box->dyn_signed);
+    v = v < 0 ? 0 : v > box->dyn_max[d] ? box->dyn_max[d] : v;
+    *(box->dyn_dst ? &b.dst_off : &b.src_off) += v * box->dyn_stride[d];
+  }
+  box_walk(dst, src, NULL, &b);
   return NULL;
 }
 
@@ -210,6 +233,7 @@ static void devmem_init(void) {
   b.synchronize = devmem_synchronize;
   b.gemm = c->gemm;
   b.copy_box = devmem_copy_box;
+  b.dyn_box = true;
   b.fill_box = devmem_fill_box;
   b.gather_rows = devmem_gather_rows;
   b.scatter_rows = devmem_scatter_rows;

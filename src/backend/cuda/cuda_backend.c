@@ -564,7 +564,7 @@ static const backend cuda_backend = {
     .window_takes = cuda_window_takes,
     .reduce_window = cuda_reduce_window,
     .select_and_scatter = cuda_select_and_scatter,
-    .copy_box = cuda_copy_box, .fill_box = cuda_fill_box, .gather_rows = cuda_gather_rows,
+    .copy_box = cuda_copy_box, .dyn_box = true, .fill_box = cuda_fill_box, .gather_rows = cuda_gather_rows,
     .scatter_rows = cuda_scatter_rows,
     .graph_begin = cuda_graph_begin, .graph_end = cuda_graph_end,
     .graph_launch = cuda_graph_launch, .graph_destroy = cuda_graph_destroy,

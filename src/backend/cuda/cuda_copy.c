@@ -40,16 +40,42 @@ static const char copy_source[] =
     "  i64 rank, esize, n, fill, aligned16, dst_off, src_off, unused0;\n"
     "  i64 dims[8], ds[8], ss[8];\n"
     "  unsigned char value[16];\n"
+    "  i64 ndyn, dyn_size, dyn_signed, dyn_dst;\n"
+    "  i64 dyn_max[8], dyn_stride[8];\n"
+    "  u64 dyn_ptr[8];\n"
     "};\n"
+    "/* the start offset of the box's device-read indices (cuda_copy_desc) */\n"
+    "static __device__ __forceinline__ i64 dyn_offset(const cb_desc &d) {\n"
+    "  i64 off = 0;\n"
+    "  for (int q = 0; q < (int)d.ndyn; q++) {\n"
+    "    const void *p = (const void *)d.dyn_ptr[q];\n"
+    "    i64 v;\n"
+    "    switch (d.dyn_size) {\n"
+    "    case 1: v = d.dyn_signed ? (i64)*(const signed char *)p : (i64)*(const unsigned char *)p; break;\n"
+    "    case 2: v = d.dyn_signed ? (i64)*(const short *)p : (i64)*(const unsigned short *)p; break;\n"
+    "    case 4: v = d.dyn_signed ? (i64)*(const int *)p : (i64)*(const unsigned int *)p; break;\n"
+    "    default: v = *(const i64 *)p;\n"
+    "    }\n"
+    "    v = v < 0 ? 0 : v > d.dyn_max[q] ? d.dyn_max[q] : v;\n"
+    "    off += v * d.dyn_stride[q];\n"
+    "  }\n"
+    "  return off;\n"
+    "}\n"
     "template <typename T, bool FILL> static __device__ __forceinline__ void\n"
     "walk1(const cb_desc &d, T *dst, const T *src, T v) {\n"
     "  i64 stride = (i64)gridDim.x * blockDim.x;\n"
     "  int r = (int)d.rank;\n"
     "  i64 inner = r > 0 ? d.dims[r - 1] : 1;\n"
     "  i64 dsi = r > 0 ? d.ds[r - 1] : 0, ssi = r > 0 ? d.ss[r - 1] : 0;\n"
+    "  i64 dst0 = d.dst_off, src0 = d.src_off;\n"
+    "  if (d.ndyn) {\n"
+    "    i64 x = dyn_offset(d);\n"
+    "    if (d.dyn_dst) dst0 += x;\n"
+    "    else src0 += x;\n"
+    "  }\n"
     "  for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < d.n; e += stride) {\n"
     "    i64 row = e / inner, j = e - row * inner;\n"
-    "    i64 doff = d.dst_off + j * dsi, soff = d.src_off + j * ssi;\n"
+    "    i64 doff = dst0 + j * dsi, soff = src0 + j * ssi;\n"
     "    for (int k = r - 2; k >= 0; k--) {\n"
     "      i64 q = row / d.dims[k], i = row - q * d.dims[k];\n"
     "      row = q;\n"
@@ -244,7 +270,21 @@ hlo_status cuda_copy_make_desc(const backend_box *b, const void *dst, const void
     out->n *= out->dims[d];
   }
   if (value) memcpy(out->value, value, es);
-  /* the fast path: wider elements over a contiguous innermost dim */
+  if (b->ndyn > BACKEND_BOX_MAX_RANK ||
+      (b->ndyn && b->dyn_size != 1 && b->dyn_size != 2 && b->dyn_size != 4 && b->dyn_size != 8))
+    return status_new(HLO_INVALID_ARGUMENT, "copy_box on the cuda backend: %u start indices of "
+                      "%u bytes", b->ndyn, b->dyn_size);
+  out->ndyn = b->ndyn;
+  out->dyn_size = b->dyn_size;
+  out->dyn_signed = b->dyn_signed;
+  out->dyn_dst = b->dyn_dst;
+  for (uint32_t d = 0; d < b->ndyn; d++) {
+    out->dyn_max[d] = b->dyn_max[d];
+    out->dyn_stride[d] = b->dyn_stride[d];
+    out->dyn_ptr[d] = (uint64_t)(uintptr_t)b->dyn_index[d];
+  }
+  /* the fast path: wider elements over a contiguous innermost dim (the
+   * device-read offsets too must be multiples of the wider element) */
   bool contiguous = r > 0 && out->ds[r - 1] == 1 && (!src || out->ss[r - 1] == 1) && out->n > 0;
   for (int64_t w = 16; contiguous && w > (int64_t)es; w /= 2) {
     int64_t f = w / (int64_t)es;
@@ -253,6 +293,7 @@ hlo_status cuda_copy_make_desc(const backend_box *b, const void *dst, const void
               (!src || (uintptr_t)src % (uintptr_t)w == 0);
     for (uint32_t d = 0; ok && d + 1 < r; d++)
       ok = divides(f, out->ds[d]) && divides(f, out->ss[d]);
+    for (int64_t d = 0; ok && d < out->ndyn; d++) ok = divides(f, out->dyn_stride[d]);
     if (!ok) continue;
     out->dims[r - 1] /= f;
     out->n /= f;
@@ -262,6 +303,7 @@ hlo_status cuda_copy_make_desc(const backend_box *b, const void *dst, const void
       out->ds[d] /= f;
       out->ss[d] /= f;
     }
+    for (int64_t d = 0; d < out->ndyn; d++) out->dyn_stride[d] /= f;
     if (value)
       for (int64_t k = 1; k < f; k++) memcpy(out->value + k * (int64_t)es, value, es);
     out->esize = w;

@@ -47,6 +47,11 @@ typedef struct cuda_copy_desc {
   int64_t ds[BACKEND_BOX_MAX_RANK]; /* dst strides (elements) */
   int64_t ss[BACKEND_BOX_MAX_RANK]; /* src strides (elements) */
   uint8_t value[16];      /* fill: the element, repeated to esize */
+  /* start indices read on the device (backend_box's ndyn), in elements of
+   * esize: offset += clamp(*dyn_ptr[d], 0, dyn_max[d]) * dyn_stride[d] */
+  int64_t ndyn, dyn_size, dyn_signed, dyn_dst;
+  int64_t dyn_max[BACKEND_BOX_MAX_RANK], dyn_stride[BACKEND_BOX_MAX_RANK];
+  uint64_t dyn_ptr[BACKEND_BOX_MAX_RANK]; /* device addresses */
 } cuda_copy_desc;
 
 /* hlo_gather_rows' parameter block (the source's gr_desc): backend_rows
