@@ -27,10 +27,12 @@
  * module keeps the cubin (module_objects). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_conv.h"
 #include "backend/cuda/cuda_copy.h"
@@ -176,30 +178,51 @@ static void start(void) {
 
 /* ---- modules ---- */
 
+/* One NVRTC unit of a module: kernels [lo, hi), compiled on its own (the
+ * units of a module compile in parallel: cuda_compile). */
+typedef struct cuda_unit {
+  uint32_t lo, hi;
+  char *source;
+  CUmodule mod;           /* NULL until loaded */
+  void *cubin;
+  size_t cubin_len;
+  hlo_status st;          /* its compile's failure */
+  bool cached;            /* the cubin came from the caller's objects */
+} cuda_unit;
+
 struct backend_module {
-  CUmodule mod;           /* NULL for a module of no kernel */
   uint32_t n;
   CUfunction *fns;
   cuda_geometry *geo;
   int64_t *num_tiles;
   uint32_t *num_bufs;
   char **names;           /* the kernels' own names, for errors */
-  char *source;
-  void *cubin;
-  size_t cubin_len;
-  backend_object object;
+  char *source;           /* all kernels as one unit (module_source, --dump-to) */
+  uint32_t nunits;
+  cuda_unit *units;
+  backend_object *objects; /* one a unit: module_objects */
 };
 
 static void cuda_module_destroy(backend_module *m) {
   if (!m) return;
   const cuda_device_state *s = cuda_state();
-  if (m->mod && s) {
+  bool loaded = false;
+  for (uint32_t u = 0; m->units && u < m->nunits; u++) loaded |= m->units[u].mod != NULL;
+  if (loaded && s) {
     hlo_status st = cuda_make_current(s, "module_destroy");
     /* its kernels may still be queued: wait before unloading them */
     if (!st) (void)s->cu->cuStreamSynchronize(s->stream);
-    if (!st) (void)s->cu->cuModuleUnload(m->mod);
+    for (uint32_t u = 0; !st && u < m->nunits; u++)
+      if (m->units[u].mod) (void)s->cu->cuModuleUnload(m->units[u].mod);
     hlo_status_free(st);
   }
+  for (uint32_t u = 0; m->units && u < m->nunits; u++) {
+    free(m->units[u].source);
+    free(m->units[u].cubin);
+    hlo_status_free(m->units[u].st);
+  }
+  free(m->units);
+  free(m->objects);
   for (uint32_t i = 0; m->names && i < m->n; i++) free(m->names[i]);
   free(m->names);
   free(m->fns);
@@ -207,7 +230,6 @@ static void cuda_module_destroy(backend_module *m) {
   free(m->num_tiles);
   free(m->num_bufs);
   free(m->source);
-  free(m->cubin);
   free(m);
 }
 
@@ -244,22 +266,22 @@ static hlo_status write_file(const char *dir, const char *name, const char *text
   return ok ? NULL : status_new(HLO_INTERNAL, "cannot write %s", p);
 }
 
-/* Loads m->cubin into m->mod and finds every kernel; on failure nothing is
+/* Loads unit u's cubin and finds its kernels; on failure nothing of it is
  * left loaded. */
-static hlo_status load_cubin(const cuda_device_state *s, backend_module *m) {
-  CUresult r = s->cu->cuModuleLoadData(&m->mod, m->cubin);
+static hlo_status load_unit(const cuda_device_state *s, backend_module *m, cuda_unit *u) {
+  CUresult r = s->cu->cuModuleLoadData(&u->mod, u->cubin);
   if (r) {
-    m->mod = NULL;
+    u->mod = NULL;
     return cuda_error(s, r, "cuModuleLoadData");
   }
-  for (uint32_t i = 0; i < m->n; i++) {
+  for (uint32_t i = u->lo; i < u->hi; i++) {
     char name[24];
     snprintf(name, sizeof name, "k%u", i);
-    r = s->cu->cuModuleGetFunction(&m->fns[i], m->mod, name);
+    r = s->cu->cuModuleGetFunction(&m->fns[i], u->mod, name);
     if (r) {
       hlo_status st = cuda_error(s, r, "cuModuleGetFunction");
-      (void)s->cu->cuModuleUnload(m->mod);
-      m->mod = NULL;
+      (void)s->cu->cuModuleUnload(u->mod);
+      u->mod = NULL;
       return status_note(st, "kernel %s (%s)", name, m->names[i]);
     }
     uint32_t shared = m->geo[i].shared_bytes;
@@ -268,14 +290,124 @@ static hlo_status load_cubin(const cuda_device_state *s, backend_module *m) {
                                     (int)shared);
       if (r) {
         hlo_status st = cuda_error(s, r, "cuFuncSetAttribute (dynamic shared memory)");
-        (void)s->cu->cuModuleUnload(m->mod);
-        m->mod = NULL;
+        (void)s->cu->cuModuleUnload(u->mod);
+        u->mod = NULL;
         return status_note(st, "kernel %s (%s) asks %u bytes, the device allows %d", name,
                            m->names[i], shared, s->max_shared_optin);
       }
     }
   }
   return NULL;
+}
+
+/* Kernels a unit holds at least: NVRTC's fixed cost per program is a few
+ * ms, a kernel's own compile some tens. */
+#define CUDA_UNIT_MIN_KERNELS 4
+
+/* How many units n kernels are compiled in: one a core of this machine
+ * (HLO_NUM_THREADS when set), each of CUDA_UNIT_MIN_KERNELS kernels at
+ * least. */
+static uint32_t unit_count(uint32_t n) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *e = getenv("HLO_NUM_THREADS");
+  if (e && atoi(e) > 0) cores = atoi(e);
+  if (cores < 1) cores = 1;
+  if (cores > 64) cores = 64;
+  uint32_t u = (n + CUDA_UNIT_MIN_KERNELS - 1) / CUDA_UNIT_MIN_KERNELS;
+  if (u > (uint32_t)cores) u = (uint32_t)cores;
+  return u ? u : 1;
+}
+
+typedef struct unit_job {
+  cuda_unit *units;
+  uint32_t nunits;
+  int arch;
+  _Atomic uint32_t next;
+} unit_job;
+
+/* Compiles the units not yet compiled, taking the next one until none is
+ * left (NVRTC is thread-safe across programs). */
+static void *compile_units(void *arg) {
+  unit_job *j = arg;
+  for (;;) {
+    uint32_t u = atomic_fetch_add(&j->next, 1);
+    if (u >= j->nunits) return NULL;
+    cuda_unit *c = &j->units[u];
+    if (c->cubin) continue;
+    char name[40];
+    snprintf(name, sizeof name, "hlo_kernels_%u.cu", u);
+    c->st = nvrtc_compile(c->source, name, j->arch, &c->cubin, &c->cubin_len);
+  }
+}
+
+/* Splits m's kernels into units (unit_count, contiguous runs), emits each,
+ * takes the cubin of a unit whose key is among opts' objects, compiles the
+ * others in parallel (a thread a unit, the calling one included), loads
+ * them all and fills m->objects. Counts units served and compiled. */
+static hlo_status make_units(const cuda_device_state *s, backend_module *m, const kernel **cptr,
+                             const char **names, const backend_compile_options *opts,
+                             uint32_t *from_objects, uint32_t *compiled) {
+  uint32_t n = m->n, nu = unit_count(n);
+  m->units = calloc(nu, sizeof *m->units);
+  m->objects = calloc(nu, sizeof *m->objects);
+  if (!m->units || !m->objects) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  m->nunits = nu;
+  for (uint32_t u = 0; u < nu; u++) {
+    cuda_unit *c = &m->units[u];
+    c->lo = (uint32_t)((uint64_t)n * u / nu);
+    c->hi = (uint32_t)((uint64_t)n * (u + 1) / nu);
+    strbuf src;
+    sb_init(&src);
+    hlo_status st = cuda_emit_module(cptr + c->lo, names + c->lo, c->hi - c->lo, &src);
+    if (!st && src.oom) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    if (!st) c->source = sb_take(&src);
+    sb_free(&src);
+    if (!st && !c->source) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    HLO_TRY(st);
+    object_key(s->target, c->source, m->objects[u].key);
+    for (uint32_t i = 0; opts && i < opts->num_objects && !c->cubin; i++) {
+      const backend_object *o = &opts->objects[i];
+      if (strncmp(o->key, m->objects[u].key, 33) || !o->bytes || !o->len) continue;
+      c->cubin = malloc(o->len); /* our own, aligned copy: module_objects hands it back */
+      if (!c->cubin) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+      memcpy(c->cubin, o->bytes, o->len);
+      c->cubin_len = o->len;
+      c->cached = true;
+    }
+  }
+  unit_job job = {m->units, nu, s->cc_major * 10 + s->cc_minor, 0};
+  uint32_t todo = 0;
+  for (uint32_t u = 0; u < nu; u++) todo += !m->units[u].cubin;
+  pthread_t th[64];
+  uint32_t started = 0;
+  for (; todo > 1 && started + 1 < todo && started < 64; started++)
+    if (pthread_create(&th[started], NULL, compile_units, &job)) break;
+  compile_units(&job);
+  for (uint32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+  hlo_status st = NULL;
+  for (uint32_t u = 0; u < nu && !st; u++) {
+    cuda_unit *c = &m->units[u];
+    if (c->st) {
+      st = c->st;
+      c->st = NULL;
+      break;
+    }
+    st = load_unit(s, m, c);
+    if (st && c->cached) { /* an object that does not load: compiled after all */
+      hlo_status_free(st);
+      free(c->cubin);
+      c->cubin = NULL;
+      c->cached = false;
+      st = nvrtc_compile(c->source, "hlo_kernels.cu", job.arch, &c->cubin, &c->cubin_len);
+      if (!st) st = load_unit(s, m, c);
+    }
+    if (st) break;
+    *from_objects += c->cached;
+    *compiled += !c->cached;
+    m->objects[u].bytes = c->cubin;
+    m->objects[u].len = c->cubin_len;
+  }
+  return st;
 }
 
 static hlo_status cuda_compile(const kernel *const *ks, uint32_t n,
@@ -332,40 +464,10 @@ static hlo_status cuda_compile(const kernel *const *ks, uint32_t n,
   double emit_ms = now_ms() - t0, t1 = now_ms();
   if (!st && opts && opts->dump_dir) st = write_file(opts->dump_dir, "kernels.cu", m->source);
   uint32_t from_objects = 0, compiled = 0;
-  if (!st && n) {
-    object_key(s->target, m->source, m->object.key);
-    for (uint32_t i = 0; opts && i < opts->num_objects; i++) {
-      const backend_object *o = &opts->objects[i];
-      if (strncmp(o->key, m->object.key, 33) || !o->bytes || !o->len) continue;
-      m->cubin = malloc(o->len); /* our own, aligned copy: module_objects hands it back */
-      if (!m->cubin) {
-        st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-        break;
-      }
-      memcpy(m->cubin, o->bytes, o->len);
-      m->cubin_len = o->len;
-      hlo_status lst = load_cubin(s, m);
-      if (!lst) {
-        from_objects = 1;
-        break;
-      }
-      hlo_status_free(lst); /* an object that does not load is ignored */
-      free(m->cubin);
-      m->cubin = NULL;
-      m->cubin_len = 0;
-    }
-    if (!st && !from_objects) {
-      int arch = s->cc_major * 10 + s->cc_minor;
-      st = nvrtc_compile(m->source, "hlo_kernels.cu", arch, &m->cubin, &m->cubin_len);
-      if (!st) st = load_cubin(s, m);
-      if (!st) compiled = 1;
-    }
-    m->object.bytes = m->cubin;
-    m->object.len = m->cubin_len;
-  }
+  if (!st && n) st = make_units(s, m, cptr, kname_ptrs, opts, &from_objects, &compiled);
   if (opts && opts->stats) {
     backend_compile_stats *stats = opts->stats;
-    stats->units = n ? 1 : 0;
+    stats->units = m ? m->nunits : 0;
     stats->from_objects = from_objects;
     stats->from_kernel_cache = 0;
     stats->compiled = compiled;
@@ -389,9 +491,11 @@ static const char *cuda_module_source(const backend_module *m) { return m ? m->s
 
 static uint32_t cuda_module_objects(const backend_module *m, const backend_object **out) {
   *out = NULL;
-  if (!m || !m->mod || !m->cubin) return 0;
-  *out = &m->object;
-  return 1;
+  if (!m || !m->objects) return 0;
+  for (uint32_t u = 0; u < m->nunits; u++)
+    if (!m->units[u].mod || !m->units[u].cubin) return 0;
+  *out = m->objects;
+  return m->nunits;
 }
 
 /* The kernel's parameter block (emit_cuda.h): CUDA_MAX_BUFS pointers by value. */
