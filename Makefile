@@ -172,6 +172,9 @@ $(SHLIB): $(PIC_OBJS) $(BUILD)/libhlo.map
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
 	$(Q)$(CC) $(CFLAGS) -shared -Wl,--version-script=$(BUILD)/libhlo.map -Wl,-soname,$(HLO_SONAME) \
 	  $(PIC_OBJS) -o $@ $(LDLIBS)
+	@ln -sf libhlo.so $(BUILD)/$(HLO_SONAME)
+# (the soname link beside it: a program linked against the build folder finds
+# libhlo.so.MAJOR there, as it would in an installed LIBDIR)
 shared: $(SHLIB)
 .PHONY: shared
 -include $(PIC_OBJS:.o=.d)

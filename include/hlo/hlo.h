@@ -313,7 +313,9 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * cannot be made static, an op the interpreter lacks);
  * HLO_RESOURCE_EXHAUSTED; and the interpreter's errors, located at the op
  * that failed (HLO_FAILED_CHECK, HLO_NOT_FOUND for a custom-call target,
- * HLO_INVALID_ARGUMENT, ...). */
+ * HLO_INVALID_ARGUMENT, ...); HLO_INVALID_ARGUMENT when called from a
+ * custom-call handler that `e` itself is running (it would wait for
+ * itself). */
 HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,

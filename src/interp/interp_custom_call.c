@@ -314,8 +314,9 @@ static void handler_config(const hlo_op *op, strbuf *sb, const char **out, size_
 }
 
 /* Runs a custom call through the registered handler `reg` (held by the
- * caller): makes the results (zeroed tensors of the result types; tokens),
- * hands the handler views of the operands and results, and turns its error
+ * caller): makes the results (zeroed tensors of the result types; tokens;
+ * a result that output_operand_aliases ties to an operand starts as a copy
+ * of it), hands the handler views of the operands and results, and turns its error
  * into one located at the op naming the target. Errors: HLO_UNIMPLEMENTED
  * for a tuple operand or result; HLO_RESOURCE_EXHAUSTED; the handler's. */
 static hlo_status run_registered(const hlo_op *op, cc_registration *reg, const char *name,
@@ -342,6 +343,19 @@ static hlo_status run_registered(const hlo_op *op, cc_registration *reg, const c
     st = tensor_create(rt[made], &op->loc, &out[made]);
     if (st) break;
     handler_view(rt[made], out[made], &views[no + made]);
+  }
+  /* output_operand_aliases: the result starts as its operand's value (XLA
+   * hands the handler the operand's own buffer: an in-place update) */
+  for (uint32_t k = 0; !st && k < custom_call_num_aliases(op); k++) {
+    int64_t r, o;
+    if (!custom_call_alias(op, k, &r, &o) || r < 0 || r >= (int64_t)nr || o < 0 ||
+        o >= (int64_t)no || !in[o] || !out[r] || in[o]->nbytes != out[r]->nbytes)
+      st = interp_error(op, HLO_UNIMPLEMENTED,
+                        "custom_call '%.*s': output_operand_aliases entry %u (a path into a "
+                        "tuple, or types that differ) is not supported for registered handlers",
+                        (int)len, name, k);
+    else if (out[r]->nbytes)
+      memcpy(out[r]->data, in[o]->data, out[r]->nbytes);
   }
   if (!st) {
     strbuf sb;

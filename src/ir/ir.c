@@ -569,3 +569,46 @@ void block_replace_uses(hlo_block *b, const hlo_value *from, hlo_value *to) {
     for (uint32_t r = 0; r < op->num_regions; r++) block_replace_uses(&op->regions[r].block, from, to);
   }
 }
+
+uint32_t custom_call_num_aliases(const hlo_op *op) {
+  const hlo_attr *a = op_attr(op, "output_operand_aliases");
+  return a && a->kind == ATTR_ARRAY ? a->u.arr.n : 0;
+}
+
+/* The integers of a short list field (an ATTR_ARRAY of ATTR_INT or an
+ * ATTR_DENSE_ARRAY; absent: empty), up to `cap` of them; false past cap or
+ * for another kind. */
+static bool small_ints(const hlo_attr *f, int64_t *v, uint32_t cap, uint32_t *n) {
+  *n = 0;
+  if (!f) return true;
+  if (f->kind == ATTR_DENSE_ARRAY && f->u.darr.ints) {
+    if (f->u.darr.n > cap) return false;
+    for (uint32_t i = 0; i < f->u.darr.n; i++) v[i] = f->u.darr.ints[i];
+    *n = f->u.darr.n;
+    return true;
+  }
+  if (f->kind != ATTR_ARRAY || f->u.arr.n > cap) return false;
+  for (uint32_t i = 0; i < f->u.arr.n; i++) {
+    if (f->u.arr.items[i]->kind != ATTR_INT) return false;
+    v[i] = f->u.arr.items[i]->u.i.v;
+  }
+  *n = f->u.arr.n;
+  return true;
+}
+
+bool custom_call_alias(const hlo_op *op, uint32_t k, int64_t *result, int64_t *operand) {
+  const hlo_attr *a = op_attr(op, "output_operand_aliases");
+  if (!a || a->kind != ATTR_ARRAY || k >= a->u.arr.n) return false;
+  const hlo_attr *e = a->u.arr.items[k];
+  if (!e || e->kind != ATTR_STRUCT) return false;
+  const hlo_attr *oi = attr_field(e, "operand_index");
+  int64_t out[2], in[2];
+  uint32_t nout, nin;
+  if (!oi || oi->kind != ATTR_INT || !small_ints(attr_field(e, "output_tuple_indices"), out, 2, &nout) ||
+      !small_ints(attr_field(e, "operand_tuple_indices"), in, 2, &nin) || nin != 0 || nout > 1)
+    return false;
+  if (nout == 0 && op->num_results != 1) return false; /* [] names a single result */
+  *result = nout ? out[0] : 0;
+  *operand = oi->u.i.v;
+  return true;
+}

@@ -324,6 +324,15 @@ const hlo_attr *op_attr(const hlo_op *op, const char *name);
 hlo_status op_set_attr(hlo_module_ir *m, hlo_op *op, const char *name, hlo_attr *value);
 /* Integer value of an ATTR_INT/ATTR_BOOL attribute, or `dflt` if absent. */
 int64_t op_attr_int(const hlo_op *op, const char *name, int64_t dflt);
+/* The number of entries of a stablehlo.custom_call's
+ * output_operand_aliases (0 without the attribute). */
+uint32_t custom_call_num_aliases(const hlo_op *op);
+/* Entry k of a stablehlo.custom_call's output_operand_aliases: *result
+ * the result it names (output_tuple_indices: [i] picks result i of
+ * several, [] the one result) and *operand its operand_index. False when k
+ * is past the list, the entry is malformed, or it names an element inside
+ * a tuple (a longer output path, or a non-empty operand_tuple_indices). */
+bool custom_call_alias(const hlo_op *op, uint32_t k, int64_t *result, int64_t *operand);
 /* true when the attribute is ATTR_BOOL true or ATTR_UNIT; `dflt` if absent. */
 bool op_attr_bool(const hlo_op *op, const char *name, bool dflt);
 

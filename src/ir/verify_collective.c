@@ -22,6 +22,32 @@ hlo_status verify_custom_call(vctx *c, const hlo_op *op) {
   const hlo_attr *bc = op_attr(op, "backend_config");
   if (bc && bc->kind != ATTR_STRING && bc->kind != ATTR_DICT && bc->kind != ATTR_OPAQUE)
     return verr(op, "ATTR", "attribute 'backend_config' must be a string or a dictionary");
+  /* output_operand_aliases: each entry names an operand in range and,
+   * where both ends are plain values (no path into a tuple), a result of
+   * the operand's type (MLIR's CustomCallOp verifier) */
+  const hlo_attr *al = op_attr(op, "output_operand_aliases");
+  if (al && al->kind != ATTR_ARRAY)
+    return verr(op, "ATTR", "attribute 'output_operand_aliases' must be a list");
+  for (uint32_t k = 0; al && k < al->u.arr.n; k++) {
+    const hlo_attr *e = al->u.arr.items[k];
+    const hlo_attr *oi = e && e->kind == ATTR_STRUCT ? attr_field(e, "operand_index") : NULL;
+    if (!oi || oi->kind != ATTR_INT)
+      return verr(op, "ATTR", "output_operand_aliases entry %u is not a "
+                  "#stablehlo.output_operand_alias with an operand_index", k);
+    if (oi->u.i.v < 0 || oi->u.i.v >= (int64_t)op->num_operands)
+      return verr(op, "ATTR", "expects operandIndex in the output_operand_alias attribute to be "
+                  "in range [0, %u); got: %lld", op->num_operands, (long long)oi->u.i.v);
+    int64_t r, o;
+    if (!custom_call_alias(op, k, &r, &o)) continue; /* a path into a tuple */
+    if (r < 0 || r >= (int64_t)op->num_results)
+      return verr(op, "ATTR", "output_operand_aliases entry %u names result %lld of %u", k,
+                  (long long)r, op->num_results);
+    const hlo_type *rt = R(r), *ot = T(o);
+    if (rt->kind == TYPE_TENSOR && ot->kind == TYPE_TENSOR &&
+        (!vshape_eq(rt, ot) || !velem_eq(rt, ot)))
+      return verr(op, "ATTR", "shapes mismatch in the output_operand_alias attribute: operand "
+                  "%lld and result %lld have different types", (long long)o, (long long)r);
+  }
   const hlo_attr *cc = op_attr(op, "called_computations");
   if (cc && cc->kind == ATTR_ARRAY)
     for (uint32_t i = 0; i < cc->u.arr.n; i++) {

@@ -930,6 +930,35 @@ static hlo_status pick_target(hlo_executable *e, const hlo_buffer_view *v, tenso
   return NULL;
 }
 
+/* The executables this thread is running, outermost first (the first
+ * RUN_DEPTH of them): a custom-call handler (hlo_custom_call_register)
+ * that runs one of them again would wait on that executable's own lock for
+ * ever. */
+enum { RUN_DEPTH = 16 };
+static _Thread_local const hlo_executable *tl_running[RUN_DEPTH];
+static _Thread_local uint32_t tl_depth;
+
+/* Takes e's lock for a run of this thread (exec_leave gives it back).
+ * Errors: HLO_INVALID_ARGUMENT when this thread is already running e (a
+ * handler calling back into the executable it runs in). */
+static hlo_status exec_enter(hlo_executable *e) {
+  for (uint32_t i = 0; i < tl_depth && i < RUN_DEPTH; i++)
+    if (tl_running[i] == e)
+      return status_new(HLO_INVALID_ARGUMENT,
+                        "a custom-call handler ran the executable it was called from: the run "
+                        "would wait for itself (run another executable, e.g. one compiled "
+                        "from the same module)");
+  pthread_mutex_lock(&e->lock);
+  if (tl_depth < RUN_DEPTH) tl_running[tl_depth] = e;
+  tl_depth++;
+  return NULL;
+}
+
+static void exec_leave(hlo_executable *e) {
+  if (tl_depth) tl_depth--;
+  pthread_mutex_unlock(&e->lock);
+}
+
 hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t n,
                                tensor ***out) {
   const hlo_func *f = e->entry;
@@ -939,12 +968,12 @@ hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t 
   for (uint32_t i = 0; i < n; i++)
     if (!args[i])
       return status_at(HLO_INVALID_ARGUMENT, &f->loc, "argument %u of @%s is missing", i, f->name);
-  pthread_mutex_lock(&e->lock);
+  HLO_TRY(exec_enter(e));
   interp *it;
   cpu_exec *cpu;
   hlo_status st = pick_target(e, NULL, args, &it, &f, &cpu);
   if (!st) st = cpu ? cpu_exec_run(cpu, args, n, out) : interp_call(it, f, args, n, out);
-  pthread_mutex_unlock(&e->lock);
+  exec_leave(e);
   return st;
 }
 
@@ -1002,9 +1031,12 @@ static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
                       "NULL", f->name, f->num_args);
   tensor **in = xcalloc(f->num_args ? f->num_args : 1, sizeof *in);
   if (!in) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  hlo_status st = NULL;
   tensor **res = NULL;
-  pthread_mutex_lock(&e->lock);
+  hlo_status st = exec_enter(e);
+  if (st) {
+    free(in);
+    return st;
+  }
   interp *it = NULL;
   cpu_exec *cpu = NULL;
   const hlo_func *run_f = f;
@@ -1036,7 +1068,7 @@ static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
   if (st) {
-    pthread_mutex_unlock(&e->lock);
+    exec_leave(e);
     return st;
   }
   /* Still under the lock: the results' types may live in a shape specialization's
@@ -1046,7 +1078,7 @@ static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
   for (uint32_t i = 0; i < f->num_results && !st; i++) st = buffer_from_tensor(res[i], &bufs[i]);
   for (uint32_t i = 0; i < f->num_results; i++) tensor_release(res[i]);
   free(res);
-  pthread_mutex_unlock(&e->lock);
+  exec_leave(e);
   if (st) {
     for (uint32_t i = 0; bufs && i < f->num_results; i++) hlo_buffer_destroy(bufs[i]);
     free(bufs);

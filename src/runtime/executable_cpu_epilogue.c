@@ -32,8 +32,8 @@
  * block of rows goes GEMM -> kernel -> second GEMM (-> its own epilogue)
  * on the thread that made it, while P's rows are still in its cache, and
  * the barrier between the two products goes. P is still written whole
- * (its buffer is the step's output). HLO_NO_GEMM_CHAIN=1 turns chains off
- * (for measuring them). */
+ * (its buffer is the step's output). HLO_NO_GEMM_CHAIN=1 (any value but
+ * empty or 0) turns chains off (for measuring them). */
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/executable_cpu_internal.h"
@@ -292,7 +292,8 @@ hlo_status cpu_fuse_epilogues(cpu_exec *x, kernel *const *ks, uint32_t nks) {
       x->stats.epilogues++;
     }
   }
-  if (getenv("HLO_NO_GEMM_CHAIN")) return NULL;
+  const char *off = getenv("HLO_NO_GEMM_CHAIN");
+  if (off && *off && strcmp(off, "0")) return NULL;
   for (uint32_t pi = 0; pi < x->nprogs; pi++)
     HLO_TRY(chain_gemms(x, &x->progs[pi], ks, nks));
   return NULL;

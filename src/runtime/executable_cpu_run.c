@@ -1078,7 +1078,7 @@ void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows) {
       pi++;
     const char *n = op_name(q->op->opcode);
     if (n && !strncmp(n, "stablehlo.", 10)) n += 10;
-    char what[64], where[24];
+    char what[96], where[24];
     if (q->kind == STEP_KERNEL) snprintf(what, sizeof what, "%s (k%u)", n ? n : "?", q->kernel);
     else if (q->kind == STEP_GEMM)
       snprintf(what, sizeof what, "%s %lldx%lldx%lld%s", n ? n : "?", (long long)q->g.m,
@@ -1087,6 +1087,15 @@ void cpu_exec_profile_print(const cpu_exec *x, FILE *out, uint32_t max_rows) {
     if (q->kind == STEP_GEMM && q->g.batch > 1) {
       size_t len = strlen(what);
       snprintf(what + len, sizeof what - len, " x%lld", (long long)q->g.batch);
+    }
+    if (q->kind == STEP_GEMM && q->epilogue) { /* what runs on its rows too */
+      size_t len = strlen(what);
+      snprintf(what + len, sizeof what - len, " +k%u", q->epi_kernel);
+      if (q->chain) {
+        len = strlen(what);
+        snprintf(what + len, sizeof what - len, " +%lldx%lldx%lld", (long long)q->chain->g.m,
+                 (long long)q->chain->g.n, (long long)q->chain->g.k);
+      }
     }
     snprintf(where, sizeof where, "%u:%u", pi, (unsigned)(q - x->progs[pi].steps));
     fprintf(out, "  %-9s %-7s %10.4f %6.1f %9.4g  %-30s line %u\n", where, step_kind_name(q),

@@ -708,6 +708,22 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{custom_call (ATTR): expects operandIndex in the output_operand_alias attribute to be in range [0, 1); got: 5}}
+  %0 = stablehlo.custom_call @foo(%a) {output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 5, operand_tuple_indices = []>]} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @main(%a: tensor<4xf32>) -> tensor<8xi32> {
+  // expected-error@+1 {{custom_call (ATTR): shapes mismatch in the output_operand_alias attribute: operand 0 and result 0 have different types}}
+  %0 = stablehlo.custom_call @foo(%a) {output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>]} : (tensor<4xf32>) -> tensor<8xi32>
+  return %0 : tensor<8xi32>
+}
+
+// -----
+
 func.func @main(%a: tensor<?x4xf32>, %b: tensor<4x3xf32>) -> tensor<?x5xf32> {
   // expected-error@+1 {{dot_general (C12)}}
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x5xf32>

@@ -561,4 +561,94 @@ TEST(concurrent_registration_and_runs) {
   hlo_module_destroy(m);
 }
 
+/* A handler that writes nothing: with output_operand_aliases the result
+ * is its operand's value (XLA hands the operand's own buffer), without it
+ * zeros; on both backends. */
+static hlo_status writes_nothing(void *user_data, const hlo_custom_call_info *info,
+                                 const hlo_buffer_view *operands, int num_operands,
+                                 const hlo_buffer_view *results, int num_results) {
+  (void)user_data, (void)info, (void)operands, (void)num_operands, (void)results,
+      (void)num_results;
+  return NULL;
+}
+
+TEST(output_operand_aliases_start_from_the_operand) {
+  const char *text =
+      "func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %a = stablehlo.add %x, %x : tensor<4xf32>\n"
+      "  %c:2 = stablehlo.custom_call @test_ffi_nothing(%x, %a) {output_operand_aliases = "
+      "[#stablehlo.output_operand_alias<output_tuple_indices = [1], operand_index = 1, "
+      "operand_tuple_indices = []>]} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, "
+      "tensor<4xf32>)\n"
+      "  return %c#0, %c#1 : tensor<4xf32>, tensor<4xf32>\n}\n";
+  hlo_status st = hlo_custom_call_register("test_ffi_nothing", "*", writes_nothing, NULL);
+  CHECK(st == NULL);
+  hlo_status_free(st);
+  hlo_backend_kind kinds[2] = {HLO_BACKEND_INTERP, HLO_BACKEND_CPU};
+  for (int k = 0; k < 2; k++) {
+    hlo_module *m = NULL;
+    hlo_executable *e = compile(text, &m, kinds[k]);
+    CHECK(e != NULL);
+    if (!e) continue;
+    float x[4] = {1, 2, 3, 4};
+    int64_t dims[1] = {4};
+    hlo_buffer_view v = {HLO_F32, 1, dims, x};
+    hlo_buffer **r = NULL;
+    st = hlo_executable_run(e, &v, 1, &r);
+    CHECK(st == NULL);
+    hlo_status_free(st);
+    if (r) {
+      const float *y0 = hlo_buffer_data(r[0]), *y1 = hlo_buffer_data(r[1]);
+      for (int i = 0; i < 4; i++) CHECK(y0[i] == 0 && y1[i] == 2 * x[i]);
+      free_results(r, 2);
+    }
+    hlo_executable_destroy(e);
+    hlo_module_destroy(m);
+  }
+  st = hlo_custom_call_unregister("test_ffi_nothing", "*");
+  hlo_status_free(st);
+}
+
+/* A handler that runs the executable it was called from gets an error
+ * (the run would wait on its own lock), and that error is the run's. */
+static hlo_status reenter(void *user_data, const hlo_custom_call_info *info,
+                          const hlo_buffer_view *operands, int num_operands,
+                          const hlo_buffer_view *results, int num_results) {
+  (void)info, (void)num_operands, (void)num_results, (void)results;
+  hlo_executable *e = *(hlo_executable **)user_data;
+  hlo_buffer **r = NULL;
+  return hlo_executable_run(e, operands, 1, &r); /* fails: r stays NULL */
+}
+
+TEST(handler_running_its_own_executable_fails) {
+  const char *text =
+      "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %c = stablehlo.custom_call @test_ffi_reenter(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+      "  return %c : tensor<4xf32>\n}\n";
+  static hlo_executable *self;
+  hlo_status st = hlo_custom_call_register("test_ffi_reenter", "cpu", reenter, &self);
+  CHECK(st == NULL);
+  hlo_status_free(st);
+  hlo_backend_kind kinds[2] = {HLO_BACKEND_INTERP, HLO_BACKEND_CPU};
+  for (int k = 0; k < 2; k++) {
+    hlo_module *m = NULL;
+    self = compile(text, &m, kinds[k]);
+    CHECK(self != NULL);
+    if (!self) continue;
+    float y[4];
+    st = run4(self, y);
+    CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+    CHECK(st && strstr(hlo_status_message(st), "would wait for itself"));
+    hlo_status_free(st);
+    /* the executable is usable afterwards: the same error again, no hang */
+    st = run4(self, y);
+    CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+    hlo_status_free(st);
+    hlo_executable_destroy(self);
+    hlo_module_destroy(m);
+  }
+  st = hlo_custom_call_unregister("test_ffi_reenter", "cpu");
+  hlo_status_free(st);
+}
+
 TEST_MAIN()
