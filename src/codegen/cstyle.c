@@ -1069,3 +1069,13 @@ void cstyle_fill_c_ops(cstyle_dialect *d) {
   b[OP_SELECT] = "($0 ? $1 : $2)";
   b[OP_CLAMP] = "(($1 | $0) & $2)";
 }
+
+hlo_status cstyle_print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o, const kinst *list,
+                             uint32_t i, const char *pfx, const char *param0, const char *param1,
+                             const char *indent) {
+  return print_inst(d, k, o, list, i, pfx, param0, param1, indent);
+}
+
+void cstyle_print_const(const cstyle_dialect *d, strbuf *o, hlo_dtype dt, int64_t i, double f) {
+  print_const(d, o, dt, i, f);
+}

@@ -99,4 +99,19 @@ uint64_t cstyle_shared_bytes(const kernel *k);
 const char *cstyle_compute_type(hlo_dtype dt);
 const char *cstyle_storage_type(hlo_dtype dt);
 
+/* Prints instruction i of `list` (k's body or combiner) as `const T
+ * PFXi = EXPR;` after `indent`, its operands named PFX<arg>; a KI_LOAD
+ * reads in<N>[...] and an index is printed over the index variables
+ * x0..x<rank-1>, which the caller declares; KI_TEMP reads tmp<N>[row
+ * position]; param0/param1 name a combiner's parameters. For a dialect's
+ * own loop structure (backend/cuda/emit_cuda.c). Errors: as
+ * cstyle_emit_kernel's HLO_UNIMPLEMENTED. */
+HLO_MUST_USE hlo_status cstyle_print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                          const kinst *list, uint32_t i, const char *pfx,
+                                          const char *param0, const char *param1,
+                                          const char *indent);
+/* Prints the constant of type dt (i for bool and integers, f for floats)
+ * as the printer does (NaN and infinities through the dialect's inf/nan). */
+void cstyle_print_const(const cstyle_dialect *d, strbuf *o, hlo_dtype dt, int64_t i, double f);
+
 #endif /* HLO_CODEGEN_CSTYLE_H */

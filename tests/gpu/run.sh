@@ -6,7 +6,7 @@
 #      package registry: tools/gpu-debs.sh fetches them on a machine that has
 #      one; they are unpacked under /tmp, never over /);
 #   2. the CUDA unit tests (test_cuda_backend: the driver, memory, cuBLASLt
-#      against host references, kernels; test_cuda_emit: every kernel op
+#      against host references, kernels; test_cuda_emit: every kernel op (test_cuda_rows: row and elementwise kernels against the interpreter)
 #      compiled by NVRTC) and the device-memory runtime test (test_devmem);
 #   3. every model of the shared models on --backend cuda against XLA's
 #      expected outputs (tests/suite_models.sh: f32 1e-4 in full f32, then
@@ -71,7 +71,7 @@ count() {  # LABEL LOGFILE: the log's last "N passed, N failed" into the table
 
 # ------------------------------------------------------------------ unit
 if want unit; then
-  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy test_devmem; do
+  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy test_cuda_rows test_devmem; do
     [ -x "$B/tests/$t" ] || continue
     "$B/tests/$t" >"$OUT/$t.log" 2>&1
     count "$t" "$OUT/$t.log"

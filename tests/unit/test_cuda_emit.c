@@ -131,13 +131,19 @@ static char *emit_and_compile(const char *what, kernel **ks, uint32_t n, bool ke
   for (uint32_t i = 0; i < n; i++) {
     snprintf(names[i], sizeof names[i], "%s_%u", what, i);
     np[i] = names[i];
-    cuda_geometry g = cuda_launch_geometry(ks[i], 132);
+    /* without the SM count the grid covers every tile; with it, at most
+     * what 132 SMs hold at once (2048 threads each) */
+    cuda_geometry g = cuda_launch_geometry(ks[i], 0), g132 = cuda_launch_geometry(ks[i], 132);
     int64_t tiles = kernel_num_tiles(ks[i]);
-    uint64_t per_block = ks[i]->sched.row_threads > 1 ? 1 : g.block_x;
+    cuda_form_info f = cuda_kernel_form(ks[i]);
+    uint64_t per_block = f.form == CUDA_FORM_BLOCK_ROWS ? 1
+                         : f.form == CUDA_FORM_REG_ROWS ? f.rows_per_block : g.block_x;
     CHECK(g.block_x >= 32 && g.block_x <= 1024 && g.block_x % 32 == 0);
     CHECK((uint64_t)g.grid_x * per_block >= (uint64_t)tiles || g.grid_x == 2147483647u);
     CHECK(tiles == 0 || g.grid_x > 0);
     CHECK(g.shared_bytes <= 227 * 1024);
+    CHECK(g132.block_x == g.block_x && g132.grid_x <= g.grid_x &&
+          (uint64_t)g132.grid_x * g132.block_x <= 132u * 2048u && (tiles == 0 || g132.grid_x > 0));
   }
   strbuf sb;
   sb_init(&sb);
@@ -146,8 +152,12 @@ static char *emit_and_compile(const char *what, kernel **ks, uint32_t n, bool ke
   CHECK(!st);
   for (uint32_t i = 0; i < n && !st; i++) {
     char sig[96];
-    snprintf(sig, sizeof sig, "extern \"C\" __global__ void %s(hlo_bufs B,", names[i]);
-    CHECK(strstr(sb_cstr(&sb), sig) != NULL);
+    /* (rows in registers carry __launch_bounds__ before void) */
+    snprintf(sig, sizeof sig, " void %s(hlo_bufs B,", names[i]);
+    const char *at = strstr(sb_cstr(&sb), sig);
+    const char *line = at;
+    while (line && line > sb_cstr(&sb) && line[-1] != '\n') line--;
+    CHECK(at && !strncmp(line, "extern \"C\" __global__ ", strlen("extern \"C\" __global__ ")));
   }
   if (!st) compile_ok(sb_cstr(&sb), what, n);
   hlo_status_free(st);
@@ -322,7 +332,11 @@ static void reduce_case(int t, int rows, int cols, bool check_spread) {
   kernel *ks[8];
   uint32_t n = lower_text("reduce.mlir", sb_cstr(&sb), false, ks, 8);
   CHECK_EQ_INT(n, nr);
-  for (uint32_t i = 0; i < n; i++) CHECK(check_spread == (ks[i]->sched.row_threads > 1));
+  for (uint32_t i = 0; i < n; i++) {
+    cuda_form_info f = cuda_kernel_form(ks[i]);
+    CHECK(f.form == CUDA_FORM_REG_ROWS); /* every combiner has an identity */
+    CHECK(check_spread == (f.row_threads > 1));
+  }
   char what[48];
   snprintf(what, sizeof what, "reduce_%s_%dx%d", tn, rows, cols);
   char *src = emit_and_compile(what, ks, n, true);
@@ -411,10 +425,20 @@ TEST(row_fusions_compile_as_one_kernel) {
           continue;
         }
         CHECK(ks[0]->num_stages >= 3);
-        CHECK((ks[0]->sched.row_threads > 1) == (cols > 32));
-        cuda_geometry g = cuda_launch_geometry(ks[0], 132);
-        if (ks[0]->num_temps && cols > 32) CHECK(g.shared_bytes >= (uint32_t)cols * 4);
-        if (cols > 32) CHECK_EQ_INT(g.grid_x, rows);
+        /* rows of at most 8192 in registers, longer ones a block each */
+        cuda_form_info f = cuda_kernel_form(ks[0]);
+        cuda_geometry g = cuda_launch_geometry(ks[0], 0);
+        if (cols <= 8192) {
+          CHECK(f.form == CUDA_FORM_REG_ROWS);
+          CHECK((int64_t)f.row_threads * f.chunks * f.vec >= cols);
+          CHECK_EQ_INT(g.shared_bytes, 0);
+          CHECK_EQ_INT(g.block_x, f.row_threads * f.rows_per_block);
+          CHECK_EQ_INT(g.grid_x, (rows + (int)f.rows_per_block - 1) / (int)f.rows_per_block);
+        } else {
+          CHECK(f.form == CUDA_FORM_BLOCK_ROWS);
+          if (ks[0]->num_temps) CHECK(g.shared_bytes >= (uint32_t)cols * 4);
+          CHECK_EQ_INT(g.grid_x, rows);
+        }
         char what[64];
         snprintf(what, sizeof what, "%s_%s_%dx%d", p ? "layernorm" : "softmax", tys[t], rows, cols);
         free(emit_and_compile(what, ks, n, false));
@@ -451,27 +475,50 @@ TEST(reduce_without_identity_folds_in_thread_0) {
   free_kernels(ks, n);
 }
 
+/* f16 rows of dims 10 x 7 x `inner`, reduced over all three */
+static void several_row_dims_text(int inner, char *out, size_t cap) {
+  char m[64];
+  snprintf(m, sizeof m, "tensor<6x10x7x%dxf16>", inner);
+  snprintf(out, cap,
+           "func.func @main(%%x: %s) -> (%s, tensor<6xf16>) {\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f16>\n"
+           "  %%s = stablehlo.reduce(%%x init: %%z) applies stablehlo.add across dimensions = [1, 2, 3] : (%s, tensor<f16>) -> tensor<6xf16>\n"
+           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0] : (tensor<6xf16>) -> %s\n"
+           "  %%e = stablehlo.exponential %%x : %s\n"
+           "  %%y = stablehlo.divide %%e, %%sb : %s\n"
+           "  return %%y, %%s : %s, tensor<6xf16>\n}\n",
+           m, m, m, m, m, m, m);
+}
+
 TEST(several_row_dims_spread_the_linear_row) {
-  const char *text =
-      "func.func @main(%x: tensor<6x10x7x33xf16>) -> (tensor<6x10x7x33xf16>, tensor<6xf16>) {\n"
-      "  %z = stablehlo.constant dense<0.0> : tensor<f16>\n"
-      "  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1, 2, 3] : (tensor<6x10x7x33xf16>, tensor<f16>) -> tensor<6xf16>\n"
-      "  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<6xf16>) -> tensor<6x10x7x33xf16>\n"
-      "  %e = stablehlo.exponential %x : tensor<6x10x7x33xf16>\n"
-      "  %y = stablehlo.divide %e, %sb : tensor<6x10x7x33xf16>\n"
-      "  return %y, %s : tensor<6x10x7x33xf16>, tensor<6xf16>\n}\n";
+  char text[2048];
+  /* 2310 elements: in registers, the coordinates from the linear position */
+  several_row_dims_text(33, text, sizeof text);
   kernel *ks[1];
   uint32_t n = lower_text("rows3.mlir", text, true, ks, 1);
   CHECK_EQ_INT(n, 1);
-  if (!n) {
-    free_kernels(ks, 0);
-    return;
+  if (n) {
+    CHECK_EQ_INT(ks[0]->num_reduce_dims, 3);
+    cuda_form_info f = cuda_kernel_form(ks[0]);
+    CHECK(f.form == CUDA_FORM_REG_ROWS && f.vec == 1 && f.row_threads == 256 && f.chunks == 10);
+    char *src = emit_and_compile("rows3", ks, n, true);
+    CHECK(src && strstr(src, "const int64_t x1 = hlo_p / 231;") &&
+          strstr(src, "const int64_t x2 = hlo_p / 33 % 7;") &&
+          strstr(src, "const int64_t hlo_xb = hlo_p % 33;"));
+    free(src);
   }
-  CHECK_EQ_INT(ks[0]->num_reduce_dims, 3);
-  CHECK_EQ_INT(ks[0]->sched.row_threads, 256);
-  char *src = emit_and_compile("rows3", ks, n, true);
-  CHECK(src && strstr(src, "for (int64_t xr = hlo_tid; xr < 2310; xr += 256) {"));
-  free(src);
+  free_kernels(ks, n);
+  /* 23310 elements: a block per row, the linear position spread */
+  several_row_dims_text(333, text, sizeof text);
+  n = lower_text("rows3l.mlir", text, true, ks, 1);
+  CHECK_EQ_INT(n, 1);
+  if (n) {
+    CHECK_EQ_INT(ks[0]->sched.row_threads, 256);
+    CHECK(cuda_kernel_form(ks[0]).form == CUDA_FORM_BLOCK_ROWS);
+    char *src = emit_and_compile("rows3l", ks, n, true);
+    CHECK(src && strstr(src, "for (int64_t xr = hlo_tid; xr < 23310; xr += 256) {"));
+    free(src);
+  }
   free_kernels(ks, n);
 }
 
@@ -519,8 +566,17 @@ TEST(launch_geometry_covers_every_tile) {
     if (!k) continue;
     int64_t tiles = kernel_num_tiles(k), points = 1;
     for (uint32_t d = 0; d < k->rank; d++) points *= k->dims[d];
-    CHECK_EQ_INT(tiles, points); /* one point per tile */
-    cuda_geometry g = cuda_launch_geometry(k, 132);
+    /* one point per tile, or a chunk of vec points (contiguous f32: 8,
+     * else 4 or 2, where the innermost dim divides) */
+    cuda_form_info f = cuda_kernel_form(k);
+    int64_t inner = k->rank && points > 0 ? k->dims[k->rank - 1] : 1; /* empty: no chunks */
+    CHECK(f.form == (inner > 0 && inner % 2 == 0 ? CUDA_FORM_CHUNKS : CUDA_FORM_POINTS));
+    CHECK_EQ_INT(f.vec, inner % 8 == 0 ? 8 : inner % 4 == 0 ? 4 : inner % 2 == 0 ? 2 : 1);
+    CHECK_EQ_INT(tiles * f.vec, points);
+    cuda_geometry g = cuda_launch_geometry(k, 0);
+    cuda_geometry g132 = cuda_launch_geometry(k, 132);
+    CHECK(g132.block_x == g.block_x && g132.grid_x <= g.grid_x &&
+          (uint64_t)g132.grid_x * g132.block_x <= 132u * 2048u && (tiles == 0) == (g132.grid_x == 0));
     CHECK(g.grid_x <= 2147483647u);
     CHECK(g.block_x >= 32 && g.block_x <= 1024);
     if (tiles == 0) CHECK_EQ_INT(g.grid_x, 0);
@@ -577,7 +633,10 @@ TEST(bad_schedules_are_internal) {
     free_kernels(ks, 0);
     return;
   }
-  CHECK_EQ_INT(ks[0]->sched.row_threads, 256);
+  /* rows in registers; as a block per row: */
+  CHECK(cuda_kernel_form(ks[0]).form == CUDA_FORM_REG_ROWS);
+  ks[0]->sched.row_threads = 256;
+  CHECK(cuda_kernel_form(ks[0]).form == CUDA_FORM_BLOCK_ROWS);
   const char *name = "bad";
   strbuf sb;
   sb_init(&sb);
