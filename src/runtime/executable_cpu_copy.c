@@ -509,20 +509,26 @@ bool cpu_copy_indices_on_device(const backend *be, const step *s) {
 
 /* Box b's start offsets read on the device from the index operands
  * dev[first..first+rank) (cpu_copy_indices_on_device): index d clamped to
- * [0, hi[d]], times the operand's stride ost[d]. */
+ * [0, hi[d]], times the operand's stride ost[d]; dims with hi[d] 0 add
+ * nothing and are left out. */
 static void device_starts(const step *s, void *const *dev, uint32_t first, const int64_t *hi,
                           const int64_t *ost, bool dst, backend_box *b) {
   const hlo_type *it = s->in[first]->type;
-  uint32_t rank = s->in[0]->type->rank;
-  b->ndyn = rank;
+  uint32_t rank = s->in[0]->type->rank, k = 0;
   b->dyn_size = (uint32_t)hlo_dtype_size(it->dtype);
   b->dyn_signed = dtype_class(it->dtype) == HLO_CLASS_SINT;
   b->dyn_dst = dst;
+  /* a dim the slice spans whole (bound 0) starts at 0 whatever its index:
+   * left out, so its stride (often 1) does not keep the copy from wider
+   * elements */
   for (uint32_t d = 0; d < rank; d++) {
-    b->dyn_index[d] = dev[first + d];
-    b->dyn_max[d] = hi[d];
-    b->dyn_stride[d] = ost[d];
+    if (hi[d] <= 0) continue;
+    b->dyn_index[k] = dev[first + d];
+    b->dyn_max[k] = hi[d];
+    b->dyn_stride[k] = ost[d];
+    k++;
   }
+  b->ndyn = k;
 }
 
 hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const *host,
