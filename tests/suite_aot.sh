@@ -15,11 +15,17 @@
 # emit cleanly (exit 1, "cannot be embedded yet" naming the op and its
 # line): printed with its reason as "not yet", counted apart, not a
 # failure. Then: --no-blas on the models with matrix products (no cblas
-# symbol left), the shared library, the error path of tests/aot/unsupported.mlir,
-# bad usage, and ASan+UBSan runs of the driver on a few models.
+# symbol left), donated arguments, the constants in NAME.bin
+# (HLO_AOT_CONSTANTS=file), OpenBLAS and oneDNN as the BLAS and an unknown
+# one, the shared library, the thread team (and ThreadSanitizer), loop
+# buffers, the error path of tests/aot/unsupported.mlir, bad usage, the
+# example, and ASan+UBSan runs of the driver on a few models (LAPACK too).
 # Ends with "N passed, N failed".
+# Programs link with what the library's header names (NAME_LINK_FLAGS: the
+# BLAS, -llapack for LAPACK custom calls, -lm -lpthread).
 # usage: tests/suite_aot.sh [BUILD_DIR]   (HLO_SHARED overrides ../shared;
-#   AOT_CLANG, default clang, the second compiler; AOT_BLAS, default -lblas)
+#   AOT_CLANG, default clang, the second compiler; AOT_BLAS, the libraries'
+#   BLAS: cblas (default), openblas, dnnl or none, as HLO_AOT_BLAS)
 B=${1:-build}
 SHARED=${HLO_SHARED:-../shared}
 M=$SHARED/models
@@ -27,7 +33,7 @@ HLO=$B/hlo
 mkdir -p "$B/aot"
 OUT=$(cd "$B/aot" && pwd)
 CLANG=${AOT_CLANG:-clang}
-BLAS=${AOT_BLAS:--lblas}
+[ -n "${AOT_BLAS:-}" ] && export HLO_AOT_BLAS=$AOT_BLAS
 DRV=tests/aot/driver.c
 CMP=tests/aot/compare.py
 pass=0; fail=0; notyet=0
@@ -62,10 +68,13 @@ lib_checks() {
   return 0
 }
 
-# run_model NAME DIR MODEL_DIR TOL EXTRA LIBS: link the driver, run, compare
+# link_flags NAME DIR: what a program using DIR/libNAME.a links with
+link_flags() { sed -n "s/^#define ${1}_LINK_FLAGS \"\(.*\)\"/\1/p" "$2/$1.h"; }
+
+# run_model NAME DIR MODEL_DIR TOL EXTRA: link the driver, run, compare
 run_model() {
-  n=$1; d=$2; md=$3; tol=$4; extra=$5; libs=$6
-  if ! cc -std=c11 -O1 -DLIB=$n "-DLIB_H=\"$d/$n.h\"" $DRV "$d/lib$n.a" $libs -lm -lpthread \
+  n=$1; d=$2; md=$3; tol=$4; extra=$5; libs=$(link_flags "$n" "$d")
+  if ! cc -std=c11 -O1 -DLIB=$n "-DLIB_H=\"$d/$n.h\"" $DRV "$d/lib$n.a" $libs \
        -o "$d/driver" >"$d/link.log" 2>&1; then
     bad "$n: linking the driver with plain cc: $(head -c 300 "$d/link.log")"; return 1
   fi
@@ -105,7 +114,7 @@ for dir in "$M"/*/; do
   fi
   lib_checks "$name" "$d" || continue
   set -- $(tol_of "$dir" "$name")
-  run_model "$name" "$d" "$dir" "$1" "${2:-}" "$BLAS" || continue
+  run_model "$name" "$d" "$dir" "$1" "${2:-}" || continue
   ok "$name (plain cc, libNAME.a, gcc/clang -Werror, no hlo symbol)"
   embedded="$embedded $name"
 done
@@ -119,7 +128,7 @@ for name in mlp_block_f32 llama_block_bf16 naive_attention_f32; do
   fi
   if nm -u "$d/lib$name.a" | grep -q cblas; then bad "$name --no-blas: still needs cblas"; continue; fi
   set -- $(tol_of "$dir" "$name")
-  run_model "$name" "$d" "$dir" "$1" "${2:-}" "" && ok "$name --no-blas (no dependency but libc and libm)"
+  run_model "$name" "$d" "$dir" "$1" "${2:-}" && ok "$name --no-blas (no dependency but libc and libm)"
 done
 
 # donated arguments: their memory given as the results they alias
@@ -137,10 +146,47 @@ case " $embedded " in
 *) bad "$name: not embedded, so donation is not tested" ;;
 esac
 
+# --constants=file (HLO_AOT_CONSTANTS=file): the large constants in
+# NAME.bin, not in NAME.c; the driver checks the refusals (no file yet,
+# missing, misaligned, corrupted) and loads it
+name=tiny_llama_train_step; d="$OUT/$name-cfile"
+if HLO_AOT_CONSTANTS=file "$HLO" compile "$M/$name/$name.mlir" --emit=lib -o "$d" --name tl >"$d.log" 2>&1 &&
+   [ -s "$d/tl.bin" ] && [ "$(wc -c <"$d/tl.bin")" -gt 100000 ] &&
+   [ "$(wc -c <"$d/tl.c")" -lt "$(wc -c <"$OUT/$name/$name.c")" ] && lib_checks tl "$d" &&
+   cc -std=c11 -O1 -DLIB=tl "-DLIB_H=\"$d/tl.h\"" "-DLIB_BIN=\"$d/tl.bin\"" $DRV "$d/libtl.a" \
+     $(link_flags tl "$d") -o "$d/driver" >>"$d.log" 2>&1 && mkdir -p "$d/out" &&
+   "$d/driver" "$M/$name/inputs" "$d/out" 2 3 >>"$d.log" 2>&1 &&
+   python3 $CMP "$d/out" "$M/$name/expected" 1e-4 >>"$d.log" 2>&1; then
+  ok "$name with its constants in NAME.bin (refused when missing, misaligned, corrupted)"
+else
+  bad "$name with a constants file: $(tail -c 300 "$d.log")"
+fi
+
+# the other BLAS choices on a model with a product: OpenBLAS by path, oneDNN
+# (skipped with a reason where the library is not installed); an unknown one
+for b in openblas dnnl; do
+  case $b in
+  openblas) have=$(ls /usr/lib/*/openblas-*/libopenblas.so.0 /usr/lib/*/libopenblas.so 2>/dev/null | head -1) ;;
+  dnnl) have=$(ls /usr/lib/*/libdnnl.so 2>/dev/null | head -1) ;;
+  esac
+  [ -n "$have" ] || { echo "note: no $b here: --blas=$b is not run"; continue; }
+  name=mlp_block_f32; dir="$M/$name"; d="$OUT/$name-$b"
+  if HLO_AOT_BLAS=$b "$HLO" compile "$dir/$name.mlir" --emit=lib -o "$d" --name "$name" >"$d.log" 2>&1 &&
+     nm -u "$d/lib$name.a" | grep -q "$([ $b = dnnl ] && echo dnnl_sgemm || echo cblas_sgemm)" &&
+     run_model "$name" "$d" "$dir" 1e-4 ""; then
+    ok "$name with BLAS $b ($(link_flags "$name" "$d" | cut -c1-60))"
+  else
+    bad "$name with BLAS $b: $(tail -c 300 "$d.log")"
+  fi
+done
+HLO_AOT_BLAS=bogus "$HLO" compile "$M/mlp_block_f32/mlp_block_f32.mlir" --emit=lib -o "$OUT/bogus" >"$OUT/bogus.log" 2>&1; rc=$?
+if [ $rc = 1 ] && grep -q "unknown BLAS 'bogus'" "$OUT/bogus.log"; then ok "an unknown BLAS: exit 1, named"
+else bad "an unknown BLAS: exit $rc: $(head -c 200 "$OUT/bogus.log")"; fi
+
 # the shared library: linked by plain cc, run
 name=mlp_block_f32; d="$OUT/$name"
 if [ -f "$d/lib$name.so" ]; then
-  if cc -std=c11 -DLIB=$name "-DLIB_H=\"$d/$name.h\"" $DRV -L"$d" -l$name -Wl,-rpath,"$(cd "$d" && pwd)" \
+  if cc -std=c11 -DLIB=$name "-DLIB_H=\"$d/$name.h\"" $DRV -L"$d" -l$name -lm -Wl,-rpath,"$(cd "$d" && pwd)" \
        -o "$d/driver_so" >"$d/so.log" 2>&1 && mkdir -p "$d/out_so" &&
      "$d/driver_so" "$M/$name/inputs" "$d/out_so" 2 2 >>"$d/so.log" 2>&1 &&
      python3 $CMP "$d/out_so" "$M/$name/expected" 1e-4 >>"$d/so.log" 2>&1 &&
@@ -168,9 +214,9 @@ np.save('$bm/inputs/arg0.npy', x); np.save('$bm/inputs/arg1.npy', y); np.save('$
 np.save('$bm/expected/out0.npy', (x * y + np.float32(1)).astype(np.float32))
 np.save('$bm/expected/out1.npy', (x.astype(np.float64) @ w.astype(np.float64)).astype(np.float32))" &&
    "$HLO" compile tests/aot/big.mlir --emit=lib -o "$d" >"$OUT/big.log" 2>&1 &&
-   grep -q "big_launch(T, " "$d/big.c" && run_model big "$d" "$bm" 1e-5 "" "$BLAS"; then
+   grep -q "big_launch(T, " "$d/big.c" && run_model big "$d" "$bm" 1e-5 ""; then
   ok "big: a kernel and a gemm on the thread team (1 and 3 threads: same bits)"
-  if cc -std=c11 -O1 -g -fsanitize=thread -DLIB=big "-DLIB_H=\"$d/big.h\"" $DRV "$d/big.c" $BLAS -lm -lpthread \
+  if cc -std=c11 -O1 -g -fsanitize=thread -DLIB=big "-DLIB_H=\"$d/big.h\"" $DRV "$d/big.c" $(link_flags big "$d") \
        -o "$d/driver_tsan" >"$d/tsan.log" 2>&1 && mkdir -p "$d/out_tsan" &&
      "$d/driver_tsan" "$bm/inputs" "$d/out_tsan" 3 4 >>"$d/tsan.log" 2>&1 &&
      python3 $CMP "$d/out_tsan" "$bm/expected" 1e-5 >>"$d/tsan.log" 2>&1; then
@@ -197,7 +243,7 @@ while i < k: i, x, y = i + 1, y, (x + y).astype(np.float32)
 np.save('$sm/expected/out0.npy', x if i % 2 == 0 else -x)
 np.save('$sm/expected/out1.npy', y); np.save('$sm/expected/out2.npy', y.reshape(2, 2))" &&
    "$HLO" compile tests/aot/swap.mlir --emit=lib -o "$d" >"$OUT/swap.log" 2>&1 &&
-   run_model swap "$d" "$sm" 0 "" "$BLAS"; then
+   run_model swap "$d" "$sm" 0 ""; then
   ok "swap: a loop handing carried values on, a case, a reshaped result"
 else
   bad "swap: $(tail -c 300 "$OUT/swap.log")"
@@ -231,11 +277,11 @@ else
 fi
 
 # ASan + UBSan: the generated C and the driver built with the sanitizers
-for name in mlp_block_f32 while_collatz cond_switch softmax_xent; do
+for name in mlp_block_f32 while_collatz cond_switch softmax_xent linalg_ops lstm_scan; do
   case " $embedded " in *" $name "*) ;; *) continue ;; esac
   d="$OUT/$name"; md="$M/$name"
   if cc -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -DLIB=$name \
-       "-DLIB_H=\"$d/$name.h\"" $DRV "$d/$name.c" $BLAS -lm -lpthread -o "$d/driver_asan" >"$d/asan.log" 2>&1 &&
+       "-DLIB_H=\"$d/$name.h\"" $DRV "$d/$name.c" $(link_flags "$name" "$d") -o "$d/driver_asan" >"$d/asan.log" 2>&1 &&
      mkdir -p "$d/out_asan" && ASAN_OPTIONS=detect_leaks=1 "$d/driver_asan" "$md/inputs" "$d/out_asan" 2 3 >>"$d/asan.log" 2>&1 &&
      python3 $CMP "$d/out_asan" "$md/expected" $(tol_of "$md" "$name") >>"$d/asan.log" 2>&1; then
     ok "$name under ASan+UBSan"

@@ -1,7 +1,7 @@
 /* mlp_block.c — using a library that `hlo compile --emit=lib` made from
  * examples/models/mlp_block/mlp_block.mlir (see build.sh beside this file):
- * no hlo at run time, only mlp.h and libmlp.a (plus libm, pthreads and a
- * CBLAS). Fills the arguments from the signature the library describes,
+ * no hlo at run time, only mlp.h and libmlp.a (plus what mlp_LINK_FLAGS
+ * names: a BLAS, libm, pthreads). Fills the arguments from the signature the library describes,
  * runs it on 2 threads and prints a checksum of the result. */
 #include <stdint.h>
 #include <stdio.h>

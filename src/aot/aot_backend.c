@@ -79,6 +79,17 @@ static hlo_status aot_gemm(const backend_gemm *g, const void *a, const void *b, 
   return status_new(HLO_INTERNAL, "the --emit=lib backend runs nothing");
 }
 
+static hlo_status aot_gemm_epilogue(const backend_gemm *g, const void *a, const void *b, void *c,
+                                    const backend_gemm_epilogue *ep) {
+  (void)g, (void)a, (void)b, (void)c, (void)ep;
+  return status_new(HLO_INTERNAL, "the --emit=lib backend runs nothing");
+}
+
+static void aot_launch_tiles(backend_module *m, uint32_t index, void *const *bufs, int64_t tile_begin,
+                             int64_t tile_end) {
+  (void)m, (void)index, (void)bufs, (void)tile_begin, (void)tile_end;
+}
+
 /* The sorts --emit=lib prints (emit_lib.c, emit_sort): operands of 1 to
  * 16 bytes, keys that are whole elements (no complex parts) of an integer,
  * i1, f16, bf16, f32 or f64 type. */
@@ -172,6 +183,8 @@ const backend *aot_backend(void) {
       .copy = aot_copy,
       .synchronize = aot_sync,
       .gemm = aot_gemm,
+      .gemm_epilogue = aot_gemm_epilogue,
+      .launch_tiles = aot_launch_tiles,
       .sort_takes = aot_sort_takes,
       .sort = aot_sort,
       .conv = aot_conv,

@@ -1,14 +1,19 @@
 /* emit_steps.c — the C of the data steps of --emit=lib (aot_internal.h):
  * kernels (called over all their tiles, the large ones on the thread team),
- * gemms (CBLAS or the library's loops), fills, dynamic_slice /
+ * gemms (a BLAS or the library's loops, in row blocks on the team, with
+ * their epilogue kernel and chained product per block: output fusion as
+ * runtime/executable_cpu_epilogue.c), fills, dynamic_slice /
  * dynamic_update_slice / pad / row gather and scatter (the forms of
  * runtime/executable_cpu_copy.c, same semantics), sorts (the interpreter's
  * merge sort over a generated comparator), convolutions and window ops (the
- * interpreter's folds, in its order) and reverse. The helpers they call are
+ * interpreter's folds, in its order), and of the interpreter's steps:
+ * reverse, gathers in the spec's general form, jaxlib's LAPACK custom
+ * calls (?potrf, ?getrf, ?trsm on f32 / f64). The helpers they call are
  * lib_text.c's. */
 #include <stdio.h>
 #include <string.h>
 #include "aot/aot_internal.h"
+#include "interp/interp_lapack.h"
 #include "ir/element.h"
 #include "support/arena.h"
 #include "support/float.h"
@@ -40,33 +45,150 @@ static hlo_status emit_kernel(emitter *E, const step *q) {
   return NULL;
 }
 
+bool aot_gemm_needs_ws(aot_blas blas, const backend_gemm *g) {
+  return blas == AOT_BLAS_DNNL && g->dtype == HLO_BF16 && g->c_dtype == HLO_BF16;
+}
+
+/* The library's function for product g (lib_text.c), or NULL. */
+static const char *gemm_fn(const backend_gemm *g) {
+  if (g->dtype == HLO_F32 && g->c_dtype == HLO_F32) return "gemm_f32";
+  if (g->dtype == HLO_F64 && g->c_dtype == HLO_F64) return "gemm_f64";
+  if (g->dtype == HLO_BF16 && g->c_dtype == HLO_BF16) return "gemm_bf16";
+  if (g->dtype == HLO_BF16 && g->c_dtype == HLO_F32) return "gemm_bf16_f32";
+  return NULL;
+}
+
+/* backend_gemm's strides made explicit (its zeros: dense). */
+typedef struct gemm_geo {
+  int64_t lda, ldb, ldc, sa, sb, sc;
+} gemm_geo;
+
+static gemm_geo geo_of(const backend_gemm *g) {
+  gemm_geo r;
+  r.lda = g->lda ? g->lda : g->trans_a ? g->m : g->k;
+  r.ldb = g->ldb ? g->ldb : g->trans_b ? g->k : g->n;
+  r.ldc = g->ldc ? g->ldc : g->n;
+  r.sa = g->batch_stride_a ? g->batch_stride_a : g->m * g->k;
+  r.sb = g->batch_stride_b ? g->batch_stride_b : g->k * g->n;
+  r.sc = g->batch_stride_c ? g->batch_stride_c : g->m * g->n;
+  return r;
+}
+
+/* The workspace of the product whose C is value v: "(s + OFF)" or "NULL". */
+static void ws_of(const emitter *E, const hlo_value *v, char *buf, size_t n) {
+  if (E->gemm_ws[v->id] >= 0) snprintf(buf, n, "(s + %lld)", (long long)E->gemm_ws[v->id]);
+  else snprintf(buf, n, "NULL");
+}
+
+/* Prints "{v0, v1, ...}" of the values' buffers ("{0}" when none). */
+static hlo_status put_ptrs(emitter *E, const hlo_value *const *v, uint32_t n) {
+  char b[96];
+  sb_putc(E->c, '{');
+  if (!n) sb_puts(E->c, "0");
+  for (uint32_t i = 0; i < n; i++) {
+    AOT_PTR(v[i], b);
+    sb_printf(E->c, "%s%s", i ? ", " : "", b);
+  }
+  sb_putc(E->c, '}');
+  return NULL;
+}
+
+/* The chained product of step q as a function of the epilogue's rows
+ * (executable_cpu_epilogue.c, run_chain_rows): rows [i0, i1) of P . B2 of
+ * matrix b, on the calling thread, with its own epilogue (ep2) on them.
+ * Printed into E->fns; returns its number. */
+static uint32_t emit_chain_fn(emitter *E, const step *q, const char *fn2) {
+  const gemm_chain *gc = q->chain;
+  const backend_gemm *f = &gc->g;
+  gemm_geo G = geo_of(f);
+  int64_t lda = f->lda ? f->lda : f->k;
+  size_t es = hlo_dtype_size(f->dtype), ces = hlo_dtype_size(f->c_dtype);
+  uint32_t k = E->nchains++;
+  sb_printf(E->fns,
+            "\n/* the product chained to the gemm at line %u (line %u), on a block of rows */\n"
+            "static void %s_chain%u(const %s_epi *e, int64_t b, int64_t i0, int64_t i1) {\n"
+            "  %s_%s(NULL, 1, i1 - i0, %lld, %lld, 0, %d, %lld, %lld, %lld, 0, 0, 0,\n"
+            "      (const uint8_t *)e->cbufs[0] + (b * %lld + i0 * %lld) * %zu,\n"
+            "      (const uint8_t *)e->cbufs[1] + b * %lld * %zu,\n"
+            "      (uint8_t *)e->cbufs[2] + (b * %lld + i0 * %lld) * %zu,\n"
+            "      e->cbufs[3] ? (uint8_t *)e->cbufs[3] + (b * %lld + i0) * %lld * 4 : NULL, e->ep2,\n"
+            "      b * %lld + i0);\n"
+            "}\n",
+            q->op->loc.line, gc->op ? gc->op->loc.line : 0, E->name, k, E->name, E->name, fn2,
+            (long long)f->n, (long long)f->k, f->trans_b, (long long)lda, (long long)G.ldb,
+            (long long)G.ldc, (long long)G.sa, (long long)lda, es, (long long)G.sb, es,
+            (long long)G.sc, (long long)G.ldc, ces, (long long)f->m, (long long)f->n,
+            (long long)f->m);
+  return k;
+}
+
 /* A gemm step: the library's NAME_gemm_TYPE over its batch, strides made
- * explicit (backend_gemm's zeros: dense). Never an epilogue: aot_backend
- * has no gemm_epilogue. */
+ * explicit; with an epilogue (output fusion), the kernel over each block
+ * of rows on the thread that computed it, and a chained product after it. */
 static hlo_status emit_gemm(emitter *E, const step *q) {
-  if (q->epilogue) return aot_unsupported(q, "has a fused epilogue (internal)");
   const backend_gemm *g = &q->g;
-  const char *fn = NULL;
-  if (g->dtype == HLO_F32 && g->c_dtype == HLO_F32) fn = "gemm_f32";
-  else if (g->dtype == HLO_F64 && g->c_dtype == HLO_F64) fn = "gemm_f64";
-  else if (g->dtype == HLO_BF16 && g->c_dtype == HLO_BF16) fn = "gemm_bf16";
-  else if (g->dtype == HLO_BF16 && g->c_dtype == HLO_F32) fn = "gemm_bf16_f32";
+  const char *fn = gemm_fn(g);
   if (!fn) return aot_unsupported(q, "is a matrix product of a type the library lacks");
-  int64_t lda = g->lda ? g->lda : g->trans_a ? g->m : g->k;
-  int64_t ldb = g->ldb ? g->ldb : g->trans_b ? g->k : g->n;
-  int64_t ldc = g->ldc ? g->ldc : g->n;
-  int64_t sa = g->batch_stride_a ? g->batch_stride_a : g->m * g->k;
-  int64_t sb = g->batch_stride_b ? g->batch_stride_b : g->k * g->n;
-  int64_t sc = g->batch_stride_c ? g->batch_stride_c : g->m * g->n;
-  char a[96], bb[96], cc[96];
+  const gemm_chain *gc = q->epilogue ? q->chain : NULL;
+  const char *fn2 = gc ? gemm_fn(&gc->g) : NULL;
+  if (gc && !fn2) return aot_unsupported(q, "chains a matrix product of a type the library lacks");
+  const backend_module *m = E->x->mod;
+  if (q->epilogue && (!m || q->epi_kernel >= m->n || q->nin < 2 + q->epi_nin ||
+                      q->nout < 1 + q->epi_nout))
+    return status_at(HLO_INTERNAL, &q->op->loc, "--emit=lib: a gemm epilogue without its kernel");
+  if (gc && ((gc->epilogue && gc->epi_kernel >= m->n) || gc->in_at + 1 + gc->epi_nin > q->nin ||
+             gc->out_at + 1 + gc->epi_nout > q->nout || gc->a_out >= q->nout))
+    return status_at(HLO_INTERNAL, &q->op->loc, "--emit=lib: a gemm chain without its buffers");
+  gemm_geo G = geo_of(g);
+  char a[96], bb[96], cc[96], ws[96];
   AOT_PTR(q->in[0], a);
   AOT_PTR(q->in[1], bb);
   AOT_PTR(q->out[0], cc);
-  sb_printf(E->c,
-            "  %s_%s(T, %lld, %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld, %s, %s, %s);\n",
-            E->name, fn, (long long)g->batch, (long long)g->m, (long long)g->n, (long long)g->k,
-            g->trans_a, g->trans_b, (long long)lda, (long long)ldb, (long long)ldc, (long long)sa,
-            (long long)sb, (long long)sc, a, bb, cc);
+  ws_of(E, q->out[0], ws, sizeof ws);
+  strbuf *c = E->c;
+  const char *ep = "NULL";
+  if (q->epilogue) {
+    sb_puts(c, "  {\n    void *const kb[] = ");
+    const hlo_value *kbv[64];
+    uint32_t nk = q->epi_nin + q->epi_nout;
+    if (nk > 64) return aot_unsupported(q, "has an epilogue of too many buffers");
+    for (uint32_t i = 0; i < q->epi_nin; i++) kbv[i] = q->in[2 + i];
+    for (uint32_t i = 0; i < q->epi_nout; i++) kbv[q->epi_nin + i] = q->out[1 + i];
+    HLO_TRY(put_ptrs(E, kbv, nk));
+    sb_puts(c, ";\n");
+    char chain[64] = "NULL", ep2[16] = "NULL";
+    if (gc) {
+      if (gc->epilogue) {
+        uint32_t n2 = gc->epi_nin + gc->epi_nout;
+        if (n2 > 64) return aot_unsupported(q, "has an epilogue of too many buffers");
+        for (uint32_t i = 0; i < gc->epi_nin; i++) kbv[i] = q->in[gc->in_at + 1 + i];
+        for (uint32_t i = 0; i < gc->epi_nout; i++) kbv[gc->epi_nin + i] = q->out[gc->out_at + 1 + i];
+        sb_puts(c, "    void *const kb2[] = ");
+        HLO_TRY(put_ptrs(E, kbv, n2));
+        sb_printf(c, ";\n    const %s_epi e2 = {%s, kb2, %lld, NULL, NULL, NULL};\n", E->name,
+                  m->names[gc->epi_kernel], (long long)gc->epi_tiles_per_row);
+        snprintf(ep2, sizeof ep2, "&e2");
+      }
+      char p[96], b2[96], c2[96], w2[96];
+      AOT_PTR(q->out[gc->a_out], p);
+      AOT_PTR(q->in[gc->in_at], b2);
+      AOT_PTR(q->out[gc->out_at], c2);
+      ws_of(E, q->out[gc->out_at], w2, sizeof w2);
+      sb_printf(c, "    void *const cb[] = {%s, %s, %s, %s};\n", p, b2, c2, w2);
+      snprintf(chain, sizeof chain, "%s_chain%u", E->name, emit_chain_fn(E, q, fn2));
+    }
+    sb_printf(c, "    const %s_epi e = {%s, kb, %lld, %s, %s, %s};\n", E->name,
+              m->names[q->epi_kernel], (long long)q->epi_tiles_per_row, chain,
+              gc ? "cb" : "NULL", ep2);
+    ep = "&e";
+  }
+  sb_printf(c,
+            "%s  %s_%s(T, %lld, %lld, %lld, %lld, %d, %d, %lld, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, 0);\n",
+            q->epilogue ? "  " : "", E->name, fn, (long long)g->batch, (long long)g->m,
+            (long long)g->n, (long long)g->k, g->trans_a, g->trans_b, (long long)G.lda,
+            (long long)G.ldb, (long long)G.ldc, (long long)G.sa, (long long)G.sb, (long long)G.sc,
+            a, bb, cc, ws, ep);
+  if (q->epilogue) sb_puts(c, "  }\n");
   return NULL;
 }
 
@@ -516,6 +638,263 @@ static hlo_status emit_window(emitter *E, const step *q) {
   return NULL;
 }
 
+/* ------------------------------------------------------------ LAPACK */
+
+/* The integers of a layout entry ("dense<[0, 1]> : tensor<2xindex>" kept
+ * verbatim, or a dense literal) into v[0..*n). */
+static bool layout_ints(const hlo_attr *l, int64_t *v, uint32_t cap, uint32_t *n) {
+  *n = 0;
+  if (l->kind == ATTR_DENSE && l->u.dense.type && l->u.dense.type->kind == TYPE_TENSOR) {
+    if (l->u.dense.num_elems > cap) return false;
+    for (int64_t i = 0; i < l->u.dense.num_elems; i++)
+      v[(*n)++] = elem_get_i64(l->u.dense.type->dtype, l->u.dense.data, l->u.dense.splat ? 0 : i);
+    return true;
+  }
+  if (l->kind != ATTR_OPAQUE) return false;
+  const char *p = l->u.str.s, *end = p + l->u.str.len;
+  const char *d = NULL;
+  for (const char *q = p; q + 6 <= end && !d; q++)
+    if (!memcmp(q, "dense<", 6)) d = q + 6;
+  if (!d) return false;
+  while (d < end && *d != '>') {
+    if (*d >= '0' && *d <= '9') {
+      int64_t x = 0;
+      while (d < end && *d >= '0' && *d <= '9') x = x * 10 + (*d++ - '0');
+      if (*n >= cap) return false;
+      v[(*n)++] = x;
+    } else {
+      d++;
+    }
+  }
+  return true;
+}
+
+/* Whether every matrix (rank >= 2) among the operands / results of op has
+ * a column-major layout with its batch dims outer ([r-2, r-1, r-3, ..., 0],
+ * what JAX emits) and every other one is row-major (or absent). */
+static bool lapack_layouts_ok(const hlo_op *op) {
+  for (int side = 0; side < 2; side++) {
+    const hlo_attr *a = op_attr(op, side ? "result_layouts" : "operand_layouts");
+    uint32_t n = side ? op->num_results : op->num_operands;
+    if (!a) continue;
+    if (a->kind != ATTR_ARRAY || a->u.arr.n != n) return false;
+    for (uint32_t i = 0; i < n; i++) {
+      const hlo_type *t = side ? op->results[i].type : op->operands[i]->type;
+      int64_t v[16];
+      uint32_t k;
+      if (t->kind != TYPE_TENSOR || t->rank > 16 || !layout_ints(a->u.arr.items[i], v, 16, &k))
+        return false;
+      if (k == 1 && t->rank > 1) return false;
+      if (t->rank <= 1) continue;
+      if (k != t->rank || v[0] != t->rank - 2 || v[1] != t->rank - 1) return false;
+      for (uint32_t d = 2; d < k; d++)
+        if (v[d] != (int64_t)(t->rank - 1 - d)) return false;
+    }
+  }
+  return true;
+}
+
+/* The LAPACK target of step q's op: 0 potrf, 1 getrf, 2 trsm (*dbl: f64),
+ * or -1 (another op, or a form the library lacks). */
+static int lapack_kind(const step *q, int *dbl) {
+  const hlo_op *op = q->op;
+  if (op->opcode != OP_CUSTOM_CALL || q->kind != STEP_INTERP) return -1;
+  const hlo_attr *a = op_attr(op, "call_target_name");
+  if (!a || (a->kind != ATTR_STRING && a->kind != ATTR_SYMBOL)) return -1;
+  static const char *const names[] = {"lapack_spotrf_ffi", "lapack_dpotrf_ffi", "lapack_sgetrf_ffi",
+                                      "lapack_dgetrf_ffi", "lapack_strsm_ffi", "lapack_dtrsm_ffi"};
+  int kind = -1;
+  for (int i = 0; i < 6; i++)
+    if (a->u.str.len == strlen(names[i]) && !memcmp(a->u.str.s, names[i], a->u.str.len))
+      kind = i / 2, *dbl = i % 2;
+  if (kind < 0 || op->num_operands < 1 || q->nout != op->num_results) return -1;
+  hlo_dtype ft = *dbl ? HLO_F64 : HLO_F32;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const hlo_type *t = op->operands[i]->type;
+    if (t->kind != TYPE_TENSOR || !type_is_static(t) || t->dtype != ft) return -1;
+  }
+  const hlo_type *t0 = op->operands[0]->type;
+  if (t0->rank < 2 || !lapack_layouts_ok(op)) return -1;
+  int64_t batch = 1;
+  for (uint32_t d = 0; d + 2 < t0->rank; d++) batch *= t0->dims[d];
+  int64_t m = t0->dims[t0->rank - 2], n = t0->dims[t0->rank - 1], k = m < n ? m : n;
+  if (m > (1 << 20) || n > (1 << 20)) return -1;
+  const hlo_type *r0 = op->results[0].type;
+  if (r0->kind != TYPE_TENSOR || r0->dtype != ft) return -1;
+  if (kind == 0 || kind == 1) {
+    uint32_t nres = kind == 0 ? 2 : 3;
+    if (op->num_operands != 1 || op->num_results != nres || (kind == 0 && m != n) ||
+        type_num_elements(r0) != batch * m * n)
+      return -1;
+    for (uint32_t i = 1; i < nres; i++) {
+      const hlo_type *t = op->results[i].type;
+      int64_t want = kind == 1 && i == 1 ? batch * k : batch;
+      if (t->kind != TYPE_TENSOR || t->dtype != HLO_I32 || type_num_elements(t) != want) return -1;
+    }
+    return kind;
+  }
+  /* trsm: (a, b[, alpha]) -> x of b's type */
+  if (op->num_operands < 2 || op->num_operands > 3 || op->num_results != 1) return -1;
+  const hlo_type *bt = op->operands[1]->type;
+  if (bt->rank < 2 || type_num_elements(r0) != type_num_elements(bt)) return -1;
+  if (op->num_operands == 3 && type_num_elements(op->operands[2]->type) != 1) return -1;
+  char side = lk_config_char(op, "side", 'L'), uplo = lk_config_char(op, "uplo", 'L');
+  char trans = lk_config_char(op, "trans_x", 'N'), diag = lk_config_char(op, "diag", 'N');
+  if ((side != 'L' && side != 'R') || (uplo != 'L' && uplo != 'U') ||
+      (trans != 'N' && trans != 'T') || (diag != 'N' && diag != 'U'))
+    return -1;
+  int64_t bb = 1, ka = m, kb = n, bm = bt->dims[bt->rank - 2], bn = bt->dims[bt->rank - 1];
+  for (uint32_t d = 0; d + 2 < bt->rank; d++) bb *= bt->dims[d];
+  int64_t kk = side == 'L' ? bm : bn;
+  if (ka != kk || kb != kk || (batch != bb && batch != 1)) return -1;
+  return 2;
+}
+
+int64_t aot_lapack_ws(const step *q) {
+  int dbl = 0, kind = lapack_kind(q, &dbl);
+  if (kind < 0) return -1;
+  int64_t es = dbl ? 8 : 4, bytes = type_num_elements(q->op->operands[0]->type) * es;
+  if (kind == 2) {
+    const hlo_type *bt = q->op->operands[1]->type;
+    bytes += type_num_elements(bt) * es + (bt->dims[bt->rank - 2] + bt->dims[bt->rank - 1]) * es;
+  }
+  return bytes;
+}
+
+/* A LAPACK custom call (lapack_kind): the helper's call over the step's
+ * buffers and its workspace. */
+static hlo_status emit_lapack(emitter *E, const step *q, int kind, int dbl) {
+  const hlo_op *op = q->op;
+  const hlo_type *t0 = op->operands[0]->type;
+  int64_t batch = 1;
+  for (uint32_t d = 0; d + 2 < t0->rank; d++) batch *= t0->dims[d];
+  int64_t m = t0->dims[t0->rank - 2], n = t0->dims[t0->rank - 1];
+  if (E->gemm_ws[q->out[0]->id] < 0)
+    return status_at(HLO_INTERNAL, &op->loc, "--emit=lib: a LAPACK call without its workspace");
+  char a[96], o0[96], o1[96], o2[96], w[96];
+  AOT_PTR(op->operands[0], a);
+  AOT_PTR(q->out[0], o0);
+  snprintf(w, sizeof w, "(s + %lld)", (long long)E->gemm_ws[q->out[0]->id]);
+  strbuf *c = E->c;
+  if (kind == 0) {
+    AOT_PTR(q->out[1], o1);
+    sb_printf(c, "  %s_potrf(%d, '%c', %lld, %lld, %s, %s, (int32_t *)%s, %s);\n", E->name, dbl,
+              lk_config_uplo(op), (long long)batch, (long long)n, a, o0, o1, w);
+  } else if (kind == 1) {
+    AOT_PTR(q->out[1], o1);
+    AOT_PTR(q->out[2], o2);
+    sb_printf(c, "  %s_getrf(%d, %lld, %lld, %lld, %s, %s, (int32_t *)%s, (int32_t *)%s, %s);\n",
+              E->name, dbl, (long long)batch, (long long)m, (long long)n, a, o0, o1, o2, w);
+  } else {
+    const hlo_type *bt = op->operands[1]->type;
+    int64_t bb = 1;
+    for (uint32_t d = 0; d + 2 < bt->rank; d++) bb *= bt->dims[d];
+    char b[96], al[96] = "NULL";
+    AOT_PTR(op->operands[1], b);
+    if (op->num_operands == 3) AOT_PTR(op->operands[2], al);
+    char side = lk_config_char(op, "side", 'L'), uplo = lk_config_char(op, "uplo", 'L');
+    char trans = lk_config_char(op, "trans_x", 'N'), diag = lk_config_char(op, "diag", 'N');
+    sb_printf(c, "  %s_trsm(%d, %d, %d, %d, %d, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s);\n",
+              E->name, dbl, side == 'L', trans != 'N', uplo == 'L', diag == 'U', (long long)bb,
+              (long long)batch, (long long)bt->dims[bt->rank - 2],
+              (long long)bt->dims[bt->rank - 1], a, b, al, o0, w);
+  }
+  return NULL;
+}
+
+/* The index kind of NAME_ival for an integer type, or -1. */
+static int ival_kind(hlo_dtype t) {
+  switch (t) {
+  case HLO_I8: return 0;
+  case HLO_I16: return 1;
+  case HLO_I32: return 2;
+  case HLO_I64: return 3;
+  case HLO_UI8: return 4;
+  case HLO_UI16: return 5;
+  case HLO_UI32: return 6;
+  case HLO_UI64: return 7;
+  default: return -1;
+  }
+}
+
+/* A gather in the spec's general form (one the CPU backend runs on the
+ * interpreter: not rows of the leading dim), without batching dims: its
+ * description and NAME_gather. Errors: aot_unsupported for another form. */
+static hlo_status emit_gather(emitter *E, const step *q) {
+  const hlo_op *op = q->op;
+  if (op->num_operands != 2 || q->nout != 1) return aot_unsupported(q, "has an unexpected form");
+  const hlo_type *ot = op->operands[0]->type, *it = op->operands[1]->type, *rt = q->out[0]->type;
+  const hlo_attr *dn = op_attr(op, "dimension_numbers");
+  arena a;
+  arena_init(&a);
+  int64_t *offd, *coll, *smap, *obd, *ss;
+  uint32_t noff, ncoll, nmap, nobd, nss;
+  int64_t ivd = -1;
+  const hlo_attr *iv = dn ? attr_field(dn, "index_vector_dim") : NULL;
+  if (iv && iv->kind == ATTR_INT) ivd = iv->u.i.v;
+  bool ok = dn && ivd >= 0 && ints_of(&a, attr_field(dn, "offset_dims"), &offd, &noff) &&
+            ints_of(&a, attr_field(dn, "collapsed_slice_dims"), &coll, &ncoll) &&
+            ints_of(&a, attr_field(dn, "start_index_map"), &smap, &nmap) &&
+            ints_of(&a, attr_field(dn, "operand_batching_dims"), &obd, &nobd) && nobd == 0 &&
+            ints_of(&a, op_attr(op, "slice_sizes"), &ss, &nss) && nss == ot->rank &&
+            ot->rank <= 16 && it->rank <= 16 && rt->rank <= 16 && nmap <= 16 &&
+            ival_kind(it->dtype) >= 0 && (uint64_t)ivd <= it->rank &&
+            (ivd < (int64_t)it->rank ? it->dims[ivd] == (int64_t)nmap : nmap == 1);
+  int32_t r2o[16], r2i[16];
+  for (uint32_t d = 0; ok && d < rt->rank; d++) r2o[d] = r2i[d] = -1;
+  /* offset dims: the operand's dims that are not collapsed, in order */
+  uint32_t od = 0;
+  for (uint32_t j = 0; ok && j < noff; j++) {
+    while (od < ot->rank) {
+      bool c = false;
+      for (uint32_t k = 0; k < ncoll; k++) c |= coll[k] == (int64_t)od;
+      if (!c) break;
+      od++;
+    }
+    ok = od < ot->rank && offd[j] >= 0 && offd[j] < (int64_t)rt->rank;
+    if (ok) r2o[offd[j]] = (int32_t)od++;
+  }
+  /* batch dims: the indices' dims but index_vector_dim, in order */
+  uint32_t id = 0;
+  for (uint32_t d = 0; ok && d < rt->rank; d++) {
+    if (r2o[d] >= 0) continue;
+    if ((int64_t)id == ivd) id++;
+    ok = id < it->rank;
+    if (ok) r2i[d] = (int32_t)id++;
+  }
+  for (uint32_t k = 0; ok && k < nmap; k++) ok = smap[k] >= 0 && smap[k] < (int64_t)ot->rank;
+  strbuf *c = E->c;
+  if (ok) {
+    sb_printf(c, "  {\n    static const %s_gather_desc g = {%u, %u, %u, %u, %u, ", E->name, ot->rank,
+              rt->rank, it->rank, (unsigned)ivd, nmap);
+    aot_print_dims(c, ot->dims, ot->rank);
+    sb_puts(c, ", ");
+    aot_print_dims(c, rt->dims, rt->rank);
+    sb_puts(c, ", ");
+    aot_print_dims(c, it->dims, it->rank);
+    sb_puts(c, ", ");
+    aot_print_dims(c, ss, ot->rank);
+    sb_puts(c, ", ");
+    aot_print_dims(c, smap, nmap);
+    sb_puts(c, ", {");
+    for (uint32_t d = 0; d < rt->rank; d++) sb_printf(c, "%s%d", d ? ", " : "", r2o[d]);
+    if (!rt->rank) sb_puts(c, "0");
+    sb_puts(c, "}, {");
+    for (uint32_t d = 0; d < rt->rank; d++) sb_printf(c, "%s%d", d ? ", " : "", r2i[d]);
+    if (!rt->rank) sb_puts(c, "0");
+    sb_puts(c, "}};\n");
+  }
+  arena_deinit(&a);
+  if (!ok) return aot_unsupported(q, "is a gather of a form the library lacks");
+  char o[96], i[96], r[96];
+  AOT_PTR(op->operands[0], o);
+  AOT_PTR(op->operands[1], i);
+  AOT_PTR(q->out[0], r);
+  sb_printf(c, "    %s_gather(&g, %s, %s, %d, %s, %zu);\n  }\n", E->name, o, i, ival_kind(it->dtype),
+            r, hlo_dtype_size(rt->dtype));
+  return NULL;
+}
+
 /* An interpreter step whose op the library does itself: reverse. Others:
  * the error naming the op. */
 static hlo_status emit_interp(emitter *E, const step *q) {
@@ -549,6 +928,9 @@ static hlo_status emit_interp(emitter *E, const step *q) {
       return NULL;
     }
   }
+  int dbl = 0, kind = lapack_kind(q, &dbl);
+  if (kind >= 0) return emit_lapack(E, q, kind, dbl);
+  if (op->opcode == OP_GATHER && type_num_elements(q->out[0]->type) >= 0) return emit_gather(E, q);
   return aot_unsupported(q, "runs on the interpreter in the CPU backend");
 }
 

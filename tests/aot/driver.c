@@ -1,16 +1,24 @@
 /* driver.c — the test driver of tests/suite_aot.sh: runs a library that
  * `hlo compile --emit=lib` made, with no hlo code at all. Built with
  *   cc -std=c11 -DLIB=NAME -DLIB_H='"DIR/NAME.h"' driver.c DIR/libNAME.a -lm ...
- * usage: driver IN_DIR OUT_DIR [RUNS [THREADS [donate]]]
+ * usage: driver IN_DIR OUT_DIR [RUNS [THREADS [donate | time]]]
  * reads IN_DIR/argK.npy for each argument K (the library's signature: its
  * element types and shapes; a float32 .npy is converted for a bf16 argument,
  * as ../shared/models stores bf16), runs NAME_run RUNS times (default 1;
- * the first on one thread, the others on THREADS, default 1; each run's
- * results must equal the first's, bit for bit: deterministic),
+ * the first on one thread, the others on THREADS, default 1; the runs on
+ * THREADS must give the same bits, and the same as the first run when the
+ * library defines NAME_THREAD_INVARIANT 1: deterministic),
  * writes OUT_DIR/outK.npy (bf16 results as float32). With `donate` (and
  * one run), each donated argument's memory is given as the result it
  * aliases (tf.aliasing_output), as JAX does with donated buffers. Before
- * the runs, a misaligned scratch buffer must be refused. Exit 0 on success,
+ * the runs, a misaligned scratch buffer must be refused; a library with a
+ * constants file (NAME_CONSTANTS_BYTES > 0) is built with
+ * -DLIB_BIN='"DIR/NAME.bin"': a run before loading, a missing, misaligned
+ * or corrupted file must be refused, then LIB_BIN is loaded. With `time`
+ * (bench/aot.sh): IN_DIR "-" means random inputs by `hlo bench`'s rule
+ * (normal floats, integers in [0, 8), booleans 0/1); 2 untimed runs, then
+ * RUNS timed runs on THREADS threads, and one line "median_us MIN_us"
+ * printed; OUT_DIR is not written. Exit 0 on success,
  * 1 with a message otherwise. A tiny .npy reader of its own: v1/v2
  * headers, little-endian, C order. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <time.h>
 #include LIB_H
 
 #define CAT2(a, b) a##b
@@ -134,10 +144,60 @@ static int write_npy(const char *path, const char *descr, const SYM(_tensor_info
   return 0;
 }
 
+/* `count` random elements of library type dt (`es` bytes each as the file
+ * holds them: bf16 as f32) by hlo bench's rule: normal floats (Box-Muller
+ * over a 64-bit LCG; never all zeros), integers in [0, 8), booleans 0/1. */
+static void random_fill(const char *dt, void *dst, size_t es, int64_t count) {
+  static uint64_t st = 0x9e3779b97f4a7c15ull;
+  for (int64_t k = 0; k < count; k++) {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    double u1 = ((st >> 11) + 1.0) / 9007199254740993.0;
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    double u2 = (st >> 11) / 9007199254740992.0;
+    double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+    unsigned r = (unsigned)(st >> 40) % 8;
+    char *p = (char *)dst + (size_t)k * es;
+    if (dt[0] == 'f' || !strcmp(dt, "bf16")) {
+      if (es == 8) memcpy(p, &z, 8);
+      else if (es == 4) { float f = (float)z; memcpy(p, &f, 4); }
+      else { uint16_t h = 0x3c00; memcpy(p, &h, 2); } /* f16: 1.0 */
+    } else if (!strcmp(dt, "i1")) {
+      *p = (char)(r & 1);
+    } else {
+      memset(p, 0, es);
+      *p = (char)r; /* little-endian */
+    }
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* 2 warm-up runs, then `runs` timed ones; prints "MEDIAN_us MIN_us". */
+static int time_runs(const void *const *args, void *const *res, void *scratch, int runs, int threads) {
+  double *t = malloc(sizeof *t * (size_t)runs);
+  if (!t) return fail("out of memory", NULL);
+  for (int r = -2; r < runs; r++) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = SYM(_run)(args, res, scratch, threads);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    if (rc) return fail(SYM(_strerror)(rc), NULL);
+    if (r >= 0) t[r] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+  }
+  qsort(t, (size_t)runs, sizeof *t, cmp_double);
+  printf("%.1f %.1f\n", runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2, t[0]);
+  free(t);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return fail("usage: driver IN_DIR OUT_DIR [RUNS [THREADS]]", NULL);
   int runs = argc > 3 ? atoi(argv[3]) : 1, threads = argc > 4 ? atoi(argv[4]) : 1;
   int donate = argc > 5 && !strcmp(argv[5], "donate");
+  int timing = argc > 5 && !strcmp(argv[5], "time");
   if (runs < 1 || donate) runs = 1;
   const int na = SYM(_NUM_ARGS), nr = SYM(_NUM_RESULTS);
   void **args = calloc((size_t)na + 1, sizeof *args);
@@ -155,7 +215,8 @@ int main(int argc, char **argv) {
     args[i] = malloc((size_t)t->bytes + 1);
     if (!file || !args[i]) return fail("out of memory", NULL);
     snprintf(path, sizeof path, "%s/arg%d.npy", argv[1], i);
-    if (read_npy(path, descr, fes, count, file)) return 1;
+    if (timing && !strcmp(argv[1], "-")) random_fill(t->dtype, file, fes, count);
+    else if (read_npy(path, descr, fes, count, file)) return 1;
     if (bf16) {
       for (int64_t k = 0; k < count; k++) {
         float f;
@@ -187,14 +248,50 @@ int main(int argc, char **argv) {
     return fail("a misaligned scratch buffer was accepted", NULL);
   if (strcmp(SYM(_strerror)(SYM(_ERR_ALIGN)), SYM(_strerror)(0)) == 0)
     return fail("strerror gives one text for two codes", NULL);
+#if SYM(_CONSTANTS_BYTES) > 0
+  /* the constants file: refused before it is given, when missing, misaligned
+   * or corrupted; then loaded from LIB_BIN */
+#ifndef LIB_BIN
+#error "the library keeps its constants in NAME.bin: build with -DLIB_BIN='\"DIR/NAME.bin\"'"
+#endif
+  {
+    size_t cb = SYM(_CONSTANTS_BYTES);
+    unsigned char *blob = NULL;
+    if (posix_memalign((void **)&blob, 64, cb + 64)) return fail("out of memory", NULL);
+    FILE *fp = fopen(LIB_BIN, "rb");
+    if (!fp || fread(blob, 1, cb, fp) != cb) return fail("cannot read", LIB_BIN);
+    fclose(fp);
+    if (SYM(_run)((const void *const *)args, res, scratch, 1) != SYM(_ERR_CONSTANTS))
+      return fail("a run before the constants were given did not fail", NULL);
+    if (SYM(_load_constants)(LIB_BIN ".missing") != SYM(_ERR_CONSTANTS))
+      return fail("a missing constants file was accepted", NULL);
+    memmove(blob + 1, blob, cb);
+    if (SYM(_set_constants)(blob + 1, cb) != SYM(_ERR_ALIGN))
+      return fail("misaligned constants were accepted", NULL);
+    memmove(blob, blob + 1, cb);
+    blob[cb - 1] ^= 1;
+    if (SYM(_set_constants)(blob, cb) != SYM(_ERR_CONSTANTS))
+      return fail("a corrupted constants file was accepted", NULL);
+    free(blob);
+    if (SYM(_load_constants)(LIB_BIN)) return fail("cannot load the constants", LIB_BIN);
+  }
+#endif
+  if (timing) return time_runs((const void *const *)args, res, scratch, runs, threads);
   for (int r = 0; r < runs; r++) {
     if (sb) memset(scratch, r & 1 ? 0xff : 0x5a, sb); /* old scratch must not matter */
     int rc = SYM(_run)((const void *const *)args, res, scratch, r ? threads : 1);
     if (rc) return fail(SYM(_strerror)(rc), NULL);
+    /* the runs on THREADS threads must agree with each other bit for bit, and
+     * with the one-thread run when the library promises it
+     * (NAME_THREAD_INVARIANT: no BLAS, whose row blocks may round apart) */
+    int keep = r == 0 || (r == 1 && !SYM(_THREAD_INVARIANT));
     for (int i = 0; i < nr; i++) {
       size_t bytes = (size_t)SYM(_results)[i].bytes;
-      if (r == 0) memcpy(first[i], res[i], bytes);
-      else if (memcmp(first[i], res[i], bytes)) return fail("a second run differs from the first", NULL);
+      if (keep) memcpy(first[i], res[i], bytes);
+      else if (memcmp(first[i], res[i], bytes))
+        return fail(r == 1 ? "a run on more threads differs from the one-thread run"
+                           : "a second run differs from the first",
+                    NULL);
     }
   }
   for (int i = 0; i < nr; i++) {

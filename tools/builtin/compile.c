@@ -24,7 +24,8 @@ static const char *const usage_compile =
     "                   [--dump-to DIR] [--json] [--cache-dir DIR] [--no-cache]\n"
     "                   [--cache-max-bytes N] [--log-compiles] [--explain-cache-misses]\n"
     "       hlo compile FILE --emit=lib -o DIR [--name NAME] [--entry NAME] [--no-blas]\n"
-    "                   [--no-build]\n"
+    "                   [--blas cblas|openblas|dnnl|none] [--march ARCH]\n"
+    "                   [--constants=file] [--no-build]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE without\n"
     "running it and prints a summary: ops before and after the pass pipeline, the\n"
@@ -64,9 +65,17 @@ static const char *const usage_compile =
     "  --name NAME        the library's name and symbol prefix (a C identifier;\n"
     "                     default: FILE's base name up to its first '.')\n"
     "  --no-blas          matrix products on the library's own loops (no CBLAS)\n"
+    "  --blas LIB         the matrix library: cblas (the default, -lblas), openblas\n"
+    "                     (linked by path), dnnl (oneDNN, what the CPU backend runs)\n"
+    "                     or none (= --no-blas); NAME_LINK_FLAGS in NAME.h says what\n"
+    "                     to link ($HLO_AOT_BLAS when not given)\n"
+    "  --march ARCH       the kernels' -march (default native: the library runs on\n"
+    "                     CPUs like this one; $HLO_AOT_MARCH)\n"
+    "  --constants=file   constants of 1 KiB and more go to DIR/NAME.bin, loaded with\n"
+    "                     NAME_load_constants(path) or NAME_set_constants(ptr, bytes)\n"
     "  --no-build         write NAME.h and NAME.c only (no compiler run)\n"
-    "Ops that run on the interpreter in the CPU backend (custom calls, rng, fft,\n"
-    "...) cannot be embedded yet: the error names the op and its\n"
+    "Ops that run on the interpreter in the CPU backend (custom calls other than\n"
+    "LAPACK's, rng, fft, ...) cannot be embedded yet: the error names the op and its\n"
     "line (exit status 1).\n"
     "\n"
     "The \"cc\" stage is the C compiler's: emitting the kernels' C, compiling it and\n"
@@ -378,6 +387,9 @@ int cmd_compile(int argc, char **argv) {
     else if ((!strcmp(a, "-o") || cli_is_flag(a, "--output")) && has_val) out_dir = argv[++i];
     else if (cli_is_flag(a, "--name") && has_val) ao.name = argv[++i];
     else if (cli_is_flag(a, "--no-blas")) ao.no_blas = true;
+    else if (cli_is_flag(a, "--blas") && has_val) ao.blas = argv[++i];
+    else if (cli_is_flag(a, "--march") && has_val) ao.march = argv[++i];
+    else if (!strcmp(a, "--constants=file")) ao.constants_file = true;
     else if (cli_is_flag(a, "--no-build")) ao.no_build = true;
     else if (cli_is_flag(a, "--entry") && has_val) entry = argv[++i];
     else if (cli_is_flag(a, "--passes") && has_val) passes = argv[++i];
@@ -392,8 +404,10 @@ int cmd_compile(int argc, char **argv) {
     else { fprintf(stderr, "hlo compile: more than one FILE ('%s')\n%s", a, usage_compile); return 2; }
   }
   if (!path) { fprintf(stderr, "hlo compile: missing FILE\n%s", usage_compile); return 2; }
-  if (!emit_lib && (out_dir || ao.name || ao.no_blas || ao.no_build)) {
-    fprintf(stderr, "hlo compile: -o, --name, --no-blas and --no-build go with --emit=lib\n");
+  if (!emit_lib && (out_dir || ao.name || ao.no_blas || ao.no_build || ao.blas || ao.march ||
+                    ao.constants_file)) {
+    fprintf(stderr, "hlo compile: -o, --name, --no-blas, --blas, --march, --constants=file and "
+            "--no-build go with --emit=lib\n");
     return 2;
   }
   if (emit_lib) {
