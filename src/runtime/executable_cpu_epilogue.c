@@ -32,7 +32,10 @@
  * block of rows goes GEMM -> kernel -> second GEMM (-> its own epilogue)
  * on the thread that made it, while P's rows are still in its cache, and
  * the barrier between the two products goes. P is still written whole
- * (its buffer is the step's output). HLO_NO_GEMM_CHAIN=1 (any value but
+ * (its buffer is the step's output). Only products the backend splits
+ * into row blocks are chained (CHAIN_MIN_WORK): the merged step keeps the
+ * operands of both products live at once, which costs memory for nothing
+ * when the first product is one block. HLO_NO_GEMM_CHAIN=1 (any value but
  * empty or 0) turns chains off (for measuring them). */
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +190,11 @@ static bool chain_inputs_ready(const program *p, uint32_t gi, uint32_t hi) {
   return true;
 }
 
+/* The multiply-adds below which a first product is not chained: the CPU
+ * backend computes such a product as one block on the calling thread
+ * (backend.h, backend_gemm_epilogue), so its rows are not split. */
+#define CHAIN_MIN_WORK (128.0 * 128.0 * 128.0)
+
 /* Chains GEMM step gi of p (with a one-output epilogue making P) with the
  * GEMM step that reads P next as its left operand, when that product's
  * rows are P's rows (see gemm_chain). The second step moves up to the
@@ -201,6 +209,11 @@ static hlo_status chain_gemm(program *p, uint32_t gi, kernel *const *ks, uint32_
   if (hi >= p->nsteps) return NULL;
   const step *h = &p->steps[hi];
   const backend_gemm *a = &g->g, *b = &h->g;
+  /* a product the backend runs in one block (backend_gemm_epilogue: the
+   * CPU's under 128^3 multiply-adds) gains nothing from a chain, whose
+   * merged step keeps both products' operands live at once */
+  if ((double)a->batch * (double)a->m * (double)a->n * (double)a->k < CHAIN_MIN_WORK)
+    return NULL;
   if (h->kind != STEP_GEMM || h->chain || h->nin < 2 || h->in[0] != pv || b->trans_a ||
       b->batch != a->batch || b->m != a->m || b->dtype != pv->type->dtype ||
       (b->lda && b->lda != b->k) || (a->batch > 1 && b->batch_stride_a &&
