@@ -258,33 +258,19 @@ static hlo_status emit_dslice(emitter *E, const step *q) {
 
 /* pad: the result filled with the padding value, then the operand's
  * elements that land inside it (edge padding may be negative; the
- * geometry of executable_cpu_copy.c's pad_geometry, computed here). */
+ * geometry from executable_cpu_copy.c's cpu_pad_geometry). */
 static hlo_status emit_pad(emitter *E, const step *q) {
   const hlo_type *ot = q->in[0]->type, *rt = q->out[0]->type;
   uint32_t rank = ot->rank;
   size_t es = hlo_dtype_size(rt->dtype);
-  arena a;
-  arena_init(&a);
-  int64_t *lo, *in;
-  uint32_t nl, ni;
-  bool ok = attr_as_ints(&a, op_attr(q->op, "edge_padding_low"), &lo, &nl) &&
-            attr_as_ints(&a, op_attr(q->op, "interior_padding"), &in, &ni) && nl == rank &&
-            ni == rank && rank <= 16;
   int64_t first[16] = {0}, count[16] = {0}, stride[16] = {0}, low[16] = {0};
-  bool empty = type_num_elements(ot) <= 0;
-  for (uint32_t d = 0; ok && d < rank; d++) {
-    stride[d] = in[d] + 1;
-    low[d] = lo[d];
-    int64_t f = lo[d] >= 0 ? 0 : (-lo[d] + stride[d] - 1) / stride[d];
-    int64_t l = rt->dims[d] - 1 - lo[d];
-    l = l < 0 ? -1 : l / stride[d];
-    if (l > ot->dims[d] - 1) l = ot->dims[d] - 1;
-    first[d] = f;
-    count[d] = l - f + 1;
-    empty |= count[d] <= 0;
+  bool empty = false;
+  if (rank > 16) return aot_unsupported(q, "has a rank past 16");
+  hlo_status gst = cpu_pad_geometry(q, first, count, stride, low, &empty);
+  if (gst) {
+    hlo_status_free(gst);
+    return aot_unsupported(q, "has padding attributes the library cannot read");
   }
-  arena_deinit(&a);
-  if (!ok) return aot_unsupported(q, "has padding attributes the library cannot read");
   char src[96], val[96], dst[96];
   AOT_PTR(q->in[0], src);
   AOT_PTR(q->in[1], val);

@@ -245,8 +245,8 @@ static void run_dslice(const step *s, void *const *bufs) {
 /* pad's geometry, per dim d of rank: the operand indices [first, first +
  * count) that land in the result, and where: low + i * stride. *empty when
  * nothing of the operand lands in the result. */
-static hlo_status pad_geometry(const step *s, int64_t *first, int64_t *count, int64_t *stride,
-                               int64_t *low, bool *empty) {
+hlo_status cpu_pad_geometry(const step *s, int64_t *first, int64_t *count, int64_t *stride,
+                            int64_t *low, bool *empty) {
   const hlo_type *ot = s->in[0]->type, *rt = s->out[0]->type;
   uint32_t rank = ot->rank;
   arena a;
@@ -287,7 +287,7 @@ static hlo_status run_pad(const step *s, void *const *bufs) {
   int64_t first[COPY_MAX_RANK] = {0}, count[COPY_MAX_RANK] = {0};
   int64_t stride[COPY_MAX_RANK] = {0}, low[COPY_MAX_RANK] = {0};
   bool empty;
-  HLO_TRY(pad_geometry(s, first, count, stride, low, &empty));
+  HLO_TRY(cpu_pad_geometry(s, first, count, stride, low, &empty));
   if (empty) return NULL; /* nothing of the operand lands in the result */
   int64_t idx[COPY_MAX_RANK] = {0};
   uint32_t r1 = rank - 1;
@@ -472,7 +472,7 @@ static bool step_box(const step *s, backend_box *b) {
   int64_t first[COPY_MAX_RANK], count[COPY_MAX_RANK], stride[COPY_MAX_RANK], low[COPY_MAX_RANK];
   int64_t rst[COPY_MAX_RANK], dst[COPY_MAX_RANK];
   bool empty;
-  hlo_status st = pad_geometry(s, first, count, stride, low, &empty);
+  hlo_status st = cpu_pad_geometry(s, first, count, stride, low, &empty);
   if (st) {
     hlo_status_free(st);
     return false;
@@ -609,7 +609,7 @@ hlo_status cpu_run_copy_on_backend(const backend *be, const step *s, void *const
   int64_t first[COPY_MAX_RANK], count[COPY_MAX_RANK], stride[COPY_MAX_RANK], low[COPY_MAX_RANK];
   int64_t rst[COPY_MAX_RANK];
   bool empty;
-  HLO_TRY(pad_geometry(s, first, count, stride, low, &empty));
+  HLO_TRY(cpu_pad_geometry(s, first, count, stride, low, &empty));
   strides_of(rt->dims, rank, rst);
   for (uint32_t d = 0; d < rank; d++) {
     b.src_off += first[d] * ost[d];

@@ -191,6 +191,13 @@ HLO_MUST_USE hlo_status cpu_run_copy(const step *s, void *const *bufs);
  * written by fill_box; host and dev then have no operands), and the row
  * gather / scatter on gather_rows / scatter_rows (their indices device
  * operands too). */
+/* pad step s's geometry, per dim of its operand (rank <= 16): the first
+ * operand element inside the result, how many land inside, the stride
+ * between them in the result (interior + 1) and the low edge padding;
+ * *empty when none lands inside. Errors: HLO_INTERNAL for unreadable
+ * padding attributes (the verifier's to catch). */
+HLO_MUST_USE hlo_status cpu_pad_geometry(const step *s, int64_t *first, int64_t *count,
+                                         int64_t *stride, int64_t *low, bool *empty);
 bool cpu_copy_on_backend(const backend *be, const step *s);
 /* Whether copy step s (cpu_copy_on_backend) reads its start indices in the
  * backend's memory (dynamic_slice, dynamic_update_slice on a backend with
