@@ -358,25 +358,6 @@ TEST(every_reduce_combiner_compiles_on_long_and_short_rows) {
   printf("reduces: %d kernels emitted\n", reduces_covered);
 }
 
-static void softmax_text(const char *ty, int rows, int cols, char *out, size_t cap) {
-  char m[64], r[64];
-  snprintf(m, sizeof m, "tensor<%dx%dx%s>", rows, cols, ty);
-  snprintf(r, sizeof r, "tensor<%dx%s>", rows, ty);
-  const char *ninf = !strcmp(ty, "f32") ? "0xFF800000" : "0xFF80";
-  snprintf(out, cap,
-           "func.func @main(%%x: %s) -> %s {\n"
-           "  %%ninf = stablehlo.constant dense<%s> : tensor<%s>\n"
-           "  %%zero = stablehlo.constant dense<0.0> : tensor<%s>\n"
-           "  %%m = stablehlo.reduce(%%x init: %%ninf) applies stablehlo.maximum across dimensions = [1] : (%s, tensor<%s>) -> %s\n"
-           "  %%mb = stablehlo.broadcast_in_dim %%m, dims = [0] : (%s) -> %s\n"
-           "  %%d = stablehlo.subtract %%x, %%mb : %s\n"
-           "  %%e = stablehlo.exponential %%d : %s\n"
-           "  %%s = stablehlo.reduce(%%e init: %%zero) applies stablehlo.add across dimensions = [1] : (%s, tensor<%s>) -> %s\n"
-           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0] : (%s) -> %s\n"
-           "  %%y = stablehlo.divide %%e, %%sb : %s\n"
-           "  return %%y : %s\n}\n",
-           m, m, ninf, ty, ty, m, ty, r, r, m, m, m, m, ty, r, r, m, m, m);
-}
 
 static void layernorm_text(const char *ty, int rows, int cols, char *out, size_t cap) {
   char m[64], r[64], c[64];
@@ -415,7 +396,7 @@ TEST(row_fusions_compile_as_one_kernel) {
     for (int t = 0; t < 3; t++)
       for (int p = 0; p < 2; p++) {
         int rows = shapes[s][0], cols = shapes[s][1];
-        if (p == 0) softmax_text(tys[t], rows, cols, text, sizeof text);
+        if (p == 0) tl_softmax_program(tys[t], rows, cols, text, sizeof text);
         else layernorm_text(tys[t], rows, cols, text, sizeof text);
         kernel *ks[1];
         uint32_t n = lower_text("row.mlir", text, true, ks, 1);

@@ -56,19 +56,7 @@ static void program(kind k, int R, int N, const char *ty, char *out, size_t cap)
   const char *ninf = !strcmp(ty, "f32") ? "0xFF800000" : "0xFF80";
   switch (k) {
   case K_SOFTMAX:
-    snprintf(out, cap,
-             "func.func @main(%%x: %s) -> %s {\n"
-             "  %%ninf = stablehlo.constant dense<%s> : tensor<%s>\n"
-             "  %%zero = stablehlo.constant dense<0.0> : tensor<%s>\n"
-             "  %%m = stablehlo.reduce(%%x init: %%ninf) applies stablehlo.maximum across dimensions = [1] : (%s, tensor<%s>) -> %s\n"
-             "  %%mb = stablehlo.broadcast_in_dim %%m, dims = [0] : (%s) -> %s\n"
-             "  %%d = stablehlo.subtract %%x, %%mb : %s\n"
-             "  %%e = stablehlo.exponential %%d : %s\n"
-             "  %%s = stablehlo.reduce(%%e init: %%zero) applies stablehlo.add across dimensions = [1] : (%s, tensor<%s>) -> %s\n"
-             "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0] : (%s) -> %s\n"
-             "  %%y = stablehlo.divide %%e, %%sb : %s\n"
-             "  return %%y : %s\n}\n",
-             m, m, ninf, ty, ty, m, ty, r, r, m, m, m, m, ty, r, r, m, m, m);
+    tl_softmax_program(ty, R, N, out, cap);
     break;
   case K_LAYERNORM:
     snprintf(out, cap,

@@ -381,3 +381,23 @@ uint64_t tl_xorshift64(uint64_t *s) {
 int64_t tl_rand_in(uint64_t *s, int64_t lo, int64_t hi) {
   return lo + (int64_t)(tl_xorshift64(s) % (uint64_t)(hi - lo + 1));
 }
+
+void tl_softmax_program(const char *ty, int rows, int cols, char *out, size_t cap) {
+  char m[64], r[64];
+  snprintf(m, sizeof m, "tensor<%dx%dx%s>", rows, cols, ty);
+  snprintf(r, sizeof r, "tensor<%dx%s>", rows, ty);
+  const char *ninf = !strcmp(ty, "f32") ? "0xFF800000" : "0xFF80";
+  snprintf(out, cap,
+           "func.func @main(%%x: %s) -> %s {\n"
+           "  %%ninf = stablehlo.constant dense<%s> : tensor<%s>\n"
+           "  %%zero = stablehlo.constant dense<0.0> : tensor<%s>\n"
+           "  %%m = stablehlo.reduce(%%x init: %%ninf) applies stablehlo.maximum across dimensions = [1] : (%s, tensor<%s>) -> %s\n"
+           "  %%mb = stablehlo.broadcast_in_dim %%m, dims = [0] : (%s) -> %s\n"
+           "  %%d = stablehlo.subtract %%x, %%mb : %s\n"
+           "  %%e = stablehlo.exponential %%d : %s\n"
+           "  %%s = stablehlo.reduce(%%e init: %%zero) applies stablehlo.add across dimensions = [1] : (%s, tensor<%s>) -> %s\n"
+           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [0] : (%s) -> %s\n"
+           "  %%y = stablehlo.divide %%e, %%sb : %s\n"
+           "  return %%y : %s\n}\n",
+           m, m, ninf, ty, ty, m, ty, r, r, m, m, m, m, ty, r, r, m, m, m);
+}

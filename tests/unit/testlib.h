@@ -205,4 +205,9 @@ uint64_t tl_xorshift64(uint64_t *s);
 /* A value in [lo, hi] (lo <= hi) from generator *s (tl_xorshift64). */
 int64_t tl_rand_in(uint64_t *s, int64_t lo, int64_t hi);
 
+/* A jax.nn.softmax over the last dim of a rows x cols matrix of type ty
+ * ("f32", "bf16"): max-reduce, exp of the difference, sum-reduce, divide;
+ * the program text into out[0..cap). */
+void tl_softmax_program(const char *ty, int rows, int cols, char *out, size_t cap);
+
 #endif
