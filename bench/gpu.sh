@@ -11,7 +11,10 @@
 #     `hlo cost`, which counts matmuls; XLA's GPU cost analysis leaves out the
 #     ones it hands to cuBLAS) and TB/s (hlo cost's bytes accessed) against
 #     the ceilings, XLA's compile, hlo's cold compile (an empty cache) and
-#     warm compile (the second process, a cache hit).
+#     warm compile (the second process, a cache hit), and peak device
+#     memory: `hlo memory --backend cuda`'s peak (arguments + results + the
+#     arena + interpreter temporaries) against XLA's argument + output -
+#     alias + temp bytes (its compiled memory stats), in MiB, and their ratio.
 # Prints a table last; keep the latest in bench/results/gpu.md.
 # It finds the shared data in ../shared, else ./shared, and hlo in
 # build/gpu/hlo (tests/gpu/run.sh builds it; `sh tests/gpu/run.sh build`).
@@ -76,6 +79,7 @@ for p in $progs; do
   n=$(ls "$d/in" 2>/dev/null | wc -l); args=""; i=0
   while [ $i -lt "$n" ]; do args="$args --input $d/in/arg$i.npy"; i=$((i + 1)); done
   "$HLO" cost "$p" --json > "$d/cost.json" 2>/dev/null || true
+  "$HLO" memory "$p" --backend cuda --json > "$d/mem.json" 2>/dev/null || true
   note=""
   for run in cold warm; do
     if ! timeout "$LIMIT" "$HLO" bench "$p" $args --backend cuda --iters "$ITERS" --warmup 3 --json \
@@ -86,15 +90,19 @@ for p in $progs; do
   xm=$(jget "$d/xla.json" median_us); xc=$(jget "$d/xla.json" compile_s)
   hm=$(jget "$d/warm.json" median_us); hc=$(jget "$d/cold.json" compile_ms); hw=$(jget "$d/warm.json" compile_ms)
   fl=$(jget "$d/cost.json" flops); by=$(jget "$d/cost.json" "bytes accessed")
+  hp=$(jget "$d/mem.json" peak_bytes)
+  xp=$(python3 -c "import json; d=json.load(open('$d/xla.json')); print(d['argument_bytes'] + d['output_bytes'] - d['alias_bytes'] + d['temp_bytes'])" 2>/dev/null)
   [ -n "$xm" ] || note="${note:+$note; }xla: $(tail -n 1 "$d/xla.err" | cut -c1-60)"
   row=$(awk -v n="$name" -v hm="$hm" -v xm="$xm" -v fl="$fl" -v by="$by" -v xc="$xc" -v hc="$hc" \
-        -v hw="$hw" -v note="$note" 'BEGIN {
+        -v hw="$hw" -v hp="$hp" -v xp="$xp" -v note="$note" 'BEGIN {
     r = (hm != "" && xm != "" && xm > 0) ? sprintf("%.2f", hm / xm) : "-"
     tf = (hm != "" && hm > 0 && fl != "") ? sprintf("%.1f", fl / hm / 1e6) : "-"
     tb = (hm != "" && hm > 0 && by != "") ? sprintf("%.2f", by / hm / 1e6) : "-"
-    printf "%-32s %10s %10s %7s %8s %7s %9s %9s %8s  %s", n, hm == "" ? "-" : sprintf("%.1f", hm),
+    mr = (hp != "" && xp != "" && xp > 0) ? sprintf("%.2f", hp / xp) : "-"
+    printf "%-32s %10s %10s %7s %8s %7s %9s %9s %8s %9s %9s %6s  %s", n, hm == "" ? "-" : sprintf("%.1f", hm),
       xm == "" ? "-" : sprintf("%.1f", xm), r, tf, tb, xc == "" ? "-" : sprintf("%.0f", xc * 1000),
-      hc == "" ? "-" : sprintf("%.0f", hc), hw == "" ? "-" : sprintf("%.1f", hw), note }')
+      hc == "" ? "-" : sprintf("%.0f", hc), hw == "" ? "-" : sprintf("%.1f", hw),
+      hp == "" ? "-" : sprintf("%.2f", hp / 1048576), xp == "" ? "-" : sprintf("%.2f", xp / 1048576), mr, note }')
   echo "$row"
   rows="$rows$row
 "
@@ -102,5 +110,5 @@ done
 echo
 echo "hlo --backend cuda vs XLA (jax $(python3 -c 'import jax; print(jax.__version__)' 2>/dev/null)), $(date -u '+%Y-%m-%d %H:%M') UTC, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
 echo "ceilings measured in this run: copy ${TBS:-?} TB/s, bf16 matmul ${TFS:-?} TFLOP/s; times in us, compile in ms"
-printf '%-32s %10s %10s %7s %8s %7s %9s %9s %8s  %s\n' program "hlo us" "XLA us" hlo/XLA TFLOP/s TB/s "XLA comp" "hlo cold" "hlo warm" note
+printf '%-32s %10s %10s %7s %8s %7s %9s %9s %8s %9s %9s %6s  %s\n' program "hlo us" "XLA us" hlo/XLA TFLOP/s TB/s "XLA comp" "hlo cold" "hlo warm" "hlo MiB" "XLA MiB" mem note
 printf '%s' "$rows"
