@@ -8,8 +8,11 @@
  * dnnl_sgemm's arguments and row-major contract, A and B bf16 (uint16_t
  * bits), but is not declared in Debian's 2.6 headers: its prototype is
  * written here (test_gemm checks every transpose pair against a double
- * sum). It needs AVX-512 (AMX where the CPU has it); elsewhere oneDNN
- * returns an error and bf16 products fail with HLO_INTERNAL. */
+ * sum). It needs AVX-512 (AMX where the CPU has it); elsewhere (an AVX2
+ * CPU: AMD EPYC before Zen 4, say) oneDNN answers dnnl_unimplemented, and
+ * the product is computed in f32 instead: A and B widened to f32 (exact),
+ * then sgemm (gemm_bf16_widened: products and sums in f32, as oneDNN's
+ * bf16 kernels make them; only the summation order differs). */
 #include "backend/cpu/gemm.h"
 
 #include <dlfcn.h>
@@ -119,6 +122,47 @@ static bool sgemm_swapped(bool ta, int64_t m, int64_t n, int64_t k, const void *
   return true;
 }
 
+enum { DNNL_UNIMPLEMENTED = 3, GEMM_NO_MEMORY = -1 };
+
+/* oneDNN has no bf16 gemm for this CPU (set once it says so). */
+static atomic_bool bf16_unimplemented;
+
+/* op(X) of a bf16 matrix stored with leading dimension ld, rows x cols as
+ * stored, widened into a dense f32 copy (same layout, ld = cols). NULL: no
+ * memory. */
+static float *widen_bf16(const uint16_t *x, int64_t rows, int64_t cols, int64_t ld) {
+  int64_t count = rows * cols;
+  float *w = malloc((size_t)(count > 0 ? count : 1) * sizeof *w);
+  if (!w) return NULL;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols; j++) {
+      uint32_t u = (uint32_t)x[r * ld + j] << 16; /* bf16 is f32's high half: exact */
+      memcpy(&w[r * cols + j], &u, sizeof u);
+    }
+  return w;
+}
+
+/* C (f32) = op(A) op(B) + beta C for bf16 A and B through sgemm on f32
+ * copies (see the header comment). Returns 0 or GEMM_NO_MEMORY. */
+static int gemm_bf16_widened(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a,
+                             int lda, const void *b, int ldb, double beta, void *c,
+                             int64_t ldc) {
+  int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+  float *wa = widen_bf16(a, ar, ac, lda), *wb = wa ? widen_bf16(b, br, bc, ldb) : NULL;
+  if (!wb) {
+    free(wa);
+    return GEMM_NO_MEMORY;
+  }
+  if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, wa, at_least_1(ac), wb,
+                 at_least_1(bc), (float)beta, c, ldc) != 0)
+    cblas_sgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS,
+                tb ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)m, (int)n, (int)k, 1.0f, wa,
+                at_least_1(ac), wb, at_least_1(bc), (float)beta, c, (int)ldc);
+  free(wa);
+  free(wb);
+  return 0;
+}
+
 static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                       const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c,
                       int64_t ldc) {
@@ -130,9 +174,15 @@ static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, in
                 (int)ldc);
     return 0;
   }
-  if (kind == GEMM_BF16)
-    return dnnl_gemm_bf16bf16f32(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda1, b, ldb1,
-                                 (float)beta, c, ldc);
+  if (kind == GEMM_BF16) {
+    if (!atomic_load_explicit(&bf16_unimplemented, memory_order_relaxed)) {
+      int st = dnnl_gemm_bf16bf16f32(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda1, b,
+                                     ldb1, (float)beta, c, ldc);
+      if (st != DNNL_UNIMPLEMENTED) return st;
+      atomic_store_explicit(&bf16_unimplemented, true, memory_order_relaxed);
+    }
+    return gemm_bf16_widened(ta, tb, m, n, k, a, lda1, b, ldb1, beta, c, ldc);
+  }
   if ((double)m * (double)n * (double)k > (double)CPU_GEMM_SMALL && beta == 0 && tb &&
       m <= CPU_GEMM_SWAP_M && n >= 4 * m && m * n <= CPU_GEMM_SWAP_ELEMS &&
       sgemm_swapped(ta, m, n, k, a, lda1, b, ldb1, c, ldc))
@@ -211,6 +261,10 @@ static void run_block(prod *p, int64_t item) {
     free(s);
   } else {
     st = gemm1(p->kind, p->ta, p->tb, m, n, p->k, a, p->lda, b, p->ldb, p->beta, c, p->ldc);
+  }
+  if (st == GEMM_NO_MEMORY) {
+    atomic_store(&p->no_memory, 1);
+    return;
   }
   if (st) {
     fail(p, st);
