@@ -83,6 +83,30 @@ tensor *tensor_new(const hlo_type *t) {
   return v;
 }
 
+hlo_status tensor_create_uninit(const hlo_type *t, const hlo_loc *loc, tensor **out) {
+  *out = NULL;
+  if (!t || t->kind != TYPE_TENSOR || !type_is_static(t)) return tensor_create(t, loc, out);
+  int64_t n = type_num_elements(t);
+  size_t es = hlo_dtype_size(t->dtype);
+  if (n < 0 || es == 0 || (uint64_t)n > interp_max_tensor_bytes() / es)
+    return tensor_create(t, loc, out); /* its error */
+  size_t nbytes = (size_t)n * es;
+  tensor *v = xcalloc(1, sizeof *v);
+  uint8_t *d = v ? xmalloc(nbytes ? nbytes : 1) : NULL;
+  if (!d) {
+    free(v);
+    return status_at(HLO_RESOURCE_EXHAUSTED, loc, "out of memory allocating a tensor of %lld "
+                     "elements of %s", (long long)n, hlo_dtype_name(t->dtype));
+  }
+  v->type = t;
+  v->num_elems = n;
+  v->nbytes = nbytes;
+  v->data = d;
+  v->refcount = 1;
+  *out = v;
+  return NULL;
+}
+
 hlo_status tensor_create(const hlo_type *t, const hlo_loc *loc, tensor **out) {
   *out = NULL;
   if (!t) return status_at(HLO_INTERNAL, loc, "tensor_create: no type");

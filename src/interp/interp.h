@@ -62,6 +62,13 @@ tensor *tensor_wrap(const hlo_type *t, void *data);
  * (too large, or out of memory), HLO_UNIMPLEMENTED for a dynamic shape,
  * HLO_INTERNAL for a NULL or tuple type. *out is a new reference. */
 HLO_MUST_USE hlo_status tensor_create(const hlo_type *t, const hlo_loc *loc, tensor **out);
+/* tensor_create for a static tensor type whose data is NOT zeroed: for a
+ * buffer its writer fills whole before anyone reads it (a kernel's output, a
+ * host mirror a download fills), where zeroing would cost a pass over its
+ * bytes. Same errors as tensor_create (other types go to it); tensor_release
+ * frees it. */
+HLO_MUST_USE hlo_status tensor_create_uninit(const hlo_type *t, const hlo_loc *loc,
+                                             tensor **out);
 /* A tuple value of type `t` holding new references to elems[0..n); *out is a
  * new reference. Errors: HLO_RESOURCE_EXHAUSTED (located at `loc`). */
 HLO_MUST_USE hlo_status tensor_create_tuple(const hlo_type *t, tensor *const *elems, uint32_t n,
