@@ -52,43 +52,67 @@
  * Graph replay (a backend with the graph_* slots: CUDA graphs). Small
  * programs are bound by the cost of launching each kernel and library
  * call, so a run of program 0 that is device work only is recorded once
- * and replayed with one graph launch. Eligible: a program with no region
- * (no while / case / if) whose steps are kernels, gemms (no epilogue),
- * conv / window / sort calls, aliases and the data movement that reads
- * nothing on the host (fills, row gather / scatter on the backend: not
- * dynamic_slice, dynamic_update_slice or pad, whose start indices or
- * padding value the host reads), with at least two calls more than results
- * (a replay costs a launch and a copy per result), run without --profile
- * or --check, HLO_CUDA_GRAPHS not "0" when the executable was made
- * ("verbose": each capture, and why one failed, told on stderr).
- * Arguments that are device buffers of this backend are read in place;
- * the others are uploaded before the run into graph buffers (below), so
- * that their device pointers too are the same run after run (as an eager
- * run uploads them, once each). Such a run is DEFERRED (graph_defer):
- * x->be is switched to a shadow table whose work slots record each call
- * (the pointers and parameters: launch, gemm, conv, ..., and device to
- * device copies) instead of enqueueing it, while the host side of the run
- * goes on as before; buffers the run would allocate for its tensors come
- * from the executable's GRAPH BUFFERS (the k-th allocation of the run the
- * k-th buffer, kept across runs: a result is then copied out of it into a
- * buffer of its own when handed to the caller, cpu_dev_result) and frees
- * wait until the calls are issued. When the steps are done (graph_flush:
- * the first result handed over) the calls are issued: with one graph
- * launch when a graph captured earlier recorded exactly the same calls
- * (same kernels, parameters and pointers: arguments, arena, constants,
- * graph buffers); else, from the second deferred run on (the first warms
- * the libraries up: cuBLASLt's plans, NVRTC units), captured into a new
- * graph (graph_begin, the calls, graph_end; GRAPH_SLOTS kept, the oldest
+ * and replayed with one graph launch. Eligible (graph_eligible): steps
+ * that are kernels, gemms (no epilogue), conv / window / sort calls,
+ * aliases, data movement that reads nothing on the host (fills, row gather
+ * / scatter, dynamic_slice and dynamic_update_slice whose start indices
+ * the backend reads on the device, pad whose padding value is a constant),
+ * and while loops of a known trip count (hlo.known_trip_count:
+ * passes/while_loop_trip_count.c) whose body is eligible: the body's calls
+ * are recorded iteration after iteration (the graph holds the loop
+ * unrolled; its cond is never run); at least two calls in all and at most
+ * GRAPH_MAX_CALLS (a run that passes that is issued call by call and the
+ * executable defers no more); no case / if, no loop of unknown trip count,
+ * no interpreter step; run without --profile or --check, HLO_CUDA_GRAPHS
+ * not "0" when the executable was made ("verbose": each capture, and why
+ * a program is not replayed, told on stderr). Arguments that are device
+ * buffers of this backend are read in place; the others are uploaded
+ * before the run into graph buffers (below), so that their device
+ * pointers too are the same run after run. Such a run is DEFERRED
+ * (graph_defer): x->be is switched to a shadow table whose work slots
+ * record each call (the pointers and parameters: launch, gemm, conv, ...,
+ * and device to device copies) instead of enqueueing it, while the host
+ * side of the run goes on as before; buffers the run allocates for its
+ * tensors are GRAPH BUFFERS kept across runs (graph_buffer: the first one
+ * of the size that no live tensor of the run holds, so runs making the
+ * same allocations and frees get the same pointers, and a loop's
+ * iterations reuse the buffers of values that died), and frees wait until
+ * the calls are issued. When the steps are done (graph_flush: the first
+ * result handed over) the calls are issued: with one graph launch when a
+ * graph captured earlier recorded exactly the same calls (same kernels,
+ * parameters and pointers: arguments, arena, constants, graph buffers);
+ * else, from the second deferred run on (the first warms the libraries
+ * up: cuBLASLt's plans, NVRTC units), captured into a new graph
+ * (graph_begin, the calls, graph_end; GRAPH_SLOTS kept, the oldest
  * replaced; GRAPH_MAX_CAPTURES per executable) and launched; else one by
  * one as before. A capture that fails issues the calls one by one: the
  * run is right either way. Anything that must touch memory on the host
  * during a deferred run (an upload, a download: not expected in an
  * eligible program) first issues the calls so far one by one and ends
  * the deferral for the run. A graph replays exactly the calls it
- * recorded, so its results are the eager ones, bit for bit. */
+ * recorded, so its results are the eager ones, bit for bit.
+ *
+ * Results of a deferred run are handed the graph buffers they lie in (no
+ * copy: a replay is one launch); a released result gives its buffer back
+ * (gpool, shared with the results: they may outlive the executable) so
+ * that the next run writes the same address; a buffer still held is
+ * remade (a training loop feeding results back alternates two graphs).
+ *
+ * Replay without the steps (cpu_dev_replay): the calls of an eligible
+ * program follow from its KEY alone (graph_key: the arguments' device
+ * pointers and what the runtime's decisions read of the argument tensors,
+ * every graph buffer's pointer, the arena's validity runs), as it reads
+ * nothing on the host.
+ * The graph that a run launched keeps that run's key and how its results
+ * were made (each handed a graph buffer: grecipe); a later run with the
+ * same key, word for word, launches that graph without running its steps
+ * and makes its results so. Any other run records and compares its calls
+ * as above. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "passes/passes.h" /* WHILE_KNOWN_TRIP_COUNT */
 #include "runtime/executable_cpu_internal.h"
 #include "support/runmap.h"
 
@@ -102,7 +126,8 @@ typedef struct dev_entry {
   bool pinned;          /* a constant's: kept for the executable's life */
   bool lent;            /* dev is not the entry's to free: an argument's device copy (the
                            caller's), a graph buffer, a result's (handed over) */
-  bool gbuf;            /* dev is a graph buffer (copied out when a result) */
+  bool gbuf;            /* dev is graph buffer gbi (handed to the tensor when a result) */
+  uint32_t gbi;
   tensor *owner;        /* a reference: keeps `host` allocated */
 } dev_entry;
 
@@ -111,6 +136,7 @@ typedef struct dev_entry {
 enum {
   GRAPH_SLOTS = 4,          /* captured graphs kept per executable */
   GRAPH_MAX_CAPTURES = 8,   /* captures per executable, failed ones included */
+  GRAPH_MAX_CALLS = 4096,   /* calls one graph records at most (loops unrolled) */
 };
 
 /* The kinds of a recorded call: the backend's work slots, and a device to
@@ -146,16 +172,63 @@ typedef struct glist {
   uint32_t np, capp;
 } glist;
 
+/* What a run's calls depend on (graph_key): per argument its device
+ * pointer and what the runtime's decisions read of it, the pointer of
+ * every graph buffer, the arena's validity. Two runs of an eligible program with the same key
+ * make the same calls (the program reads nothing on the host: its steps,
+ * allocations and frees follow from these alone). */
+typedef struct gkey {
+  uint64_t *w;
+  uint32_t n, cap;
+  bool ok;                  /* made (no tuple argument, no out of memory) */
+} gkey;
+
+/* How a replay without the steps makes the results (graph_result):
+ * result i is handed graph buffer res[i] (NONE: none, a zero-byte
+ * result), its host mirror valid when hv[i]. */
+typedef struct grecipe {
+  uint32_t *res;
+  bool *hv;
+  uint32_t n, cap;
+  bool ok;
+} grecipe;
+
 typedef struct gslot {
   void *exec;               /* the backend's graph (NULL: empty slot) */
   glist calls;              /* what it recorded */
   uint64_t used;            /* the run that last launched it (replacement: the oldest) */
+  gkey key;                 /* the key of the last run that launched it, with ... */
+  grecipe recipe;           /* ... its results (ok: a later run of that key skips its steps) */
 } gslot;
 
+/* A graph buffer: device memory kept across runs for the allocations of
+ * deferred runs (graph_buffer). p NULL: handed to a result (its pointer
+ * may come back through the pool when the result is released). */
 typedef struct gbuffer {
   void *p;
   size_t bytes;
+  bool busy;                /* holds a live tensor of this run */
 } gbuffer;
+
+/* Where released results give their graph buffers back (shared by the
+ * executable and its results' tensor_device, which may outlive it or be
+ * released from another thread: a mutex and a reference count). ret[k]:
+ * the pointer of graph buffer k given back, or NULL. */
+typedef struct gpool {
+  pthread_mutex_t mu;
+  uint32_t refs;            /* the executable's, one per result holding a buffer */
+  bool dead;                /* the executable is gone: buffers given back are freed */
+  const backend *be;
+  void **ret;
+  uint32_t n;
+} gpool;
+
+/* A result's device copy that is a graph buffer (tensor_device first). */
+typedef struct gresult {
+  tensor_device d;
+  gpool *pool;
+  uint32_t k;
+} gresult;
 
 typedef struct graph_state {
   bool enabled;             /* the backend has graphs, HLO_CUDA_GRAPHS is not 0 */
@@ -163,15 +236,24 @@ typedef struct graph_state {
   bool checked, eligible;   /* program 0 is device work only (graph_eligible) */
   bool deferring;           /* this run's work calls are being recorded */
   bool warm;                /* a deferred run was issued (the libraries are set up) */
+  bool told;                /* verbose: why program 0 is not deferred, told once */
+  bool told_recipe;         /* verbose: why a graph is replayed with its steps, told once */
+  const char *why;          /* why it is not (graph_eligible), or NULL */
   uint32_t *knbufs;         /* buffers of each kernel (inputs + outputs), by index */
   uint32_t nk;
   glist calls;              /* the run's recorded calls */
+  gkey key;                 /* the run's key (graph_key) */
+  grecipe recipe;           /* its results so far (cpu_dev_result) */
+  gslot *launched;          /* the slot this run launched, or NULL */
+  gslot *replay;            /* the slot replayed without the steps (cpu_dev_replay) */
+  uint32_t nreplayed;       /* results made by cpu_dev_replay_result so far */
   gslot slot[GRAPH_SLOTS];
-  gbuffer *gb;              /* graph buffers, by allocation order in a run */
-  uint32_t ngb, k;          /* how many; the next one of this run */
+  gbuffer *gb;              /* graph buffers (graph_buffer) */
+  uint32_t ngb;
+  gpool *pool;              /* results' graph buffers given back (NULL: out of memory) */
   void **dfree;             /* frees deferred to the issue */
   uint32_t ndfree, capdfree;
-  uint64_t runs, captures, launches, failures;
+  uint64_t runs, captures, launches, failures, replays;
   backend shadow;           /* x->be while deferring */
 } graph_state;
 
@@ -183,8 +265,12 @@ struct cpu_dev {
    * runs (support/runmap.h): a step's bookkeeping costs O(runs), not
    * O(bytes / 64) (a 128 MiB buffer is 2M granules, one run) */
   runmap granules;
-  dev_entry *e;
-  uint32_t n, cap;
+  dev_entry *e;         /* e[0..npinned): the constants', then e[npinned..nfixed) the
+                           run's arguments' (cpu_dev_begin_run: they live as long as the
+                           run), each part sorted by host address; then the others */
+  uint32_t n, cap, npinned, nfixed;
+  size_t *vbytes;       /* cpu_value_bytes by value id (SIZE_MAX: not yet known) */
+  uint8_t **onb;        /* per program, per step: cpu_copy_on_backend + 1 (0: not yet known) */
   void *empty;          /* a device pointer for zero-byte buffers */
   const backend *real;  /* the backend (x->be but while a run is deferred) */
   graph_state g;
@@ -194,11 +280,18 @@ struct cpu_dev {
 
 static hlo_status graph_flush(cpu_exec *x, bool allow_graph);
 
+/* Verbose (HLO_CUDA_GRAPHS=verbose): a deferred run ends early, by `what`
+ * of n bytes (its calls so far and the rest go one by one). */
+static void deferral_ends(const cpu_exec *x, const char *what, size_t n);
+
 /* An upload (or a copy between device buffers) on the backend; a deferred
  * run's calls are issued first (graph replay: order). */
 static hlo_status be_copy(cpu_exec *x, void *dst, const void *src, size_t n) {
   if (!n) return NULL;
-  if (x->dev->g.deferring) HLO_TRY(graph_flush(x, false));
+  if (x->dev->g.deferring) {
+    deferral_ends(x, "an upload", n);
+    HLO_TRY(graph_flush(x, false));
+  }
   return x->dev->real->copy(dst, src, n);
 }
 
@@ -206,12 +299,22 @@ static hlo_status be_copy(cpu_exec *x, void *dst, const void *src, size_t n) {
  * asynchronous; the host reads what they wrote). */
 static hlo_status be_download(cpu_exec *x, void *dst, const void *src, size_t n) {
   if (!n) return NULL;
-  if (x->dev->g.deferring) HLO_TRY(graph_flush(x, false));
+  if (x->dev->g.deferring) {
+    deferral_ends(x, "a download", n);
+    HLO_TRY(graph_flush(x, false));
+  }
   HLO_TRY(x->dev->real->synchronize());
   return x->dev->real->copy(dst, src, n);
 }
 
 /* ---- graph replay: recording, issuing, capturing ---- */
+
+static void deferral_ends(const cpu_exec *x, const char *what, size_t n) {
+  const graph_state *g = &x->dev->g;
+  if (g->verbose)
+    fprintf(stderr, "hlo: @%s: run %llu: %s of %zu bytes: its calls go one by one from here\n",
+            x->f->name, (unsigned long long)g->runs, what, n);
+}
 
 /* The executable whose run is deferred on this thread (the shadow table's
  * slots take no context; a run is one thread's, start to end). */
@@ -294,6 +397,65 @@ static hlo_status issue_all(const backend *be, const glist *l) {
   return NULL;
 }
 
+enum { RECIPE_NONE = 0xffffffffu, RECIPE_BAD = 0xfffffffeu };
+
+static void key_push(gkey *k, uint64_t w) {
+  if (!k->ok) return;
+  if (k->n == k->cap) {
+    uint32_t cap = k->cap ? 2 * k->cap : 32;
+    uint64_t *n = realloc(k->w, cap * sizeof *n);
+    if (!n) {
+      k->ok = false;
+      return;
+    }
+    k->w = n;
+    k->cap = cap;
+  }
+  k->w[k->n++] = w;
+}
+
+static bool key_equal(const gkey *a, const gkey *b) {
+  return a->ok && b->ok && a->n == b->n && !memcmp(a->w, b->w, a->n * sizeof *a->w);
+}
+
+/* Copies src into dst (dst's memory reused); dst->ok false when out of
+ * memory. */
+static void key_copy(gkey *dst, const gkey *src) {
+  dst->n = 0;
+  dst->ok = src->ok;
+  for (uint32_t i = 0; i < src->n && dst->ok; i++) key_push(dst, src->w[i]);
+}
+
+static void recipe_push(grecipe *r, uint32_t k, bool hv) {
+  if (!r->ok) return;
+  if (r->n == r->cap) {
+    uint32_t cap = r->cap ? 2 * r->cap : 8;
+    uint32_t *n = realloc(r->res, cap * sizeof *n);
+    if (n) r->res = n;
+    bool *h = n ? realloc(r->hv, cap * sizeof *h) : NULL;
+    if (h) r->hv = h;
+    if (!n || !h) {
+      r->ok = false;
+      return;
+    }
+    r->cap = cap;
+  }
+  r->res[r->n] = k;
+  r->hv[r->n++] = hv;
+  if (k == RECIPE_BAD) r->ok = false;
+}
+
+static void recipe_copy(grecipe *dst, const grecipe *src) {
+  dst->n = 0;
+  dst->ok = src->ok;
+  for (uint32_t i = 0; i < src->n && dst->ok; i++) recipe_push(dst, src->res[i], src->hv[i]);
+}
+
+static void slot_forget(gslot *v) {
+  v->key.ok = false;
+  v->recipe.ok = false;
+}
+
 /* The graph captured with exactly the calls of this run, or NULL. */
 static gslot *graph_find(graph_state *g) {
   for (uint32_t i = 0; i < GRAPH_SLOTS; i++)
@@ -340,6 +502,8 @@ static hlo_status graph_capture_launch(cpu_exec *x) {
   if (v->exec) be->graph_destroy(v->exec);
   v->exec = exec;
   v->used = g->runs;
+  slot_forget(v);
+  g->launched = v;
   glist spare = v->calls; /* the run's list is kept; the slot's old one reused */
   v->calls = g->calls;
   g->calls = spare;
@@ -366,6 +530,7 @@ static hlo_status graph_flush(cpu_exec *x, bool allow_graph) {
     if (hit) {
       hit->used = g->runs;
       g->launches++;
+      g->launched = hit;
       st = be->graph_launch(hit->exec);
     } else if (allow_graph && g->warm && g->captures < GRAPH_MAX_CAPTURES) {
       st = graph_capture_launch(x);
@@ -380,12 +545,24 @@ static hlo_status graph_flush(cpu_exec *x, bool allow_graph) {
 }
 
 /* Records call c with pointers p[0..np) in the deferred run of this
- * thread. */
+ * thread. At GRAPH_MAX_CALLS calls the run stops being deferred: the calls
+ * so far are issued one by one, this one too, and the rest of the run is
+ * eager; the executable defers no later run (its runs are that long). */
 static hlo_status rec_push(gcall *c, const void *const *p, uint32_t np) {
   cpu_exec *x = g_rec;
   if (!x || !x->dev || !x->dev->g.deferring)
     return status_new(HLO_INTERNAL, "device executable: a call recorded outside a deferred run");
-  return glist_add(&x->dev->g.calls, c, p, np);
+  graph_state *g = &x->dev->g;
+  if (g->calls.n >= GRAPH_MAX_CALLS) {
+    g->eligible = false;
+    g->why = "more calls than a graph takes (GRAPH_MAX_CALLS)";
+    if (g->verbose)
+      fprintf(stderr, "hlo: @%s: a run makes over %d device calls: not replayed as a graph\n",
+              x->f->name, (int)GRAPH_MAX_CALLS);
+    HLO_TRY(graph_flush(x, false));
+    return issue_one(x->dev->real, c, (void *const *)p);
+  }
+  return glist_add(&g->calls, c, p, np);
 }
 
 static void box_record(gcall *c, const backend_box *b) {
@@ -575,7 +752,7 @@ static hlo_status be_copy_d2d(cpu_exec *x, void *dst, const void *src, size_t n)
   c.kind = GC_COPY;
   c.bytes = n;
   const void *p[2] = {dst, src};
-  return glist_add(&x->dev->g.calls, &c, p, 2);
+  return rec_push(&c, p, 2);
 }
 
 /* Frees device buffer p: after the deferred calls when the run is
@@ -599,74 +776,197 @@ static void dev_free(cpu_exec *x, void *p) {
   x->dev->real->free(p);
 }
 
-/* The graph buffer for the run's next allocation of `bytes` (kept across
- * runs: the k-th allocation of a run gets the k-th buffer, remade when its
- * size differs). Errors: out of device memory. */
-static hlo_status graph_buffer(cpu_exec *x, size_t bytes, void **out) {
+/* Takes pool's reference (graph_state.pool, gresult.pool) off; the last
+ * one frees it. */
+static void gpool_unref(gpool *pool) {
+  if (__atomic_sub_fetch(&pool->refs, 1, __ATOMIC_ACQ_REL)) return;
+  pthread_mutex_destroy(&pool->mu);
+  free(pool->ret);
+  free(pool);
+}
+
+/* The pointer given back for graph buffer k (the pool's: see gpool), or
+ * NULL. */
+static void *gpool_take(gpool *pool, uint32_t k) {
+  if (!pool) return NULL;
+  pthread_mutex_lock(&pool->mu);
+  void *p = k < pool->n ? pool->ret[k] : NULL;
+  if (p) pool->ret[k] = NULL;
+  pthread_mutex_unlock(&pool->mu);
+  return p;
+}
+
+/* tensor_device.release of a result holding graph buffer k: the buffer
+ * goes back to the executable's pool for its next run (the same pointer:
+ * the graphs that wrote it fit again), or is freed when the executable is
+ * gone or has another buffer there by now. */
+static void release_graph_result(tensor_device *dv) {
+  gresult *r = (gresult *)dv;
+  gpool *pool = r->pool;
+  bool kept = false;
+  pthread_mutex_lock(&pool->mu);
+  if (!pool->dead && r->k < pool->n && !pool->ret[r->k]) {
+    pool->ret[r->k] = dv->ptr;
+    kept = true;
+  }
+  const backend *be = pool->be;
+  pthread_mutex_unlock(&pool->mu);
+  if (!kept) be->free(dv->ptr);
+  gpool_unref(pool);
+  free(r);
+}
+
+/* The graph buffer for an allocation of `bytes` in a deferred run: the
+ * first one of that size no live tensor of the run holds, else a new one
+ * (kept across runs). Runs that make the same allocations and frees in
+ * the same order so get the same pointers (a graph recorded with them fits
+ * again), and a buffer freed in a run (a loop iteration's value) serves
+ * the run's later allocations, as the backend's own pool would. A buffer
+ * handed to a result is taken back from the pool when the result was
+ * released, else remade. *index: the buffer's. Errors: out of (device)
+ * memory. */
+static hlo_status graph_buffer(cpu_exec *x, size_t bytes, void **out, uint32_t *index) {
   graph_state *g = &x->dev->g;
   const backend *be = x->dev->real;
-  if (g->k == g->ngb) {
+  uint32_t k = 0;
+  while (k < g->ngb && (g->gb[k].busy || g->gb[k].bytes != bytes)) k++;
+  if (k == g->ngb) {
+    if (g->pool) { /* the pool's table grows with it */
+      pthread_mutex_lock(&g->pool->mu);
+      void **r = realloc(g->pool->ret, (g->ngb + 1) * sizeof *r);
+      if (r) {
+        r[g->ngb] = NULL;
+        g->pool->ret = r;
+        g->pool->n = g->ngb + 1;
+      }
+      pthread_mutex_unlock(&g->pool->mu);
+      if (!r) return cpu_oom();
+    }
     gbuffer *n = realloc(g->gb, (g->ngb + 1) * sizeof *n);
     if (!n) return cpu_oom();
     g->gb = n;
-    g->gb[g->ngb++] = (gbuffer){NULL, 0};
+    g->gb[g->ngb++] = (gbuffer){NULL, bytes, false};
   }
-  gbuffer *b = &g->gb[g->k];
-  if (b->p && b->bytes != bytes) {
-    be->free(b->p); /* stream-ordered: after the work queued before */
-    b->p = NULL;
-  }
+  gbuffer *b = &g->gb[k];
+  if (!b->p) b->p = gpool_take(g->pool, k);
   if (!b->p) {
     b->p = be->alloc(bytes);
     if (!b->p)
       return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a buffer of %zu bytes",
                         bytes);
-    b->bytes = bytes;
   }
-  g->k++;
+  b->busy = true;
   *out = b->p;
+  *index = k;
   return NULL;
 }
 
-/* Whether program 0 is device work only (see the design); fills the
- * buffer counts of its kernels. */
-static bool graph_eligible(cpu_exec *x) {
+/* Walks program pi for graph_eligible: whether its steps are device work
+ * only, a while with a known trip count counting as its body's steps that
+ * many times (its cond is not run); *calls gets the calls one run of it
+ * makes (saturating at GRAPH_MAX_CALLS + 1); kernels' buffer counts into
+ * g->knbufs. */
+static bool program_eligible(cpu_exec *x, uint32_t pi, uint64_t *calls, int depth) {
   const backend *be = x->dev->real;
   graph_state *g = &x->dev->g;
-  if (x->nprogs != 1) return false;
-  const program *p = &x->progs[0];
-  uint32_t nk = 0;
-  for (uint32_t i = 0; i < p->nsteps; i++)
-    if (p->steps[i].kind == STEP_KERNEL && p->steps[i].kernel + 1 > nk)
-      nk = p->steps[i].kernel + 1;
-  free(g->knbufs);
-  g->knbufs = calloc(nk ? nk : 1, sizeof *g->knbufs);
-  g->nk = g->knbufs ? nk : 0;
-  if (!g->knbufs) return false;
-  uint32_t work = 0; /* calls a run makes */
+  const program *p = &x->progs[pi];
+  uint64_t n = 0;
+  if (depth > 32) {
+    g->why = "loops nested too deep";
+    return false;
+  }
   for (uint32_t i = 0; i < p->nsteps; i++) {
     const step *s = &p->steps[i];
     if (s->elided) continue;
-    work += s->kind != STEP_ALIAS;
+    n += s->kind != STEP_ALIAS && s->kind != STEP_WHILE;
     switch (s->kind) {
-    case STEP_KERNEL: g->knbufs[s->kernel] = s->nin + s->nout; break;
+    case STEP_KERNEL:
+      if (s->kernel < g->nk) g->knbufs[s->kernel] = s->nin + s->nout;
+      break;
     case STEP_GEMM:
-      if (s->epilogue) return false;
+      if (s->epilogue) {
+        g->why = "a gemm with an epilogue";
+        return false;
+      }
       break;
     case STEP_CONV: case STEP_WINDOW: case STEP_SORT: case STEP_ALIAS: break;
     case STEP_FILL: case STEP_GATHER: case STEP_SCATTER:
-      if (!cpu_copy_on_backend(be, s)) return false; /* else on the host mirror */
+      if (!cpu_copy_on_backend(be, s)) { /* else on the host mirror */
+        g->why = "data movement on the host";
+        return false;
+      }
       break;
     case STEP_DSLICE: case STEP_DUS: /* when the device reads the start indices */
-      if (!cpu_copy_on_backend(be, s) || !cpu_copy_indices_on_device(be, s)) return false;
+      if (!cpu_copy_on_backend(be, s) || !cpu_copy_indices_on_device(be, s)) {
+        g->why = "dynamic_slice / dynamic_update_slice with start indices read on the host";
+        return false;
+      }
       break;
-    default: return false; /* interpreter, control, host reads of indices or values */
+    case STEP_PAD: /* on the device, its padding value a constant (no download) */
+      if (!cpu_copy_on_backend(be, s) || s->nin < 2 || !s->in[1]->def ||
+          s->in[1]->def->opcode != OP_CONSTANT) {
+        g->why = "a pad whose padding value is read on the host";
+        return false;
+      }
+      break;
+    case STEP_WHILE: {
+      /* with a known trip count: the body that many times, unrolled */
+      int64_t trips = op_attr_int(s->op, WHILE_KNOWN_TRIP_COUNT, -1);
+      if (trips < 0 || s->nsub != 2) {
+        g->why = "a while loop without a known trip count (its predicate read on the host)";
+        return false;
+      }
+      uint64_t body = 0;
+      if (!program_eligible(x, s->sub[1], &body, depth + 1)) return false;
+      /* the loop's own copies (init values, results out of the state) */
+      n += s->nin + s->nout;
+      n += body && (uint64_t)trips > (GRAPH_MAX_CALLS + 1) / body ? GRAPH_MAX_CALLS + 1
+                                                                 : body * (uint64_t)trips;
+      break;
     }
+    case STEP_CASE:
+      g->why = "a case / if (its selector read on the host)";
+      return false;
+    default:
+      g->why = "an interpreter step (on the host)";
+      return false;
+    }
+    if (n > GRAPH_MAX_CALLS) break;
   }
-  /* a replay costs a graph launch and a copy per result: worth it when
-   * that is fewer calls than the run's own */
-  uint32_t nres = p->block && p->block->last ? p->block->last->num_operands : 0;
-  return work >= nres + 2;
+  *calls = n > GRAPH_MAX_CALLS ? GRAPH_MAX_CALLS + 1 : n;
+  return true;
+}
+
+/* Whether program 0 is device work only (see the design); fills the
+ * buffer counts of its kernels; g->why says why not. */
+static bool graph_eligible(cpu_exec *x) {
+  graph_state *g = &x->dev->g;
+  uint32_t nk = 0;
+  for (uint32_t pi = 0; pi < x->nprogs; pi++)
+    for (uint32_t i = 0; i < x->progs[pi].nsteps; i++) {
+      const step *s = &x->progs[pi].steps[i];
+      if (s->kind == STEP_KERNEL && s->kernel + 1 > nk) nk = s->kernel + 1;
+    }
+  free(g->knbufs);
+  g->knbufs = calloc(nk ? nk : 1, sizeof *g->knbufs);
+  g->nk = g->knbufs ? nk : 0;
+  if (!g->knbufs) {
+    g->why = "out of memory";
+    return false;
+  }
+  uint64_t calls = 0;
+  if (!program_eligible(x, 0, &calls, 0)) return false;
+  if (calls > GRAPH_MAX_CALLS) {
+    g->why = "more calls than a graph takes (GRAPH_MAX_CALLS)";
+    return false;
+  }
+  /* a replay is one graph launch (results are handed the graph buffers
+   * they lie in, not copied): worth it from two calls on */
+  if (calls < 2) {
+    g->why = "fewer than two calls";
+    return false;
+  }
+  return true;
 }
 
 /* Before a run (cpu_dev_begin_run): whether it may be deferred (the
@@ -674,11 +974,25 @@ static bool graph_eligible(cpu_exec *x) {
 static bool graph_may_defer(cpu_exec *x) {
   graph_state *g = &x->dev->g;
   g->calls.n = g->calls.np = 0;
-  g->k = 0;
+  g->launched = g->replay = NULL;
+  g->key.n = 0, g->key.ok = false;
+  g->recipe.n = 0, g->recipe.ok = true;
+  for (uint32_t i = 0; i < g->ngb; i++) g->gb[i].busy = false;
   if (!g->enabled || x->profile || x->check) return false;
   if (!g->checked) {
     g->checked = true;
     g->eligible = graph_eligible(x);
+  }
+  if (!g->eligible && g->verbose && !g->told) {
+    g->told = true;
+    fprintf(stderr, "hlo: @%s is not replayed as a graph: %s\n", x->f->name,
+            g->why ? g->why : "?");
+  }
+  /* a buffer handed to a result: given back by now, else remade now (as
+   * the run would when it takes it: the key holds every buffer's pointer) */
+  for (uint32_t i = 0; g->eligible && i < g->ngb; i++) {
+    if (!g->gb[i].p) g->gb[i].p = gpool_take(g->pool, i);
+    if (!g->gb[i].p) g->gb[i].p = x->dev->real->alloc(g->gb[i].bytes);
   }
   return g->eligible;
 }
@@ -700,6 +1014,14 @@ static void graph_init(cpu_dev *d) {
   g->enabled = be->graph_begin && be->graph_end && be->graph_launch && be->graph_destroy &&
                !(env && !strcmp(env, "0"));
   g->verbose = g->enabled && env && !strcmp(env, "verbose");
+  if (g->enabled) {
+    g->pool = calloc(1, sizeof *g->pool);
+    if (g->pool && pthread_mutex_init(&g->pool->mu, NULL)) {
+      free(g->pool);
+      g->pool = NULL;
+    }
+    if (g->pool) g->pool->refs = 1, g->pool->be = be;
+  }
   g->shadow = *be;
   backend *sh = &g->shadow;
   sh->launch = rec_launch;
@@ -723,9 +1045,22 @@ static void graph_free(cpu_dev *d) {
   for (uint32_t i = 0; i < GRAPH_SLOTS; i++) {
     if (g->slot[i].exec) d->real->graph_destroy(g->slot[i].exec);
     glist_free(&g->slot[i].calls);
+    free(g->slot[i].key.w);
+    free(g->slot[i].recipe.res);
+    free(g->slot[i].recipe.hv);
   }
+  free(g->key.w);
+  free(g->recipe.res);
+  free(g->recipe.hv);
   glist_free(&g->calls);
   for (uint32_t i = 0; i < g->ngb; i++) d->real->free(g->gb[i].p);
+  if (g->pool) { /* results still out free their buffers themselves */
+    pthread_mutex_lock(&g->pool->mu);
+    g->pool->dead = true;
+    for (uint32_t i = 0; i < g->pool->n; i++) d->real->free(g->pool->ret[i]);
+    pthread_mutex_unlock(&g->pool->mu);
+    gpool_unref(g->pool);
+  }
   for (uint32_t i = 0; i < g->ndfree; i++) d->real->free(g->dfree[i]);
   free(g->gb);
   free(g->dfree);
@@ -734,14 +1069,21 @@ static void graph_free(cpu_dev *d) {
 
 /* Graph replay's counters (tests; declared by them): out[0] deferred runs,
  * out[1] captures (failed ones included), out[2] graph launches, out[3]
- * failed captures. Zeros for an executable off a device backend. */
-void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[4]);
-void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[4]) {
+ * failed captures, out[4] launches without the steps (cpu_dev_replay).
+ * Zeros for an executable off a device backend. */
+void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[5]);
+void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[5]) {
   const graph_state *g = x && x->dev ? &x->dev->g : NULL;
   out[0] = g ? g->runs : 0;
   out[1] = g ? g->captures : 0;
   out[2] = g ? g->launches : 0;
   out[3] = g ? g->failures : 0;
+  out[4] = g ? g->replays : 0;
+}
+
+static int by_host(const void *a, const void *b) {
+  const uint8_t *p = ((const dev_entry *)a)->host, *q = ((const dev_entry *)b)->host;
+  return p < q ? -1 : p > q;
 }
 
 hlo_status cpu_dev_create(cpu_exec *x) {
@@ -752,6 +1094,10 @@ hlo_status cpu_dev_create(cpu_exec *x) {
   graph_init(d);
   d->empty = d->real->alloc(GRANULE);
   if (!d->empty) return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory");
+  d->vbytes = malloc((x->nvals ? x->nvals : 1) * sizeof *d->vbytes);
+  d->onb = calloc(x->nprogs ? x->nprogs : 1, sizeof *d->onb);
+  if (!d->vbytes || !d->onb) return cpu_oom();
+  for (uint32_t i = 0; i < x->nvals; i++) d->vbytes[i] = SIZE_MAX;
   /* constants: uploaded once, now */
   for (uint32_t i = 0; i < x->nvals; i++) {
     tensor *t = x->consts[i];
@@ -760,12 +1106,41 @@ hlo_status cpu_dev_create(cpu_exec *x) {
     HLO_TRY(cpu_dev_in(x, t, t->data, t->nbytes, &p));
     d->e[d->n - 1].pinned = true;
   }
+  /* sorted by host address: find's binary search (they stay first: only
+   * later entries are dropped during runs) */
+  if (d->n) qsort(d->e, d->n, sizeof *d->e, by_host);
+  d->npinned = d->nfixed = d->n;
   return NULL;
+}
+
+size_t cpu_dev_value_bytes(cpu_exec *x, const hlo_value *v) {
+  cpu_dev *d = x->dev;
+  if (!d || v->id >= x->nvals) return (size_t)cpu_value_bytes(v);
+  if (d->vbytes[v->id] == SIZE_MAX) d->vbytes[v->id] = (size_t)cpu_value_bytes(v);
+  return d->vbytes[v->id];
+}
+
+bool cpu_dev_copy_on_backend(cpu_exec *x, const step *s) {
+  cpu_dev *d = x->dev;
+  uint32_t pi = 0;
+  while (pi < x->nprogs && !(s >= x->progs[pi].steps && s < x->progs[pi].steps +
+                                                             x->progs[pi].nsteps))
+    pi++;
+  if (!d || pi == x->nprogs) return cpu_copy_on_backend(x->be, s);
+  if (!d->onb[pi]) {
+    d->onb[pi] = calloc(x->progs[pi].nsteps ? x->progs[pi].nsteps : 1, 1);
+    if (!d->onb[pi]) return cpu_copy_on_backend(x->be, s);
+  }
+  uint8_t *c = &d->onb[pi][s - x->progs[pi].steps];
+  if (!*c) *c = (uint8_t)(1 + cpu_copy_on_backend(d->real, s));
+  return *c == 2;
 }
 
 static void drop_entry(cpu_exec *x, uint32_t i) {
   cpu_dev *d = x->dev;
   if (!d->e[i].lent) dev_free(x, d->e[i].dev);
+  /* its graph buffer serves the run's next allocation of that size */
+  if (d->e[i].gbuf && d->e[i].gbi < d->g.ngb) d->g.gb[d->e[i].gbi].busy = false;
   tensor_release(d->e[i].owner);
   d->e[i] = d->e[--d->n];
 }
@@ -778,6 +1153,9 @@ void cpu_dev_destroy(cpu_exec *x) {
   }
   while (d->n) drop_entry(x, d->n - 1);
   free(d->e);
+  free(d->vbytes);
+  for (uint32_t pi = 0; d->onb && pi < x->nprogs; pi++) free(d->onb[pi]);
+  free(d->onb);
   graph_free(d);
   d->real->free(d->arena);
   d->real->free(d->empty);
@@ -803,11 +1181,25 @@ hlo_status cpu_dev_arena(cpu_exec *x) {
   return NULL;
 }
 
-/* The entry whose host range holds p, or -1. */
+/* The entry of e[lo..hi) (sorted by host address) whose host range holds
+ * p, or -1. */
+static int64_t find_sorted(const dev_entry *e, uint32_t lo, uint32_t hi, const uint8_t *p) {
+  uint32_t a = lo, b = hi; /* the last entry starting at or before p: a - 1 */
+  while (a < b) {
+    uint32_t mid = a + (b - a) / 2;
+    if (e[mid].host <= p) a = mid + 1;
+    else b = mid;
+  }
+  return a > lo && p < e[a - 1].host + e[a - 1].bytes ? (int64_t)a - 1 : -1;
+}
+
+/* The entry whose host range holds p, or -1: the run's own entries, then
+ * binary searches of the arguments' and the constants'. */
 static int64_t find(const cpu_dev *d, const uint8_t *p) {
-  for (uint32_t i = 0; i < d->n; i++)
+  for (uint32_t i = d->nfixed; i < d->n; i++)
     if (p >= d->e[i].host && p < d->e[i].host + d->e[i].bytes) return i;
-  return -1;
+  int64_t i = find_sorted(d->e, d->npinned, d->nfixed, p);
+  return i >= 0 ? i : find_sorted(d->e, 0, d->npinned, p);
 }
 
 static bool in_dev_arena(const cpu_dev *d, const uint8_t *p) {
@@ -866,8 +1258,9 @@ static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t byt
   if (*out >= 0 || !make || !owner) return NULL;
   bool gbuf = d->g.deferring; /* a deferred run's buffers: the graph's, kept across runs */
   void *dev = NULL;
+  uint32_t gbi = 0;
   if (gbuf) {
-    HLO_TRY(graph_buffer(x, bytes, &dev));
+    HLO_TRY(graph_buffer(x, bytes, &dev, &gbi));
   } else {
     dev = d->real->alloc(bytes);
     if (!dev)
@@ -878,9 +1271,10 @@ static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t byt
   hlo_status st = entry_slot(d, &i);
   if (st) {
     if (!gbuf) d->real->free(dev);
+    else d->g.gb[gbi].busy = false;
     return st;
   }
-  d->e[i] = (dev_entry){host, bytes, dev, ON_HOST, false, gbuf, gbuf, tensor_retain(owner)};
+  d->e[i] = (dev_entry){host, bytes, dev, ON_HOST, false, gbuf, gbuf, gbi, tensor_retain(owner)};
   *out = i;
   return NULL;
 }
@@ -1031,8 +1425,10 @@ hlo_status cpu_dev_copy(cpu_exec *x, tensor *dst_owner, void *dst, const void *s
   cpu_dev *d = x->dev;
   if (!bytes) return NULL;
   /* on the host when src is valid there (the copy is then valid on the
-   * host, as a host step's output); on the device when it is only there */
-  if (d && !valid_on_host(d, src, bytes) && valid_on_dev(d, src, bytes)) {
+   * host, as a host step's output); on the device when it is only there,
+   * or when it is valid there in a deferred run (a host copy would be
+   * uploaded again by the device step reading it, ending the deferral) */
+  if (d && (!valid_on_host(d, src, bytes) || d->g.deferring) && valid_on_dev(d, src, bytes)) {
     void *ds, *dd;
     HLO_TRY(cpu_dev_in(x, NULL, (void *)src, bytes, &ds));
     HLO_TRY(cpu_dev_out(x, dst_owner, dst, bytes, &dd));
@@ -1053,7 +1449,7 @@ bool cpu_dev_holds(const cpu_exec *x, const tensor *t) {
 
 void cpu_dev_sweep(cpu_exec *x) {
   cpu_dev *d = x->dev;
-  for (uint32_t i = 0; i < d->n;) {
+  for (uint32_t i = d->nfixed; i < d->n;) { /* the arguments' live as long as the run */
     if (!d->e[i].pinned && __atomic_load_n(&d->e[i].owner->refcount, __ATOMIC_ACQUIRE) == 1)
       drop_entry(x, i);
     else
@@ -1068,10 +1464,11 @@ void cpu_dev_end_run(cpu_exec *x) {
    * after an error before those, its calls are issued here (as an eager
    * run would have: its error, if any, is the backend's again later) */
   if (d->g.deferring) hlo_status_free(graph_flush(x, false));
-  for (uint32_t i = 0; i < d->n;) {
+  for (uint32_t i = d->npinned; i < d->n;) {
     if (!d->e[i].pinned) drop_entry(x, i);
     else i++;
   }
+  d->nfixed = d->npinned;
 }
 
 /* Registers the device copy of one argument tensor (see cpu_dev_begin_run);
@@ -1091,7 +1488,7 @@ static hlo_status lend_argument(cpu_exec *x, tensor *t, bool *all_lent) {
   uint32_t i = 0;
   HLO_TRY(entry_slot(d, &i));
   uint8_t state = ON_DEV | (t->device->host_valid ? ON_HOST : 0);
-  d->e[i] = (dev_entry){t->data, t->nbytes, t->device->ptr, state, false, true, false,
+  d->e[i] = (dev_entry){t->data, t->nbytes, t->device->ptr, state, false, true, false, 0,
                         tensor_retain(t)};
   return NULL;
 }
@@ -1110,24 +1507,78 @@ static hlo_status upload_argument(cpu_exec *x, tensor *t) {
     return NULL;
   if (find(d, t->data) >= 0) return NULL; /* the same tensor passed twice */
   void *dev = NULL;
-  uint32_t i = 0;
-  HLO_TRY(graph_buffer(x, t->nbytes, &dev));
-  HLO_TRY(entry_slot(d, &i));
-  d->e[i] = (dev_entry){t->data, t->nbytes, dev, ON_HOST, false, true, true, tensor_retain(t)};
+  uint32_t i = 0, gbi = 0;
+  HLO_TRY(graph_buffer(x, t->nbytes, &dev, &gbi));
+  hlo_status st = entry_slot(d, &i);
+  if (st) {
+    d->g.gb[gbi].busy = false;
+    return st;
+  }
+  d->e[i] = (dev_entry){t->data, t->nbytes, dev, ON_HOST, false, true, true, gbi,
+                        tensor_retain(t)};
   HLO_TRY(d->real->copy(dev, t->data, t->nbytes));
   d->e[i].state = ON_HOST | ON_DEV;
   return NULL;
 }
 
+/* The run's key (gkey; before it is deferred, its arguments registered):
+ * per argument its device pointer (the caller's or the graph buffer it
+ * was uploaded into), whether it is lent, valid on the host, borrowed,
+ * its reference count (the runtime writes a loop's carried value in place
+ * by it), which earlier argument has the same data; then every graph
+ * buffer's pointer; then the arena's validity runs (a copy between
+ * buffers runs on the device or on the host by where its source is
+ * valid). A tuple argument: no key. */
+static void graph_key(cpu_exec *x, tensor *const *args, uint32_t n) {
+  cpu_dev *d = x->dev;
+  graph_state *g = &d->g;
+  gkey *k = &g->key;
+  k->n = 0;
+  k->ok = true;
+  key_push(k, n);
+  for (uint32_t i = 0; i < n; i++) {
+    const tensor *t = args[i];
+    if (!t || (t->type && t->type->kind == TYPE_TUPLE)) {
+      k->ok = false;
+      return;
+    }
+    int64_t e = t->nbytes && t->data ? find(d, t->data) : -1;
+    uint32_t same = 0;
+    for (uint32_t j = 0; j < i && !same; j++)
+      if (args[j] && args[j]->data == t->data) same = j + 1;
+    uint64_t flags = (e >= 0 && d->e[e].lent) | (uint64_t)(e >= 0 && (d->e[e].state & ON_HOST)) << 1 |
+                     (uint64_t)t->borrowed << 2 | (uint64_t)(t->device != NULL) << 3 |
+                     (uint64_t)same << 8 |
+                     (uint64_t)__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) << 32;
+    key_push(k, e >= 0 ? (uint64_t)(uintptr_t)d->e[e].dev : 0);
+    key_push(k, flags);
+    key_push(k, t->nbytes);
+  }
+  key_push(k, g->ngb);
+  for (uint32_t i = 0; i < g->ngb; i++) key_push(k, (uint64_t)(uintptr_t)g->gb[i].p);
+  /* the arena's validity (a copy runs on the device or the host by it) */
+  key_push(k, d->granules.count);
+  for (uint32_t i = 0; i < d->granules.count; i++)
+    key_push(k, (uint64_t)d->granules.at[i] << 8 | d->granules.state[i]);
+}
+
 hlo_status cpu_dev_begin_run(cpu_exec *x, tensor *const *args, uint32_t n) {
-  if (!x->dev) return NULL;
+  cpu_dev *d = x->dev;
+  if (!d) return NULL;
   bool all_lent = true;
+  d->nfixed = d->npinned;
   for (uint32_t i = 0; i < n; i++)
     if (args[i]) HLO_TRY(lend_argument(x, args[i], &all_lent));
-  if (!graph_may_defer(x)) return NULL;
-  for (uint32_t i = 0; i < n && !all_lent; i++)
+  bool defer = graph_may_defer(x);
+  for (uint32_t i = 0; i < n && !all_lent && defer; i++)
     if (args[i]) HLO_TRY(upload_argument(x, args[i]));
-  graph_defer(x);
+  /* the arguments' entries: kept for the run, sorted for find */
+  if (d->n > d->npinned) qsort(d->e + d->npinned, d->n - d->npinned, sizeof *d->e, by_host);
+  d->nfixed = d->n;
+  if (defer) {
+    graph_key(x, args, n);
+    graph_defer(x);
+  }
   return NULL;
 }
 
@@ -1138,24 +1589,60 @@ static void release_own_copy(tensor_device *dv) {
   free(dv);
 }
 
-hlo_status cpu_dev_result(cpu_exec *x, tensor *r) {
+/* Hands graph buffer k to result r (r->device, given back to the pool
+ * when r is released: release_graph_result), its host mirror valid when
+ * hv. Errors: out of memory. */
+static hlo_status hand_graph_buffer(cpu_exec *x, tensor *r, uint32_t k, bool hv) {
   cpu_dev *d = x->dev;
-  if (!d || !r) return NULL;
-  HLO_TRY(graph_flush(x, true)); /* the steps are done: their calls go */
+  gresult *gr = malloc(sizeof *gr);
+  if (!gr) return cpu_oom();
+  gr->d = (tensor_device){d->g.gb[k].p, d->real, hv, true, release_graph_result};
+  gr->pool = d->g.pool;
+  gr->k = k;
+  __atomic_add_fetch(&d->g.pool->refs, 1, __ATOMIC_ACQ_REL);
+  r->device = &gr->d;
+  d->g.gb[k].p = NULL;
+  d->g.gb[k].busy = false;
+  return NULL;
+}
+
+/* cpu_dev_result's work on r; *gk: the graph buffer r was handed
+ * (RECIPE_NONE: a result without bytes; RECIPE_BAD: any other outcome). */
+static hlo_status hand_result(cpu_exec *x, tensor *r, uint32_t *gk, bool *hv) {
+  cpu_dev *d = x->dev;
+  *gk = RECIPE_BAD;
+  *hv = false;
   if (r->type && r->type->kind == TYPE_TUPLE) {
-    for (uint32_t i = 0; i < r->num_tuple; i++) HLO_TRY(cpu_dev_result(x, r->tuple[i]));
+    for (uint32_t i = 0; i < r->num_tuple; i++) {
+      uint32_t k;
+      bool h;
+      HLO_TRY(hand_result(x, r->tuple[i], &k, &h));
+    }
     return NULL;
   }
-  if (!r->nbytes || !r->data) return NULL;
+  if (!r->nbytes || !r->data) {
+    *gk = RECIPE_NONE;
+    return NULL;
+  }
   if (r->device && r->device->own) return NULL; /* a result given twice: moved already */
   int64_t k = find(d, r->data);
   if (k >= 0) {
     dev_entry *e = &d->e[k];
     bool own = e->owner == r && !e->pinned && (!e->lent || e->gbuf) && e->host == r->data &&
                e->bytes == r->nbytes && !r->borrowed && !r->device && (e->state & ON_DEV);
+    if (own && e->gbuf && d->g.pool && e->gbi < d->g.ngb && d->g.gb[e->gbi].p == e->dev) {
+      /* a graph buffer: handed to the result, not copied (a replay is one
+       * launch); given back to the pool when the result is released, so a
+       * later run (its graph) finds it at the same address */
+      *hv = (e->state & ON_HOST) != 0;
+      HLO_TRY(hand_graph_buffer(x, r, e->gbi, *hv));
+      *gk = e->gbi;
+      e->dev = NULL;
+      e->gbuf = false; /* the entry no longer stands for the graph buffer */
+      return NULL;
+    }
     if (own && e->gbuf) {
-      /* a graph buffer stays the graph's: the result gets a copy (on the
-       * stream, after the work that wrote it) */
+      /* no pool (out of memory at the start): a copy on the stream */
       void *fresh = d->real->alloc(e->bytes);
       if (!fresh)
         return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a result of %zu "
@@ -1182,4 +1669,83 @@ hlo_status cpu_dev_result(cpu_exec *x, tensor *r) {
     }
   }
   return cpu_dev_host_in(x, r->data, r->nbytes);
+}
+
+hlo_status cpu_dev_result(cpu_exec *x, tensor *r) {
+  cpu_dev *d = x->dev;
+  if (!d || !r) return NULL;
+  HLO_TRY(graph_flush(x, true)); /* the steps are done: their calls go */
+  uint32_t k;
+  bool hv;
+  HLO_TRY(hand_result(x, r, &k, &hv));
+  recipe_push(&d->g.recipe, k, hv);
+  return NULL;
+}
+
+void cpu_dev_results_done(cpu_exec *x, uint32_t nres) {
+  cpu_dev *d = x->dev;
+  if (!d || !d->g.launched) return;
+  graph_state *g = &d->g;
+  gslot *v = g->launched;
+  g->launched = NULL;
+  /* every result a graph buffer of its own (or without bytes), none twice */
+  bool ok = g->key.ok && g->recipe.ok && g->recipe.n == nres;
+  for (uint32_t i = 0; ok && i < nres; i++)
+    for (uint32_t j = 0; ok && j < i; j++)
+      ok = g->recipe.res[i] == RECIPE_NONE || g->recipe.res[i] != g->recipe.res[j];
+  if (!ok) {
+    if (g->verbose && !g->told_recipe) {
+      uint32_t bad = 0;
+      while (bad < g->recipe.n && g->recipe.res[bad] != RECIPE_BAD) bad++;
+      g->told_recipe = true;
+      fprintf(stderr, "hlo: @%s: its graph is replayed with its steps run: %s\n", x->f->name,
+              !g->key.ok ? "a tuple argument" :
+              bad < g->recipe.n ? "a result is no graph buffer of its own (an argument, a constant, "
+                                  "a tuple)" : "a result appears twice");
+      if (bad < g->recipe.n) fprintf(stderr, "hlo:   result %u\n", bad);
+    }
+    slot_forget(v);
+    return;
+  }
+  key_copy(&v->key, &g->key);
+  recipe_copy(&v->recipe, &g->recipe);
+  if (!v->key.ok || !v->recipe.ok) slot_forget(v);
+}
+
+hlo_status cpu_dev_replay(cpu_exec *x, bool *replayed) {
+  *replayed = false;
+  cpu_dev *d = x->dev;
+  if (!d || !d->g.deferring || !d->g.key.ok) return NULL;
+  graph_state *g = &d->g;
+  gslot *v = NULL;
+  for (uint32_t i = 0; i < GRAPH_SLOTS && !v; i++)
+    if (g->slot[i].exec && g->slot[i].recipe.ok && key_equal(&g->slot[i].key, &g->key))
+      v = &g->slot[i];
+  if (!v) return NULL;
+  /* the run's steps are not run: the graph makes what they would */
+  g->deferring = false;
+  x->be = d->real;
+  g_rec = NULL;
+  g->warm = true;
+  v->used = g->runs;
+  g->launches++;
+  g->replays++;
+  g->replay = v;
+  g->nreplayed = 0;
+  *replayed = true;
+  return d->real->graph_launch(v->exec);
+}
+
+hlo_status cpu_dev_replay_result(cpu_exec *x, tensor *r) {
+  cpu_dev *d = x->dev;
+  graph_state *g = d ? &d->g : NULL;
+  if (!g || !g->replay || g->nreplayed >= g->replay->recipe.n)
+    return status_new(HLO_INTERNAL, "device executable: a replayed run has no result %u",
+                      g ? g->nreplayed : 0);
+  uint32_t i = g->nreplayed++, k = g->replay->recipe.res[i];
+  if (k == RECIPE_NONE) return NULL;
+  if (k >= g->ngb || !g->gb[k].p || g->gb[k].bytes != r->nbytes || r->device)
+    return status_new(HLO_INTERNAL, "device executable: result %u of a replayed run has no graph "
+                      "buffer", i);
+  return hand_graph_buffer(x, r, k, g->replay->recipe.hv[i]);
 }

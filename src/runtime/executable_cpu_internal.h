@@ -257,6 +257,11 @@ HLO_MUST_USE hlo_status cpu_dev_tensor_wrote(cpu_exec *x, const tensor *t);
  * memcpy when x->dev is NULL. */
 HLO_MUST_USE hlo_status cpu_dev_copy(cpu_exec *x, tensor *dst_owner, void *dst, const void *src,
                                      size_t bytes);
+/* cpu_value_bytes(v), kept per value id after its first call (every
+ * native step asks per run). */
+size_t cpu_dev_value_bytes(cpu_exec *x, const hlo_value *v);
+/* cpu_copy_on_backend(backend, s), kept per step after its first call. */
+bool cpu_dev_copy_on_backend(cpu_exec *x, const step *s);
 /* Whether an entry holds a reference to t (false without x->dev). */
 bool cpu_dev_holds(const cpu_exec *x, const tensor *t);
 /* Drops the entries that hold their tensor's last reference. */
@@ -277,6 +282,23 @@ HLO_MUST_USE hlo_status cpu_dev_begin_run(cpu_exec *x, tensor *const *args, uint
  * bytes are made valid (downloaded). Errors: the backend's copy errors,
  * HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status cpu_dev_result(cpu_exec *x, tensor *r);
+/* After every result went through cpu_dev_result (nres of them): when the
+ * run launched a graph and each result was handed a graph buffer of its
+ * own, the graph keeps the run's key and how its results were made, so
+ * that a later run of the same key skips its steps (cpu_dev_replay). */
+void cpu_dev_results_done(cpu_exec *x, uint32_t nres);
+/* After cpu_dev_begin_run: when the run is deferred and its key (the
+ * arguments' device pointers and what the runtime reads of them, every
+ * graph buffer's pointer) is that of a run whose graph made all its
+ * results, that graph is launched now and *replayed is set: the run's
+ * steps must not run; its results are made by the caller (host mirrors
+ * of the result types, not zeroed) and handed their device buffers, in
+ * order, by cpu_dev_replay_result. Errors: the backend's graph_launch. */
+HLO_MUST_USE hlo_status cpu_dev_replay(cpu_exec *x, bool *replayed);
+/* Result r (the next one, in order) of a run cpu_dev_replay replayed:
+ * r->device set to the graph buffer the graph wrote it in. Errors:
+ * HLO_INTERNAL when the replay holds no such result, out of memory. */
+HLO_MUST_USE hlo_status cpu_dev_replay_result(cpu_exec *x, tensor *r);
 
 /* executable_cpu_run.c: runs program `p` with its block arguments bound to
  * args[0..nargs) (borrowed); *out gets a malloc'd array of the block

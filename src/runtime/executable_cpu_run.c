@@ -90,31 +90,9 @@ static hlo_status get(cpu_exec *x, const hlo_op *op, const hlo_value *v, tensor 
 }
 
 /* A new tensor of type t whose data is NOT zeroed: for a buffer that its
- * writer fills whole (a native step's output, a copy). tensor_create
- * zero-fills, which for a program's result costs a pass over its bytes per
- * run; tensor_release frees this one the same way. Types tensor_create
- * would refuse (too large, dynamic, a tuple) go to it for its error. */
+ * writer fills whole (a native step's output, a copy): tensor_create_uninit. */
 static hlo_status new_uninit(const hlo_type *t, const hlo_loc *loc, tensor **out) {
-  if (!t || t->kind != TYPE_TENSOR || !type_is_static(t)) return tensor_create(t, loc, out);
-  int64_t n = type_num_elements(t);
-  size_t es = hlo_dtype_size(t->dtype);
-  if (n < 0 || es == 0 || (uint64_t)n > interp_max_tensor_bytes() / es)
-    return tensor_create(t, loc, out);
-  size_t nbytes = (size_t)n * es;
-  tensor *v = xcalloc(1, sizeof *v);
-  uint8_t *d = v ? xmalloc(nbytes ? nbytes : 1) : NULL;
-  if (!d) {
-    free(v);
-    return status_at(HLO_RESOURCE_EXHAUSTED, loc, "out of memory allocating a tensor of %lld "
-                     "elements of %s", (long long)n, hlo_dtype_name(t->dtype));
-  }
-  v->type = t;
-  v->num_elems = n;
-  v->nbytes = nbytes;
-  v->data = d;
-  v->refcount = 1;
-  *out = v;
-  return NULL;
+  return tensor_create_uninit(t, loc, out);
 }
 
 /* A copy of t in memory of its own (an arena slot must not escape the step
@@ -209,7 +187,7 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
   /* start indices read on the device need no download */
   uint32_t first = cpu_copy_indices_on_device(x->be, s) ? s->nin : copy_first_scalar(s);
   for (uint32_t i = 0; i < s->nin && !st; i++) {
-    size_t n = (size_t)cpu_value_bytes(s->in[i]);
+    size_t n = cpu_dev_value_bytes(x, s->in[i]);
     host[i] = bufs[i];
     if (i >= first) st = cpu_dev_host_in(x, bufs[i], n);
     else st = cpu_dev_in(x, value_tensor(x, s->in[i]->id), bufs[i], n, &bufs[i]);
@@ -217,7 +195,7 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
   if (!st) {
     const hlo_value *v = s->out[0];
     tensor *owner = out[0] ? out[0] : value_tensor(x, v->id);
-    st = cpu_dev_out(x, owner, bufs[s->nin], (size_t)cpu_value_bytes(v), &bufs[s->nin]);
+    st = cpu_dev_out(x, owner, bufs[s->nin], cpu_dev_value_bytes(x, v), &bufs[s->nin]);
   }
   if (!st) st = cpu_run_copy_on_backend(x->be, s, host, bufs);
   if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
@@ -235,26 +213,26 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
 static __attribute__((noinline)) hlo_status run_device_step(cpu_exec *x, const step *s,
                                                             void **bufs, tensor **out) {
   hlo_status st = NULL;
-  if (s->nin <= COPY_MAX_IN && s->nout == 1 && cpu_copy_on_backend(x->be, s))
+  if (s->nin <= COPY_MAX_IN && s->nout == 1 && cpu_dev_copy_on_backend(x, s))
     return run_device_copy(x, s, bufs, out);
   bool dev = step_on_device(s->kind);
   const program *p = s->nout ? &x->progs[x->prog_of[s->out[0]->id]] : NULL;
   void *scratch = s->kind == STEP_CONV && s->scratch_bytes > 0 && p && p->arena
                       ? p->arena + s->scratch_offset : NULL;
   for (uint32_t i = 0; i < s->nin && !st; i++) {
-    size_t n = (size_t)cpu_value_bytes(s->in[i]);
+    size_t n = cpu_dev_value_bytes(x, s->in[i]);
     if (dev) st = cpu_dev_in(x, value_tensor(x, s->in[i]->id), bufs[i], n, &bufs[i]);
     else st = cpu_dev_host_in(x, bufs[i], n);
   }
   for (uint32_t i = 0; i < s->nout && !st && dev; i++) {
     const hlo_value *v = s->out[i];
     tensor *owner = out[i] ? out[i] : value_tensor(x, v->id);
-    st = cpu_dev_out(x, owner, bufs[s->nin + i], (size_t)cpu_value_bytes(v), &bufs[s->nin + i]);
+    st = cpu_dev_out(x, owner, bufs[s->nin + i], cpu_dev_value_bytes(x, v), &bufs[s->nin + i]);
   }
   if (!st && dev && scratch) st = cpu_dev_out(x, NULL, scratch, (size_t)s->scratch_bytes, &scratch);
   if (!st) st = native_call(x, s, bufs, scratch);
   for (uint32_t i = 0; i < s->nout && !st && !dev; i++)
-    st = cpu_dev_host_out(x, bufs[s->nin + i], (size_t)cpu_value_bytes(s->out[i]));
+    st = cpu_dev_host_out(x, bufs[s->nin + i], cpu_dev_value_bytes(x, s->out[i]));
   if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
   return st;
 }
@@ -971,6 +949,29 @@ void cpu_clear_vals(cpu_exec *x) {
   }
 }
 
+/* The results of a run cpu_dev_replay replayed (its steps not run): a
+ * new tensor of each result type of program 0 (host memory not zeroed: a
+ * mirror), handed its device buffer by cpu_dev_replay_result. */
+static hlo_status replayed_results(cpu_exec *x, tensor ***out, uint32_t *nout) {
+  const hlo_op *term = x->progs[0].block->last;
+  uint32_t nr = term ? term->num_operands : 0;
+  tensor **res = calloc(nr ? nr : 1, sizeof *res);
+  if (!res) return cpu_oom();
+  hlo_status st = NULL;
+  for (uint32_t i = 0; i < nr && !st; i++) {
+    st = new_uninit(term->operands[i]->type, &term->loc, &res[i]);
+    if (!st) st = cpu_dev_replay_result(x, res[i]);
+  }
+  if (st) {
+    release_all(res, nr);
+    free(res);
+    return st;
+  }
+  *out = res;
+  *nout = nr;
+  return NULL;
+}
+
 hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***out) {
   *out = NULL;
   const hlo_func *f = x->f;
@@ -979,20 +980,26 @@ hlo_status cpu_exec_run(cpu_exec *x, tensor *const *args, uint32_t n, tensor ***
                      f->num_args, n);
   tensor **res = NULL;
   uint32_t nr = 0;
+  bool replayed = false;
   hlo_status st = cpu_dev_begin_run(x, args, n);
-  if (!st) st = cpu_run_program(x, 0, args, n, &res, &nr);
+  /* a device backend's graph of an earlier run of the same key: launched,
+   * the steps skipped (executable_cpu_device.c) */
+  if (!st && x->dev) st = cpu_dev_replay(x, &replayed);
+  if (!st && replayed) st = replayed_results(x, &res, &nr);
+  else if (!st) st = cpu_run_program(x, 0, args, n, &res, &nr);
   if (!st && nr != f->num_results)
     st = status_at(HLO_INTERNAL, &f->loc, "@%s: no return of %u values", f->name, f->num_results);
   if (x->dev) {
     /* the results: left on the device in buffers of their own where they
      * are there (downloaded where not); then the run's other device
      * buffers go */
-    for (uint32_t i = 0; i < nr && !st; i++) st = cpu_dev_result(x, res[i]);
+    for (uint32_t i = 0; i < nr && !st && !replayed; i++) st = cpu_dev_result(x, res[i]);
+    if (!st && !replayed) cpu_dev_results_done(x, nr);
     hlo_status sy = x->be->synchronize();
     if (!st) st = sy;
     else hlo_status_free(sy);
   }
-  cpu_clear_vals(x);
+  if (!replayed) cpu_clear_vals(x); /* a replay bound none */
   cpu_dev_end_run(x);
   if (st) {
     release_all(res, nr);

@@ -26,6 +26,11 @@
  *     capture invalidates it: graph_end fails); an executable on the mock
  *     (kernels only) launching its kernels itself on run 1 and by one
  *     cuGraphLaunch on runs 2 and 3, the same kernels on the same buffers;
+ *     a scan (a while loop of a known trip count with dynamic_slice /
+ *     dynamic_update_slice at the loop counter, read on the device by the
+ *     library's copy kernels) the same way: run 1 launches every kernel
+ *     itself, runs 2 and 3 one cuGraphLaunch each (run 3 without walking
+ *     the steps), the launches (ours and the library's) identical;
  *     and with HLO_NVRTC_LIB=/nonexistent the start fails naming NVRTC;
  *   - graph replay in the runtime (executable_cpu_device.c) on a fake
  *     graph backend (cpu-devmem whose graph_* slots record the work calls
@@ -34,8 +39,19 @@
  *     result bit-identical to an HLO_CUDA_GRAPHS=0 executable's; other
  *     argument buffers get a second graph, the first buffers the first
  *     graph again; host arguments (uploaded into graph buffers) a third,
- *     replayed; --profile and a failed capture run eagerly and right; a while loop and a dynamic_slice (host reads),
- *     and a program of fewer calls than results + 2, are never deferred.
+ *     replayed; --profile and a failed capture run eagerly and right; a
+ *     while loop without a known trip count is never deferred; a
+ *     dynamic_slice read on the device and a two-call program are;
+ *     while loops of a known trip count (the passes run first): the graph
+ *     holds exactly the calls run 1 issued one by one (the loop unrolled,
+ *     the same pointers), run 3 replays it without the steps, results
+ *     bit-identical to eager runs; a loop whose bound is an argument is
+ *     not deferred and runs right; unrolled past GRAPH_MAX_CALLS (4096)
+ *     the program runs eagerly, under it one graph; results fed back as
+ *     arguments (a training loop) alternate two graphs, bit-identical to
+ *     eager steps, a result released after its executable is freed; the
+ *     shared models tiny_llama_train_step (two scans: 526 calls),
+ *     softmax_xent and mlp_block_f32 as one graph each, bit-identical.
  * With a device (backend_cuda succeeds), else "skipped: REASON":
  *   - alloc/copy round trips of several sizes (host -> device -> device ->
  *     host);
@@ -66,6 +82,7 @@
 #include "backend/cuda/nvrtc.h"
 #include "codegen/lower_fusion.h"
 #include "interp/interp.h"
+#include "passes/pass_manager.h"
 #include "runtime/executable_cpu_internal.h"
 #include "support/float.h"
 #include "test.h"
@@ -908,10 +925,11 @@ done:
  * numbers, compared with an eager run's bit for bit. */
 
 /* executable_cpu_device.c's counters (tests only): deferred runs,
- * captures, graph launches, failed captures. */
-void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[4]);
+ * captures, graph launches, failed captures, launches that skipped the
+ * run's steps (a run of the same key as the graph's: cpu_dev_replay). */
+void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[5]);
 
-enum { FK_MAX_CALLS = 256, FK_MAX_PTRS = 16 };
+enum { FK_MAX_CALLS = 6000, FK_MAX_PTRS = 16, FK_MAX_KERNELS = 4096 };
 typedef struct fk_call {
   int kind; /* 0 launch, 1 gemm, 2 copy_box, 3 fill_box, 4 gather, 5 scatter */
   backend_module *m;
@@ -930,78 +948,83 @@ typedef struct fk_graph {
 static backend fk;            /* the fake table */
 static const backend *fk_dm;  /* cpu-devmem */
 static bool fk_capturing, fk_fail_end;
-static fk_call fk_rec[FK_MAX_CALLS];
+static fk_call fk_rec[FK_MAX_CALLS];  /* the capture's calls */
 static int fk_nrec;
-static uint32_t fk_nbufs[64]; /* buffers of each kernel, from the executable's steps */
-static int fk_faults, fk_live_graphs, fk_graph_launches;
-static int fk_eager_launches, fk_eager_gemms; /* work run outside graphs */
+static bool fk_logging;               /* eager calls logged too (fk_elog) */
+static fk_call fk_elog[FK_MAX_CALLS];
+static int fk_nelog;
+static uint32_t fk_nbufs[FK_MAX_KERNELS]; /* buffers of each kernel, from the executable's steps */
+static int fk_faults, fk_live_graphs, fk_graph_launches, fk_last_graph_calls;
+static int fk_eager_launches, fk_eager_gemms, fk_eager_calls; /* work run outside graphs */
 
+/* The record of a work call: in the capture (fk_capturing), else in the
+ * eager log (fk_logging), else a scratch one; NULL past FK_MAX_CALLS (a
+ * fault in a capture). */
 static fk_call *fk_record(int kind) {
-  if (fk_nrec == FK_MAX_CALLS) {
-    fk_faults++;
-    return NULL;
+  static fk_call scratch;
+  fk_call *c = &scratch;
+  if (fk_capturing) {
+    if (fk_nrec == FK_MAX_CALLS) {
+      fk_faults++;
+      return NULL;
+    }
+    c = &fk_rec[fk_nrec++];
+  } else {
+    fk_eager_calls++;
+    if (fk_logging && fk_nelog < FK_MAX_CALLS) c = &fk_elog[fk_nelog++];
   }
-  fk_call *c = &fk_rec[fk_nrec++];
   memset(c, 0, sizeof *c);
   c->kind = kind;
   return c;
 }
 
 static hlo_status fk_launch(backend_module *m, uint32_t i, void *const *b) {
-  if (!fk_capturing) {
-    fk_eager_launches++;
-    return fk_dm->launch(m, i, b);
-  }
   fk_call *c = fk_record(0);
-  if (!c || i >= 64 || !fk_nbufs[i] || fk_nbufs[i] > FK_MAX_PTRS)
+  if (!c || i >= FK_MAX_KERNELS || !fk_nbufs[i] || fk_nbufs[i] > FK_MAX_PTRS)
     return status_new(HLO_INTERNAL, "fake: kernel %u unknown", i);
   c->m = m, c->index = i, c->np = fk_nbufs[i];
   memcpy(c->p, b, c->np * sizeof *b);
-  return NULL;
+  if (fk_capturing) return NULL;
+  fk_eager_launches++;
+  return fk_dm->launch(m, i, b);
 }
 
 static hlo_status fk_gemm(const backend_gemm *g, const void *a, const void *b, void *out) {
-  if (!fk_capturing) {
-    fk_eager_gemms++;
-    return fk_dm->gemm(g, a, b, out);
-  }
   fk_call *c = fk_record(1);
   if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
   c->g = *g, c->p[0] = (void *)(uintptr_t)a, c->p[1] = (void *)(uintptr_t)b, c->p[2] = out;
-  return NULL;
+  if (fk_capturing) return NULL;
+  fk_eager_gemms++;
+  return fk_dm->gemm(g, a, b, out);
 }
 
 static hlo_status fk_copy_box(void *dst, const void *src, const backend_box *b) {
-  if (!fk_capturing) return fk_dm->copy_box(dst, src, b);
   fk_call *c = fk_record(2);
   if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
   c->box = *b, c->p[0] = dst, c->p[1] = (void *)(uintptr_t)src;
-  return NULL;
+  return fk_capturing ? NULL : fk_dm->copy_box(dst, src, b);
 }
 
 static hlo_status fk_fill_box(void *dst, const void *v, const backend_box *b) {
-  if (!fk_capturing) return fk_dm->fill_box(dst, v, b);
   fk_call *c = fk_record(3);
   if (!c || b->esize > 16) return status_new(HLO_INTERNAL, "fake: too many calls");
   c->box = *b, c->p[0] = dst;
   memcpy(c->value, v, b->esize);
-  return NULL;
+  return fk_capturing ? NULL : fk_dm->fill_box(dst, v, b);
 }
 
 static hlo_status fk_gather(void *out, const void *src, const void *idx, const backend_rows *r) {
-  if (!fk_capturing) return fk_dm->gather_rows(out, src, idx, r);
   fk_call *c = fk_record(4);
   if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
   c->rows = *r, c->p[0] = out, c->p[1] = (void *)(uintptr_t)src, c->p[2] = (void *)(uintptr_t)idx;
-  return NULL;
+  return fk_capturing ? NULL : fk_dm->gather_rows(out, src, idx, r);
 }
 
 static hlo_status fk_scatter(void *out, const void *upd, const void *idx, const backend_rows *r) {
-  if (!fk_capturing) return fk_dm->scatter_rows(out, upd, idx, r);
   fk_call *c = fk_record(5);
   if (!c) return status_new(HLO_INTERNAL, "fake: too many calls");
   c->rows = *r, c->p[0] = out, c->p[1] = (void *)(uintptr_t)upd, c->p[2] = (void *)(uintptr_t)idx;
-  return NULL;
+  return fk_capturing ? NULL : fk_dm->scatter_rows(out, upd, idx, r);
 }
 
 static void *fk_alloc(size_t n) {
@@ -1037,6 +1060,7 @@ static hlo_status fk_graph_end(void **graph) {
   g->c = malloc((size_t)(fk_nrec ? fk_nrec : 1) * sizeof *g->c);
   memcpy(g->c, fk_rec, (size_t)fk_nrec * sizeof *g->c);
   g->n = fk_nrec;
+  fk_last_graph_calls = fk_nrec;
   fk_live_graphs++;
   *graph = g;
   return NULL;
@@ -1091,11 +1115,24 @@ typedef struct gx_exec {
   cpu_exec *x;
 } gx_exec;
 
-static bool gx_make_on(const char *text, bool graphs_off, const backend *be, gx_exec *e) {
+/* gx_make_on with the module first run through pass pipeline `passes`
+ * (NULL: none; PASS_PIPELINE_CPU: fusion and while loops' known trip
+ * counts, as `hlo run` compiles). */
+static bool gx_make_piped(const char *text, bool graphs_off, const backend *be,
+                          const char *passes, gx_exec *e) {
   memset(e, 0, sizeof *e);
   hlo_status st = NULL;
   e->ir = tl_parse_text("graph.mlir", text, TL_VERIFY, &st);
   CHECK(e->ir != NULL);
+  if (e->ir && passes) {
+    pass_pipeline_options po = {.pipeline = passes, .verify_each = true};
+    st = pass_pipeline_run(e->ir, &po, NULL);
+    CHECK(!st);
+    if (st) {
+      module_free(e->ir);
+      e->ir = NULL;
+    }
+  }
   if (!e->ir) {
     hlo_status_print(st, stderr);
     hlo_status_free(st);
@@ -1125,11 +1162,17 @@ static bool gx_make_on(const char *text, bool graphs_off, const backend *be, gx_
   hlo_status_free(st);
   if (!e->x) return false;
   /* the kernels' buffer counts, for the fake's recording */
-  const program *p = &e->x->progs[0];
-  for (uint32_t i = 0; i < p->nsteps; i++)
-    if (p->steps[i].kind == STEP_KERNEL && p->steps[i].kernel < 64)
-      fk_nbufs[p->steps[i].kernel] = p->steps[i].nin + p->steps[i].nout;
+  for (uint32_t pi = 0; pi < e->x->nprogs; pi++) {
+    const program *p = &e->x->progs[pi];
+    for (uint32_t i = 0; i < p->nsteps; i++)
+      if (p->steps[i].kind == STEP_KERNEL && p->steps[i].kernel < FK_MAX_KERNELS)
+        fk_nbufs[p->steps[i].kernel] = p->steps[i].nin + p->steps[i].nout;
+  }
   return true;
+}
+
+static bool gx_make_on(const char *text, bool graphs_off, const backend *be, gx_exec *e) {
+  return gx_make_piped(text, graphs_off, be, NULL, e);
 }
 
 static bool gx_make(const char *text, bool graphs_off, gx_exec *e) {
@@ -1241,7 +1284,7 @@ static const char *graph_program =
     "  return %t, %m, %r : tensor<8x4xf32>, tensor<8x16xf32>, tensor<32xf32>\n"
     "}\n";
 
-static void gx_counters(const gx_exec *e, uint64_t c[4]) { cpu_dev_graph_counters(e->x, c); }
+static void gx_counters(const gx_exec *e, uint64_t c[5]) { cpu_dev_graph_counters(e->x, c); }
 
 TEST(graph_replay_runs_the_eager_work) {
   gx_exec eager, g;
@@ -1259,7 +1302,7 @@ TEST(graph_replay_runs_the_eager_work) {
     host[i] = gx_arg(t, 11 + (uint64_t)i, false);
   }
   uint8_t *want[3] = {0}, *want2[3] = {0};
-  uint64_t c[4];
+  uint64_t c[5];
   /* the eager answers (HLO_CUDA_GRAPHS=0: never deferred) */
   CHECK_EQ_INT(gx_run(&eager, args, 3, want), 0);
   CHECK_EQ_INT(gx_run(&eager, args2, 3, want2), 0);
@@ -1355,11 +1398,13 @@ TEST(graph_replay_runs_the_eager_work) {
   CHECK_EQ_INT(fk_live_graphs, 0);
 }
 
-/* Programs with a host read (a while predicate), and one of fewer calls
- * than results + 2 (a replay would cost more launches than it saves), are
- * never deferred, and agree with the eager runs; a dynamic_slice whose
- * start indices the backend reads on the device (dyn_box) is no host read:
- * that program is captured and replayed, and agrees too. */
+/* A program with a host read (a while predicate: no known trip count, the
+ * module not run through the passes) is never deferred, and agrees with
+ * the eager runs; a dynamic_slice whose start indices the backend reads on
+ * the device (dyn_box) is no host read: that program is captured and
+ * replayed, and agrees too; so is one of two calls and two results (the
+ * results are handed the graph buffers, not copied: a replay is one
+ * launch). */
 TEST(graph_replay_skips_host_reads) {
   static const char *const progs[] = {
       "func.func @main(%a: tensor<4xf32>, %n: tensor<i32>) -> tensor<4xf32> {\n"
@@ -1405,9 +1450,9 @@ TEST(graph_replay_skips_host_reads) {
     CHECK_EQ_INT(gx_run(&eager, args, 2, want), 0);
     int launches = fk_graph_launches;
     for (int run = 0; run < 3; run++) CHECK_EQ_INT(gx_run(&g, args, 2, want), 0);
-    uint64_t c[4];
+    uint64_t c[5];
     gx_counters(&g, c);
-    if (k == 1) { /* captured on run 2, replayed on run 3 */
+    if (k >= 1) { /* captured on run 2, replayed on run 3 */
       CHECK(c[0] >= 1);
       CHECK(fk_graph_launches > launches);
     } else {
@@ -1422,6 +1467,352 @@ TEST(graph_replay_skips_host_reads) {
     gx_free(&g);
     gx_free(&eager);
   }
+}
+
+/* A scan: a while loop of a known trip count (4, found by the passes)
+ * whose body reads row i of xs (dynamic_slice at the loop counter, read on
+ * the device), multiplies by a weight (a gemm), and writes row i of its
+ * output (dynamic_update_slice); then a pad by a constant. */
+static const char *scan_program =
+    "func.func @main(%xs: tensor<4x8xf32>, %h0: tensor<1x8xf32>, %w: tensor<8x8xf32>)\n"
+    "    -> (tensor<1x8xf32>, tensor<4x8xf32>, tensor<1x10xf32>) {\n"
+    "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "  %n = stablehlo.constant dense<TRIPS> : tensor<i32>\n"
+    "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %o0 = stablehlo.constant dense<0.0> : tensor<4x8xf32>\n"
+    "  %r:3 = stablehlo.while(%i = %z, %h = %h0, %o = %o0)\n"
+    "      : tensor<i32>, tensor<1x8xf32>, tensor<4x8xf32>\n"
+    "    cond {\n"
+    "      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "      stablehlo.return %p : tensor<i1>\n"
+    "    } do {\n"
+    "      %k = stablehlo.remainder %i, %n4 : tensor<i32>\n"
+    "      %x = stablehlo.dynamic_slice %xs, %k, %z, sizes = [1, 8]\n"
+    "          : (tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>\n"
+    "      %hw = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0]\n"
+    "          : (tensor<1x8xf32>, tensor<8x8xf32>) -> tensor<1x8xf32>\n"
+    "      %s = stablehlo.add %hw, %x : tensor<1x8xf32>\n"
+    "      %h2 = stablehlo.tanh %s : tensor<1x8xf32>\n"
+    "      %o2 = stablehlo.dynamic_update_slice %o, %h2, %k, %z\n"
+    "          : (tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<4x8xf32>\n"
+    "      %j = stablehlo.add %i, %one : tensor<i32>\n"
+    "      stablehlo.return %j, %h2, %o2 : tensor<i32>, tensor<1x8xf32>, tensor<4x8xf32>\n"
+    "    }\n"
+    "  %pd = stablehlo.pad %r#1, %zero, low = [0, 1], high = [0, 1], interior = [0, 0]\n"
+    "      : (tensor<1x8xf32>, tensor<f32>) -> tensor<1x10xf32>\n"
+    "  return %r#1, %r#2, %pd : tensor<1x8xf32>, tensor<4x8xf32>, tensor<1x10xf32>\n"
+    "}\n";
+
+/* scan_program with its trip count `trips` (and, when trips_arg, the
+ * bound read from a fourth argument instead: no known trip count), into
+ * buf. */
+static void scan_text(char *buf, size_t n, int trips, bool trips_arg) {
+  char t[16];
+  snprintf(t, sizeof t, "%d", trips);
+  const char *src = scan_program;
+  size_t k = 0;
+  for (; *src && k + 64 < n; src++) {
+    if (!strncmp(src, "TRIPS", 5)) {
+      k += (size_t)snprintf(buf + k, n - k, "%s", t);
+      src += 4;
+    } else if (!strncmp(src, "%n4", 3)) { /* the rows: i mod 4 */
+      k += (size_t)snprintf(buf + k, n - k, "%%four");
+      src += 2;
+    } else if (!strncmp(src, "  %n = ", 7) && trips_arg) {
+      k += (size_t)snprintf(buf + k, n - k, "  %%unused = ");
+      src += 6;
+    } else if (!strncmp(src, "%w: tensor<8x8xf32>)", 20) && trips_arg) {
+      k += (size_t)snprintf(buf + k, n - k, "%%w: tensor<8x8xf32>, %%n: tensor<i32>)");
+      src += 19;
+    } else if (!strncmp(src, "  %zero =", 9)) {
+      k += (size_t)snprintf(buf + k, n - k, "  %%four = stablehlo.constant dense<4> : tensor<i32>\n");
+      buf[k++] = *src;
+    } else {
+      buf[k++] = *src;
+    }
+  }
+  buf[k] = 0;
+}
+
+/* Runs `text` (through PASS_PIPELINE_CPU) on the fake graph backend and
+ * eagerly (HLO_CUDA_GRAPHS=0), nruns times on the same device arguments,
+ * their values changed in place before the last run; every result
+ * bit-identical to the eager executable's. c gets the graph executable's
+ * counters; calls1, the calls its first run issued one by one (-1: not
+ * logged); the eager log of that run stays in fk_elog. false when the
+ * executables could not be made. */
+static bool gx_compare_runs(const char *text, int nargs, int nruns, uint64_t c[5],
+                            int *calls1) {
+  gx_exec eager, g;
+  if (!gx_make_piped(text, true, NULL, PASS_PIPELINE_CPU, &eager)) return false;
+  if (!gx_make_piped(text, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    gx_free(&eager);
+    return false;
+  }
+  tensor *args[4], *args2[4];
+  const hlo_func *f = g.x->f;
+  for (int i = 0; i < nargs; i++) {
+    args[i] = gx_arg(f->body.block.args[i].type, 21 + (uint64_t)i, true);
+    args2[i] = gx_arg(f->body.block.args[i].type, 201 + (uint64_t)i, true);
+  }
+  if (nargs == 4) { /* the trip count argument: 4, and 5 */
+    *(int32_t *)args[3]->data = 4, *(int32_t *)args2[3]->data = 5;
+    hlo_status st = fk.copy(args[3]->device->ptr, args[3]->data, 4);
+    hlo_status st2 = fk.copy(args2[3]->device->ptr, args2[3]->data, 4);
+    CHECK(!st && !st2);
+    hlo_status_free(st);
+    hlo_status_free(st2);
+  }
+  uint8_t *want[3] = {0}, *want2[3] = {0};
+  CHECK_EQ_INT(gx_run(&eager, args, (uint32_t)nargs, want), 0);
+  CHECK_EQ_INT(gx_run(&eager, args2, (uint32_t)nargs, want2), 0);
+  *calls1 = -1;
+  for (int run = 1; run <= nruns; run++) {
+    if (run == nruns) gx_set(args, args2, (uint32_t)nargs);
+    fk_eager_calls = 0;
+    fk_logging = run == 1, fk_nelog = 0;
+    CHECK_EQ_INT(gx_run(&g, args, (uint32_t)nargs, run == nruns ? want2 : want), 0);
+    fk_logging = false;
+    if (run == 1) *calls1 = fk_eager_calls;
+  }
+  gx_counters(&g, c);
+  for (int i = 0; i < nargs; i++) {
+    tensor_release(args[i]);
+    tensor_release(args2[i]);
+  }
+  for (int i = 0; i < 3; i++) {
+    free(want[i]);
+    free(want2[i]);
+  }
+  gx_free(&g);
+  gx_free(&eager);
+  return true;
+}
+
+/* A while loop of a known trip count is part of the graph: run 1 is
+ * deferred and issued call by call, run 2 captured (each iteration's calls
+ * in order: the loop unrolled) and launched, run 3 launched with other
+ * values in the same buffers; the graph holds exactly the calls of run 1
+ * (the same kernels, parameters and pointers: the graph buffers are the
+ * same run after run), nothing ran outside it, and every result is the
+ * eager executable's, bit for bit. */
+TEST(graph_replay_unrolls_known_loops) {
+  char text[4096];
+  scan_text(text, sizeof text, 6, false);
+  fk_faults = 0;
+  int graphs0 = fk_graph_launches, calls1 = -1;
+  uint64_t c[5];
+  if (!gx_compare_runs(text, 3, 3, c, &calls1)) return;
+  CHECK_EQ_INT(c[0], 3);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(c[4], 1); /* run 3: the same key as run 2: its steps skipped */
+  CHECK_EQ_INT(fk_graph_launches - graphs0, 2);
+  CHECK_EQ_INT(fk_eager_calls, 0); /* run 3: the graph only */
+  CHECK_EQ_INT(fk_faults, 0);
+  /* 6 iterations of at least a dynamic_slice, a gemm, a kernel and a
+   * dynamic_update_slice, unrolled */
+  CHECK(calls1 >= 6 * 4);
+  CHECK_EQ_INT(fk_last_graph_calls, calls1);
+  CHECK(calls1 <= FK_MAX_CALLS && !memcmp(fk_rec, fk_elog, (size_t)calls1 * sizeof *fk_rec));
+  int dyn = 0;
+  for (int i = 0; i < calls1; i++) dyn += fk_rec[i].kind == 2 && fk_rec[i].box.ndyn > 0;
+  CHECK(dyn >= 2 * 6); /* each iteration's slice and update read i on the device */
+  printf("graph_replay_unrolls_known_loops: %d calls a run (6 iterations), one graph\n", calls1);
+}
+
+/* A loop whose bound is an argument (no known trip count: its predicate
+ * read on the host each iteration) is never deferred and runs right; a
+ * known loop whose unrolled calls pass GRAPH_MAX_CALLS (4096) is not
+ * deferred either (runs eagerly, right). */
+TEST(graph_replay_loop_limits) {
+  char text[4096];
+  scan_text(text, sizeof text, 4, true);
+  int graphs0 = fk_graph_launches, calls1 = -1;
+  uint64_t c[5];
+  if (!gx_compare_runs(text, 4, 3, c, &calls1)) return;
+  CHECK_EQ_INT(c[0], 0);
+  CHECK_EQ_INT(c[1], 0);
+  CHECK_EQ_INT(fk_graph_launches, graphs0);
+  CHECK(fk_eager_calls >= 5 * 4); /* run 3: 5 iterations, eagerly */
+  scan_text(text, sizeof text, 1100, false); /* 1100 x 4 calls and more */
+  if (!gx_compare_runs(text, 3, 2, c, &calls1)) return;
+  CHECK(calls1 > 4096);
+  CHECK_EQ_INT(c[0], 0);
+  CHECK_EQ_INT(c[1], 0);
+  CHECK_EQ_INT(fk_graph_launches, graphs0);
+  scan_text(text, sizeof text, 600, false); /* under the cap: one graph */
+  if (!gx_compare_runs(text, 3, 3, c, &calls1)) return;
+  CHECK(calls1 > 600 * 4 && calls1 <= 4096);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(fk_last_graph_calls, calls1);
+  printf("graph_replay_loop_limits: 600 iterations: %d calls, one graph; 1100: eager\n", calls1);
+}
+
+/* Results fed back as the next run's arguments (a training loop): the
+ * results hold the graph buffers they were written in (no copy); the
+ * graph buffers a result took are remade, and given back when it is
+ * released, so two graphs alternate. Every step bit-identical to the
+ * eager executable's; a result released after its executable is gone is
+ * freed (ASan: no leak, no use after free). */
+TEST(graph_replay_results_fed_back) {
+  static const char *text =
+      "func.func @main(%p: tensor<8x8xf32>, %x: tensor<8x8xf32>)\n"
+      "    -> (tensor<8x8xf32>, tensor<f32>) {\n"
+      "  %lr = stablehlo.constant dense<0.125> : tensor<8x8xf32>\n"
+      "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %d = stablehlo.dot_general %p, %x, contracting_dims = [1] x [0]\n"
+      "      : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+      "  %t = stablehlo.tanh %d : tensor<8x8xf32>\n"
+      "  %u = stablehlo.multiply %lr, %t : tensor<8x8xf32>\n"
+      "  %p2 = stablehlo.subtract %p, %u : tensor<8x8xf32>\n"
+      "  %l = stablehlo.reduce(%t init: %zero) applies stablehlo.add across dimensions = [0, 1]\n"
+      "      : (tensor<8x8xf32>, tensor<f32>) -> tensor<f32>\n"
+      "  return %p2, %l : tensor<8x8xf32>, tensor<f32>\n"
+      "}\n";
+  gx_exec eager, g;
+  if (!gx_make_piped(text, true, NULL, PASS_PIPELINE_CPU, &eager)) return;
+  if (!gx_make_piped(text, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    gx_free(&eager);
+    return;
+  }
+  const hlo_func *f = g.x->f;
+  tensor *pe = gx_arg(f->body.block.args[0].type, 3, true);
+  tensor *pg = gx_arg(f->body.block.args[0].type, 3, true);
+  tensor *x = gx_arg(f->body.block.args[1].type, 4, true);
+  tensor *kept = NULL;
+  for (int k = 0; k < 8; k++) {
+    tensor *ae[2] = {pe, x}, *ag[2] = {pg, x}, **re = NULL, **rg = NULL;
+    hlo_status st = cpu_exec_run(eager.x, ae, 2, &re);
+    hlo_status st2 = cpu_exec_run(g.x, ag, 2, &rg);
+    CHECK(!st && !st2);
+    hlo_status_free(st);
+    hlo_status_free(st2);
+    if (!re || !rg) break;
+    for (int i = 0; i < 2; i++) {
+      uint8_t *be = gx_bytes(re[i]), *bg = gx_bytes(rg[i]);
+      CHECK(rg[i]->device != NULL); /* left on the device */
+      CHECK(be && bg && !memcmp(be, bg, re[i]->nbytes));
+      free(be);
+      free(bg);
+    }
+    tensor_release(pe);
+    tensor_release(pg);
+    pe = re[0], pg = rg[0];
+    tensor_release(re[1]);
+    if (k == 7) kept = rg[1]; /* held past the executable */
+    else tensor_release(rg[1]);
+    free(re);
+    free(rg);
+  }
+  uint64_t c[5];
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[0], 8);
+  /* run 1 issued call by call; then two graphs: (arguments in buffer
+   * set A, results in B) and (B, A), captured on runs 2 and 3 */
+  CHECK_EQ_INT(c[1], 2);
+  CHECK_EQ_INT(c[2], 7);
+  CHECK_EQ_INT(c[4], 5); /* runs 4 to 8: keys seen before, steps skipped */
+  CHECK_EQ_INT(c[3], 0);
+  printf("graph_replay_results_fed_back: 8 steps, %llu captures, %llu graph launches\n",
+         (unsigned long long)c[1], (unsigned long long)c[2]);
+  tensor_release(pe);
+  tensor_release(x);
+  gx_free(&eager);
+  tensor_release(pg); /* a result held past the executable: freed, not given back */
+  gx_free(&g);
+  tensor_release(kept);
+  CHECK_EQ_INT(fk_live_graphs, 0);
+}
+
+/* The shared models with while loops and many calls (tiny_llama_train_step:
+ * two scans of known trip counts) on the fake graph backend: one graph,
+ * captured on run 2, replayed on runs 3 and 4 (without their steps);
+ * results bit-identical to eager runs (HLO_CUDA_GRAPHS=0). Skipped without ../shared. More programs (the
+ * larger ones of ../shared/perf: slow on a CPU) with
+ * HLO_GRAPH_TEST_PROGRAMS=FILE.mlir[:FILE.mlir...]. */
+static void shared_models_on(const backend *be, const char *test) {
+  static const char *const models[] = {"tiny_llama_train_step", "softmax_xent", "mlp_block_f32"};
+  const char *shared = getenv("HLO_SHARED"), *extra = getenv("HLO_GRAPH_TEST_PROGRAMS");
+  size_t nmodels = sizeof models / sizeof *models;
+  for (size_t m = 0;; m++) {
+    char path[512];
+    if (m < nmodels) {
+      snprintf(path, sizeof path, "%s/models/%s/%s.mlir", shared ? shared : "../shared",
+               models[m], models[m]);
+    } else { /* the next of HLO_GRAPH_TEST_PROGRAMS */
+      if (!extra || !*extra) break;
+      size_t len = strcspn(extra, ":");
+      snprintf(path, sizeof path, "%.*s", (int)(len < 500 ? len : 500), extra);
+      extra += len + (extra[len] == ':');
+    }
+    size_t len = 0;
+    char *text = tl_read_file(path, &len);
+    if (!text) {
+      printf("%s: skipped: no %s\n", test, path);
+      return;
+    }
+    gx_exec eager, g;
+    bool ok = gx_make_piped(text, true, be, PASS_PIPELINE_CPU, &eager);
+    if (ok && !gx_make_piped(text, false, be, PASS_PIPELINE_CPU, &g)) {
+      gx_free(&eager);
+      ok = false;
+    }
+    free(text);
+    if (!ok) return;
+    const hlo_func *f = g.x->f;
+    uint32_t n = f->num_args;
+    tensor **args = calloc(n, sizeof *args);
+    uint8_t **want = calloc(f->num_results, sizeof *want);
+    for (uint32_t i = 0; i < n; i++) {
+      args[i] = gx_arg_on(f->body.block.args[i].type, 31 + i, true, be);
+      /* token ids in range: integers 0..3 (gx_arg), valid for every model here */
+    }
+    CHECK_EQ_INT(gx_run(&eager, args, n, want), 0);
+    int graphs0 = fk_graph_launches;
+    fk_faults = 0;
+    for (int run = 0; run < 4; run++) {
+      fk_eager_calls = 0;
+      CHECK_EQ_INT(gx_run(&g, args, n, want), 0);
+    }
+    uint64_t c[5];
+    gx_counters(&g, c);
+    CHECK_EQ_INT(c[0], 4);
+    CHECK_EQ_INT(c[1], 1);
+    CHECK_EQ_INT(c[2], 3);
+    /* runs 3 and 4 without their steps (run 3 may differ in key from run 2
+     * when run 1 left the arena's validity otherwise: then run 4 only) */
+    CHECK(c[4] >= 1 && c[4] <= 2);
+    CHECK_EQ_INT(c[3], 0);
+    if (!be) { /* the fake's own counts */
+      CHECK_EQ_INT(fk_graph_launches - graphs0, 3);
+      CHECK_EQ_INT(fk_eager_calls, 0);
+      CHECK_EQ_INT(fk_faults, 0);
+      printf("%s: %s: %d calls in one graph, bit-identical to eager runs\n", test, path,
+             fk_last_graph_calls);
+    } else {
+      printf("%s: %s: one graph, %llu replays without the steps, bit-identical to eager runs\n",
+             test, path, (unsigned long long)c[4]);
+    }
+    for (uint32_t i = 0; i < n; i++) tensor_release(args[i]);
+    for (uint32_t i = 0; i < f->num_results; i++) free(want[i]);
+    free(args);
+    free(want);
+    gx_free(&g);
+    gx_free(&eager);
+  }
+}
+
+TEST(graph_replay_shared_models) { shared_models_on(NULL, "graph_replay_shared_models"); }
+
+/* The same on a device (CUDA): each model one graph, replayed, results
+ * bit-identical to an HLO_CUDA_GRAPHS=0 executable's. */
+TEST(graph_replay_shared_models_on_device) {
+  const backend *be = device("graph_replay_shared_models_on_device");
+  if (be) shared_models_on(be, "graph_replay_shared_models_on_device");
 }
 
 /* On a device: the same program (kernels and a cuBLASLt gemm) captured on
@@ -1454,7 +1845,7 @@ TEST(graph_replay_on_device) {
     memcpy(a[i]->data, b[i]->data, a[i]->nbytes);
   }
   CHECK_EQ_INT(gx_run(&g, a, 3, wb), 0);
-  uint64_t c[4];
+  uint64_t c[5];
   cpu_dev_graph_counters(g.x, c);
   CHECK_EQ_INT(c[0], 3);
   CHECK_EQ_INT(c[1], 1);
@@ -1787,7 +2178,7 @@ static void mock_runtime_graphs(const backend *be, void *mock) {
   for (int run = 1; run < 3; run++)
     CHECK(sizes[run] == sizes[0] && logs[run] && !memcmp(logs[run], logs[0], (size_t)sizes[0]));
   CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
-  uint64_t c[4];
+  uint64_t c[5];
   cpu_dev_graph_counters(e.x, c);
   CHECK_EQ_INT(c[0], 3);
   CHECK_EQ_INT(c[1], 1);
@@ -1796,6 +2187,107 @@ static void mock_runtime_graphs(const backend *be, void *mock) {
   printf("mock_driver: graph replay: %d kernel launches a run, runs 2 and 3 by cuGraphLaunch\n",
          sizes[0] / (int)(sizeof(void *) + 4 * sizeof(unsigned) + 64 * sizeof(void *) +
                           2 * sizeof(long long)));
+  for (int i = 0; i < 3; i++) free(logs[i]);
+  for (int i = 0; i < 2; i++) tensor_release(args[i]);
+  gx_free(&e);
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
+}
+
+/* The runtime's graph replay of a while loop of a known trip count on the
+ * CUDA backend over the mock driver: a scan (dynamic_slice of row i, a
+ * kernel, dynamic_update_slice of row i: start indices read on the device
+ * by the library's copy kernels) run 3 times: run 1 launches every kernel
+ * itself, run 2 captures them all (the 5 iterations unrolled) and launches
+ * the graph, run 3 launches the graph only; the kernels run (ours and the
+ * library's, with their buffers and parameters) are the same each time. */
+static void mock_runtime_loop_graph(const backend *be, void *mock) {
+  static const char *text =
+      "func.func @main(%xs: tensor<5x64xf32>, %h0: tensor<1x64xf32>)\n"
+      "    -> (tensor<1x64xf32>, tensor<5x64xf32>) {\n"
+      "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %n = stablehlo.constant dense<5> : tensor<i32>\n"
+      "  %half = stablehlo.constant dense<0.5> : tensor<1x64xf32>\n"
+      "  %o0 = stablehlo.constant dense<0.0> : tensor<5x64xf32>\n"
+      "  %r:3 = stablehlo.while(%i = %z, %h = %h0, %o = %o0)\n"
+      "      : tensor<i32>, tensor<1x64xf32>, tensor<5x64xf32>\n"
+      "    cond {\n"
+      "      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %x = stablehlo.dynamic_slice %xs, %i, %z, sizes = [1, 64]\n"
+      "          : (tensor<5x64xf32>, tensor<i32>, tensor<i32>) -> tensor<1x64xf32>\n"
+      "      %m = stablehlo.multiply %h, %half : tensor<1x64xf32>\n"
+      "      %s = stablehlo.add %m, %x : tensor<1x64xf32>\n"
+      "      %h2 = stablehlo.tanh %s : tensor<1x64xf32>\n"
+      "      %o2 = stablehlo.dynamic_update_slice %o, %h2, %i, %z\n"
+      "          : (tensor<5x64xf32>, tensor<1x64xf32>, tensor<i32>, tensor<i32>) -> tensor<5x64xf32>\n"
+      "      %j = stablehlo.add %i, %one : tensor<i32>\n"
+      "      stablehlo.return %j, %h2, %o2 : tensor<i32>, tensor<1x64xf32>, tensor<5x64xf32>\n"
+      "    }\n"
+      "  return %r#1, %r#2 : tensor<1x64xf32>, tensor<5x64xf32>\n"
+      "}\n";
+  typedef struct rec {
+    void *f;
+    unsigned g, b, sh;
+    void *bufs[64];
+    long long t0, t1;
+  } rec;
+  setenv("HLO_CACHE_DIR", "off", 1);
+  gx_exec e;
+  if (!gx_make_piped(text, false, be, PASS_PIPELINE_CPU, &e)) return;
+  tensor *args[2];
+  for (int i = 0; i < 2; i++) {
+    args[i] = tensor_new(e.x->f->body.block.args[i].type);
+    CHECK(args[i] != NULL);
+    if (!args[i]) return;
+    tensor_device *d = malloc(sizeof *d);
+    void *p = be->alloc(args[i]->nbytes);
+    CHECK(d && p);
+    *d = (tensor_device){p, be, false, true, mock_release_device};
+    args[i]->device = d;
+  }
+  int faults = MOCK(int, mock_capture_faults), graphs0 = MOCK(int, mock_graph_launches);
+  rec *logs[3] = {0};
+  int n[3] = {0};
+  for (int run = 0; run < 3; run++) {
+    int from = MOCK(int, mock_nlog), launches = MOCK(int, mock_launches);
+    tensor **res = NULL;
+    hlo_status st = cpu_exec_run(e.x, args, 2, &res);
+    CHECK(!st);
+    if (st) hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    for (uint32_t i = 0; res && i < 2; i++) {
+      CHECK(res[i]->device != NULL);
+      tensor_release(res[i]);
+    }
+    free(res);
+    n[run] = MOCK(int, mock_nlog) - from;
+    CHECK_EQ_INT(MOCK(int, mock_launches) - launches, n[run]); /* the log kept them all */
+    logs[run] = malloc((size_t)(n[run] ? n[run] : 1) * sizeof *logs[run]);
+    if (logs[run])
+      memcpy(logs[run], (const rec *)dlsym(mock, "mock_log") + from, (size_t)n[run] * sizeof(rec));
+    CHECK_EQ_INT(MOCK(int, mock_graph_launches) - graphs0, run);
+  }
+  /* 5 iterations of a slice, a kernel and an update (the library's copy
+   * kernels), and the loop's own fills / copies */
+  CHECK(n[0] >= 5 * 3);
+  int library = 0;
+  for (int i = 0; logs[0] && i < n[0]; i++) library += (uintptr_t)logs[0][i].f >= 0x100000;
+  CHECK(library >= 2 * 5);
+  for (int run = 1; run < 3; run++)
+    CHECK(n[run] == n[0] && logs[run] && logs[0] &&
+          !memcmp(logs[run], logs[0], (size_t)n[0] * sizeof(rec)));
+  CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  uint64_t c[5];
+  cpu_dev_graph_counters(e.x, c);
+  CHECK_EQ_INT(c[0], 3);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(c[4], 1);
+  printf("mock_driver: a loop of 5 iterations: %d launches a run (%d the library's), runs 2 and "
+         "3 by one cuGraphLaunch\n", n[0], library);
   for (int i = 0; i < 3; i++) free(logs[i]);
   for (int i = 0; i < 2; i++) tensor_release(args[i]);
   gx_free(&e);
@@ -1931,6 +2423,7 @@ static int mock_checks(const char *lib) {
   rmdir(dir);
   free_programs(ms, ks);
   mock_runtime_graphs(be, mock);
+  mock_runtime_loop_graph(be, mock);
   dlclose(mock);
   return test_failed_checks ? 1 : 0;
 }
