@@ -620,15 +620,99 @@ static hlo_status print_comb(const cstyle_dialect *d, const kernel *k, strbuf *o
   return NULL;
 }
 
-/* Sets REDUCE stage s's lanes back to their start (open_accumulator's). */
-static hlo_status init_lanes(const cstyle_dialect *d, const kernel *k, strbuf *o, uint32_t s,
-                             uint32_t lanes, const char *ind) {
+/* Prints a loop nest at `level` over every element of REDUCE stage s's
+ * row in row-major order — over its temporary vt (>= 0), else over the row
+ * dims with the stage's body at each point (print_point) — running the
+ * one-line statement `stmt` on each, which names the element as
+ * refold_element does. */
+static hlo_status print_row_visit(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                  uint32_t s, const bool *vary, uint32_t level, int32_t vt,
+                                  const char *stmt) {
+  char ind[64];
+  put_indent(ind, sizeof ind, level);
+  if (vt >= 0) {
+    long long n = 1;
+    for (uint32_t dd = k->rank - k->num_reduce_dims; dd < k->rank; dd++)
+      n *= (long long)k->dims[dd];
+    sb_printf(o, "%sfor (int64_t xr = 0; xr < %lld; xr++) %s\n", ind, n, stmt);
+    return NULL;
+  }
+  open_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+  HLO_TRY(print_point(d, k, o, s, vary, NULL, ind, NULL));
+  sb_printf(o, "%s%s\n", ind, stmt);
+  close_row_loops(k, o, k->rank, &level, ind, sizeof ind);
+  return NULL;
+}
+
+/* The name of the current element of stage s's row inside print_row_visit:
+ * its temporary's `tmpT[xr]`, else the stage's value `vN`. */
+static void refold_element(const kernel *k, uint32_t s, int32_t vt, char *out, size_t cap) {
+  if (vt >= 0) snprintf(out, cap, "tmp%d[xr]", vt);
+  else snprintf(out, cap, "v%u", k->stages[s].value);
+}
+
+/* The exact fold of fast_minmax stage s (mm: OP_MAXIMUM or OP_MINIMUM)
+ * into accl<s>[0], for a row whose fast fold met a NaN element or made a
+ * 0 or NaN value. Not the lanes and their tree again with the exact
+ * combiner (8 more loops: a third of gcc's time on a softmax row kernel,
+ * bench/COMPILE.md), but one plain loop over the row, the same result:
+ *   - no NaN element and a zero result: every element and the init are
+ *     <= 0 (max; >= 0 for min), so the exact result is the zero whose sign
+ *     bit is the AND (max; OR for min) of their sign bits (IEEE: +0 > -0,
+ *     order-free): a fold of the bits, which vectorises;
+ *   - else a NaN is among the init and the elements, and the exact
+ *     combiner (hlo_max, hlo_min: their first NaN operand, else their
+ *     second's) folded from the init over the elements in row-major order
+ *     gives a NaN: with the accumulator its first operand, the init when
+ *     it is a NaN, else the first NaN element; with the element first, the
+ *     last NaN element, else the init. The loop finds that element. The
+ *     spec leaves the fold's order to the implementation: the lanes' tree
+ *     (the fast fold's, and this fold's before) may pick another of a
+ *     row's NaNs, as may the interpreter's pairwise tree (payloads are
+ *     never compared).
+ * vt: the temporary holding the folded values, or -1 (the stage's body
+ * computed again at each point, as print_lanes_fold does). */
+static hlo_status print_exact_refold(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                                     uint32_t s, const bool *vary, uint32_t level, int32_t vt,
+                                     hlo_opcode mm) {
   const kernel_stage *st = &k->stages[s];
-  sb_printf(o, "%saccl%u[0] = ", ind, s);
+  const char *at = cstyle_compute_type(st->acc_dtype);
+  bool dbl = !strcmp(at, "double");
+  const kinst *q = &k->comb[st->comb_result];
+  bool acc_first = k->comb[q->args[0]].input == 0; /* fast_minmax: two distinct params */
+  bool init_nan = st->init.f != st->init.f; /* then the fast fold is a NaN: no zero case */
+  char ind[64], ind2[80], e[48], stmt[256];
+  put_indent(ind, sizeof ind, level);
+  put_indent(ind2, sizeof ind2, level + 1);
+  refold_element(k, s, vt, e, sizeof e);
+  if (!init_nan) { /* no NaN, a zero: the AND (OR) of the sign bits */
+    const char *bt = dbl ? "uint64_t" : "uint32_t", *bits = dbl ? "hlo_dbits" : "hlo_fbits";
+    sb_printf(o, "%sif (!hlo_nan%u && accl%u[0] == 0) {\n%s%s hlo_z%u = %s((%s)", ind, s, s, ind2,
+              bt, s, bits, at);
+    print_const(d, o, st->acc_dtype, st->init.i, st->init.f);
+    sb_puts(o, ");\n");
+    snprintf(stmt, sizeof stmt, "hlo_z%u %s= %s((%s)%s);", s, mm == OP_MAXIMUM ? "&" : "|", bits,
+             at, e);
+    HLO_TRY(print_row_visit(d, k, o, s, vary, level + 1, vt, stmt));
+    sb_printf(o, "%saccl%u[0] = hlo_z%u >> %d ? -0.0%s : 0.0%s;\n%s} else {\n", ind2, s, s,
+              dbl ? 63 : 31, dbl ? "" : "f", dbl ? "" : "f", ind);
+  } else {
+    sb_printf(o, "%s{\n", ind);
+  }
+  /* a NaN: the one the exact fold from init keeps */
+  sb_printf(o, "%s%s hlo_x%u = ", ind2, at, s);
   print_const(d, o, st->acc_dtype, st->init.i, st->init.f);
-  sb_printf(o, ";\n%sfor (int64_t xl = 1; xl < %u; xl++) accl%u[xl] = ", ind, lanes, s);
-  print_const(d, o, st->acc_dtype, st->identity.i, st->identity.f);
   sb_puts(o, ";\n");
+  if (acc_first && !init_nan) {
+    snprintf(stmt, sizeof stmt, "if (%s != %s) { hlo_x%u = (%s)%s; goto hlo_found%u; }", e, e, s,
+             at, e, s);
+    HLO_TRY(print_row_visit(d, k, o, s, vary, level + 1, vt, stmt));
+    sb_printf(o, "%shlo_found%u:\n", ind2, s);
+  } else if (!acc_first) {
+    snprintf(stmt, sizeof stmt, "if (%s != %s) hlo_x%u = (%s)%s;", e, e, s, at, e);
+    HLO_TRY(print_row_visit(d, k, o, s, vary, level + 1, vt, stmt));
+  }
+  sb_printf(o, "%saccl%u[0] = hlo_x%u;\n%s}\n", ind2, s, s, ind);
   return NULL;
 }
 
@@ -820,10 +904,7 @@ static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *
       HLO_TRY(print_lanes_fold(d, k, o, s, vary, level, lanes, vt, true));
       sb_printf(o, "%sif (hlo_nan%u || accl%u[0] == 0 || accl%u[0] != accl%u[0]) {\n", ind, s, s,
                 s, s);
-      char ind2[80];
-      snprintf(ind2, sizeof ind2, "%s  ", ind);
-      HLO_TRY(init_lanes(d, k, o, s, lanes, ind2));
-      HLO_TRY(print_lanes_fold(d, k, o, s, vary, level + 1, lanes, vt, false));
+      HLO_TRY(print_exact_refold(d, k, o, s, vary, level + 1, vt, mm));
       sb_printf(o, "%s}\n", ind);
     } else {
       HLO_TRY(print_lanes_fold(d, k, o, s, vary, level, lanes, vt, false));

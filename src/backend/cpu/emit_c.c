@@ -153,6 +153,7 @@ static const char preamble[] =
     "static inline double hlo_exp(double x) { return exp(x); }\n"
     "static inline __attribute__((always_inline)) uint32_t hlo_fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }\n"
     "static inline __attribute__((always_inline)) float hlo_bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
+    "static inline __attribute__((always_inline)) uint64_t hlo_dbits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }\n"
     "/* c ? a : b on the bits, through a mask: always if-converted (gcc merges\n"
     "   chains of ?: into many-way joins its vectoriser refuses) */\n"
     "static inline __attribute__((always_inline)) float hlo_self(uint32_t c, float a, float b) {\n"
