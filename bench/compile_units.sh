@@ -6,7 +6,7 @@
 # "before" is linked as the JIT did before bench/COMPILE.md's changes (`-o X.so U.c -lm`); any
 # other as it does now (`-x c - -nostdlib -lgcc`, the source on stdin). VARIANTS picks them
 # (default "before after"). Used for COMPILE.md's quiet A/B; needs gcc and taskset.
-F="-O2 -fvect-cost-model=dynamic -march=native -fPIC -shared -pipe -fno-math-errno -ffp-contract=off -std=gnu11"
+F="-O2 -fvect-cost-model=dynamic -march=native -fPIC -shared -pipe -fno-math-errno -fno-trapping-math -ffp-contract=off -std=gnu11"
 CORES=${2:-0,1}
 cd "$1" || exit 1
 T=$(mktemp -d)

@@ -13,7 +13,7 @@ ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 bench/math_kernel_time.c -o "$O/math_kernel
 i=0 sos=""
 for c in "$@"; do
   i=$((i + 1))
-  ${CC:-cc} -O2 -fvect-cost-model=dynamic -march=native -fPIC -shared -fno-math-errno \
+  ${CC:-cc} -O2 -fvect-cost-model=dynamic -march=native -fPIC -shared -fno-math-errno -fno-trapping-math \
     -ffp-contract=off -std=gnu11 $HLO_CC_FLAGS "$c" -o "$O/k$i.so" -lm
   sos="$sos $O/k$i.so"
 done

@@ -13,7 +13,7 @@ mkdir -p "$B/bench"
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O1 -Iinclude -Isrc bench/math_preamble.c \
   src/backend/cpu/emit_c.c "$B/libhlo.a" -o "$B/bench/math_preamble" $(make -s ldlibs)
 "$B/bench/math_preamble" > "$B/bench/math_preamble.h"
-${CC:-cc} -O2 -fvect-cost-model=dynamic -march=native -fno-math-errno -ffp-contract=off \
+${CC:-cc} -O2 -fvect-cost-model=dynamic -march=native -fno-math-errno -fno-trapping-math -ffp-contract=off \
   -std=gnu11 $HLO_CC_FLAGS -DHLO_PREAMBLE="\"$(pwd)/$B/bench/math_preamble.h\"" bench/math_ulp.c \
   -o "$B/bench/math_ulp" -lm -pthread
 exec "$B/bench/math_ulp" "${2:-all}" "${3:-2}"

@@ -69,7 +69,7 @@ typedef struct aot_options {
  * folder `out_dir` is made), then, unless
  * o->no_build, builds DIR/libNAME.a and DIR/libNAME.so from NAME.c with the
  * C compiler (hlo's kernel flags: -O2 -std=c11 -fPIC -fno-math-errno
- * -ffp-contract=off -march=MARCH, and gcc's -fvect-cost-model=dynamic; -shared for the .so, linked with -lm,
+ * -fno-trapping-math -ffp-contract=off -march=MARCH, and gcc's -fvect-cost-model=dynamic; -shared for the .so, linked with -lm,
  * -lpthread and the BLAS's flags, NAME_LINK_FLAGS). `o` may be NULL (defaults). NAME.h documents the
  * library's API (NAME_scratch_bytes, NAME_run, NAME_strerror, the
  * signature as data).

@@ -1095,7 +1095,8 @@ static hlo_status build(const char *dir, const char *N, const aot_options *o, ao
   /* hlo's own kernels' flags (backend/cpu/jit.c): -march, for this CPU
    * unless told otherwise; gcc's -O3 vectorizer cost model (not given to a
    * compiler named clang: clang 14 rejects it); -fno-math-errno lets sqrt
-   * inline; -ffp-contract=off keeps a * b + c two roundings (the bits of
+   * inline; -fno-trapping-math lets exp/tanh loops vectorise on AVX2 (jit.c);
+   * -ffp-contract=off keeps a * b + c two roundings (the bits of
    * the CPU backend and the interpreter) */
   const char *ma = march_of(o);
   char march[96] = "";
@@ -1122,8 +1123,16 @@ static hlo_status build(const char *dir, const char *N, const aot_options *o, ao
   int n = 0;
   if (!st) {
     for (int i = 0; i < nw; i++) argv[n++] = words[i];
-    const char *fl[] = {"-O2", "-std=c11", "-fPIC", "-fno-math-errno", "-ffp-contract=off",
-                        "-c", csrc, "-o", obj};
+    const char *fl[] = {"-O2",
+                        "-std=c11",
+                        "-fPIC",
+                        "-fno-math-errno",
+                        "-fno-trapping-math",
+                        "-ffp-contract=off",
+                        "-c",
+                        csrc,
+                        "-o",
+                        obj};
     for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) argv[n++] = (char *)fl[i];
     if (!strstr(words[0], "clang")) /* clang 14 rejects it */
       argv[n++] = "-fvect-cost-model=dynamic";

@@ -38,8 +38,8 @@ typedef struct cpu_jit_unit {
 
 /* Compiles units[0..nunits) with `cc` (NULL: $HLO_CC, else "cc"; split into
  * words at spaces: "gcc -m64") and the flags `-O2 -fvect-cost-model=dynamic
- * -march=native -fPIC -shared -pipe -fno-math-errno -ffp-contract=off
- * -std=gnu11` and $HLO_CC_FLAGS (appended, split at spaces), the source on
+ * -march=native -fPIC -shared -pipe -fno-math-errno -fno-trapping-math
+ * -ffp-contract=off -std=gnu11` and $HLO_CC_FLAGS (appended, split at spaces), the source on
  * the compiler's standard input, linked `-nostdlib -lgcc` (jit.c says why),
  * each unit to its own shared object, the compilers run concurrently (at
  * most HLO_NUM_THREADS at once); units found in the kernel cache
