@@ -261,10 +261,12 @@ fi
 # usage errors: exit 2
 "$HLO" compile $u --emit=lib >/dev/null 2>&1; r1=$?
 "$HLO" compile $u --no-blas >/dev/null 2>&1; r2=$?
-"$HLO" compile $u --emit=obj -o "$OUT/x" >/dev/null 2>&1; r3=$?
+"$HLO" compile $u --emit=obj -o "$OUT/x" >"$OUT/emit_obj.log" 2>&1; r3=$?
 "$HLO" compile $u --emit=lib -o "$OUT/x" --name 1bad >/dev/null 2>&1; r4=$?
 if [ $r1 = 2 ] && [ $r2 = 2 ] && [ $r3 = 2 ] && [ $r4 = 1 ]; then ok "usage errors (no -o, options without --emit=lib, --emit=obj, bad --name)"
 else bad "usage errors: exits $r1 $r2 $r3 $r4 (want 2 2 2 1)"; fi
+grep -q "unknown --emit form 'obj'" "$OUT/emit_obj.log" && ok "--emit=obj names the form it was given" ||
+  bad "--emit=obj: $(head -c 200 "$OUT/emit_obj.log")"
 "$HLO" compile --help | grep -q -- "--emit=lib" && ok "compile --help documents --emit=lib" ||
   bad "compile --help lacks --emit=lib"
 

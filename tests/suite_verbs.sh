@@ -200,6 +200,12 @@ expect "dynamic compile json" 0 '^true$' sh -c \
   "'$HLO' compile '$T/dyn.mlir' --json > '$T/dyn.json' && '$JSONCHECK' '$T/dyn.json' dynamic"
 expect "dynamic dot" 1 'dyn\.mlir:1:1: error: @main has dynamic shapes' "$HLO" dot "$T/dyn.mlir"
 
+# a module whose only function is not @main: the verbs name that function
+printf 'func.func @only(%%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %%a : tensor<2xf32>\n}\n' \
+  > "$T/only.mlir"
+expect "memory names the only function" 0 'only\.mlir: @only on cpu' "$HLO" memory "$T/only.mlir"
+expect "compile names the only function" 0 'only\.mlir: @only on cpu' "$HLO" compile "$T/only.mlir"
+
 # ------------------------------------------------------------ bad input
 printf 'func.func @main() {\n  %%0 = stablehlo.constant dense<[1.0, 2.0> : tensor<2xf32>\n' > "$T/trunc.mlir"
 printf 'func.func @main() -> tensor<2xf32> {\n  %%0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>\n  return %%0 : tensor<2xi32>\n}\n' \

@@ -206,7 +206,7 @@ static hlo_status view_from_npy(const hlo_func *f, uint32_t i, const char *path,
       double y = elem_get_f64(t->dtype, buf, k);
       if (!(x == y || (isnan(x) && isnan(y)))) {
         free(buf);
-        return status_new(HLO_INVALID_ARGUMENT,
+        return status_at(HLO_INVALID_ARGUMENT, &f->body.block.args[i].loc,
                           "input %u ('%s'): element %lld = %.9g is not exactly representable "
                           "in %s, the type of argument %u of @%s",
                           i, path, (long long)k, x, hlo_dtype_name(t->dtype), i, f->name);

@@ -730,7 +730,9 @@ static hlo_status run_block(interp *it, frame *fr, const hlo_block *b, tensor *c
   }
   if (++it->depth > MAX_DEPTH) {
     it->depth--;
-    const hlo_loc *loc = where ? &where->loc : NULL;
+    /* a function's body has no parent op: its first op (the call that
+     * recursed, in a self-recursive function) locates the error */
+    const hlo_loc *loc = where ? &where->loc : b->first ? &b->first->loc : NULL;
     return status_at(HLO_RESOURCE_EXHAUSTED, loc,
                      "calls and regions nest deeper than %d levels", MAX_DEPTH);
   }

@@ -99,7 +99,11 @@ hlo_status hlo_module_parse(const char *name, const char *text, size_t len, hlo_
 
 hlo_status hlo_module_parse_at(const char *name, const char *text, size_t len,
                                unsigned first_line, hlo_module **out) {
+  if (!out) return status_new(HLO_INVALID_ARGUMENT, "hlo_module_parse: out_module is NULL");
   *out = NULL;
+  if (!text && len)
+    return status_new(HLO_INVALID_ARGUMENT, "hlo_module_parse: text is NULL (len %zu)", len);
+  if (!text) text = "";
   hlo_source src = {name ? name : "<input>", text, len, first_line ? first_line : 1};
   hlo_module_ir *ir = NULL;
   HLO_TRY(parse_module(&src, 0, len, &ir));
@@ -143,7 +147,9 @@ hlo_status runtime_read_file(const char *path, char **out_text, size_t *out_len)
 }
 
 hlo_status hlo_module_load(const char *path, hlo_module **out) {
+  if (!out) return status_new(HLO_INVALID_ARGUMENT, "hlo_module_load: out_module is NULL");
   *out = NULL;
+  if (!path) return status_new(HLO_INVALID_ARGUMENT, "hlo_module_load: path is NULL");
   char *text;
   size_t len;
   HLO_TRY(runtime_read_file(path, &text, &len));
@@ -269,7 +275,9 @@ hlo_status hlo_executable_create(hlo_module *m, const char *entry, hlo_backend_k
 
 hlo_status hlo_executable_compile(hlo_module *m, const char *entry, const hlo_compile_options *o,
                                   hlo_executable **out) {
+  if (!out) return status_new(HLO_INVALID_ARGUMENT, "hlo_executable_create: out_exe is NULL");
   *out = NULL;
+  if (!m) return status_new(HLO_INVALID_ARGUMENT, "hlo_executable_create: the module is NULL");
   interp_options opts = {0};
   hlo_compile_options none = {0};
   return runtime_executable_create_on(m, entry, o ? o : &none, &opts, out);
@@ -391,11 +399,16 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
   return NULL;
 }
 
-int hlo_executable_num_args(const hlo_executable *e) { return (int)e->entry->num_args; }
-int hlo_executable_num_results(const hlo_executable *e) { return (int)e->entry->num_results; }
+/* NULL `e` has no arguments and no results (as NULL buffers answer their
+ * getters), rather than a crash. */
+int hlo_executable_num_args(const hlo_executable *e) { return e ? (int)e->entry->num_args : 0; }
+int hlo_executable_num_results(const hlo_executable *e) {
+  return e ? (int)e->entry->num_results : 0;
+}
 
 hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *out_dtype,
                                    int *out_rank, const int64_t **out_dims) {
+  if (!e) return status_new(HLO_INVALID_ARGUMENT, "hlo_executable_arg_type: the executable is NULL");
   const hlo_func *f = e->entry;
   if (i < 0 || (uint32_t)i >= f->num_args)
     return status_new(HLO_OUT_OF_RANGE, "@%s has %u arguments; there is no argument %d", f->name,
@@ -404,9 +417,9 @@ hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *ou
   if (t->kind != TYPE_TENSOR || !type_is_static(t))
     return status_new(HLO_UNIMPLEMENTED, "argument %d of @%s is not a static tensor (a token, "
                       "a tuple, or a dynamic shape fixed only by the inputs of a run)", i, f->name);
-  *out_dtype = t->dtype;
-  *out_rank = (int)t->rank;
-  *out_dims = t->dims;
+  if (out_dtype) *out_dtype = t->dtype; /* each out-pointer may be NULL: not wanted */
+  if (out_rank) *out_rank = (int)t->rank;
+  if (out_dims) *out_dims = t->dims;
   return NULL;
 }
 

@@ -326,4 +326,54 @@ TEST(device_buffer_calls_with_null) {
   hlo_module_destroy(m);
 }
 
+/* The module and executable entry points with NULL pointers: an
+ * HLO_INVALID_ARGUMENT status (or an empty answer from a getter), never a
+ * crash; arg_type's out-pointers may each be NULL. */
+TEST(module_and_executable_calls_with_null) {
+  const char *t = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                  "  return %a : tensor<2xf32>\n}\n";
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_status st = hlo_module_parse("null.mlir", t, strlen(t), NULL);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_module_parse("null.mlir", NULL, 5, &m);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  CHECK(m == NULL);
+  hlo_status_free(st);
+  st = hlo_module_load(NULL, &m);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_module_load("null.mlir", NULL);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_executable_create(NULL, NULL, HLO_BACKEND_INTERP, &e);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  CHECK(e == NULL);
+  hlo_status_free(st);
+  CHECK_EQ_INT(hlo_executable_num_args(NULL), 0);
+  CHECK_EQ_INT(hlo_executable_num_results(NULL), 0);
+  st = hlo_executable_arg_type(NULL, 0, NULL, NULL, NULL);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_module_parse("null.mlir", t, strlen(t), &m);
+  CHECK(!st);
+  if (st) { hlo_status_free(st); return; }
+  st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, NULL);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &e);
+  CHECK(!st);
+  if (!st) {
+    int rank = -7;
+    hlo_status s2 = hlo_executable_arg_type(e, 0, NULL, &rank, NULL);
+    CHECK(s2 == NULL);
+    CHECK_EQ_INT(rank, 1);
+    hlo_status_free(s2);
+  }
+  hlo_status_free(st);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+}
+
 TEST_MAIN()

@@ -239,17 +239,32 @@ TEST(missing_kernel_is_unimplemented) {
                    HLO_UNIMPLEMENTED, "no interpreter kernel for chlo.lgamma"));
 }
 
+static const char *const recursion_text = "func.func @main() {\n"
+                                         "  %a = stablehlo.constant dense<2.0> : tensor<f32>\n"
+                                         "  %b = func.call @f(%a) : (tensor<f32>) -> tensor<f32>\n"
+                                         "  func.return\n"
+                                         "}\n"
+                                         "func.func private @f(%x: tensor<f32>) -> tensor<f32> {\n"
+                                         "  %y = func.call @f(%x) : (tensor<f32>) -> tensor<f32>\n"
+                                         "  func.return %y : tensor<f32>\n"
+                                         "}\n";
+
 TEST(runaway_recursion_is_an_error) {
-  CHECK(fails_with("func.func @main() {\n"
-                   "  %a = stablehlo.constant dense<2.0> : tensor<f32>\n"
-                   "  %b = func.call @f(%a) : (tensor<f32>) -> tensor<f32>\n"
-                   "  func.return\n"
-                   "}\n"
-                   "func.func private @f(%x: tensor<f32>) -> tensor<f32> {\n"
-                   "  %y = func.call @f(%x) : (tensor<f32>) -> tensor<f32>\n"
-                   "  func.return %y : tensor<f32>\n"
-                   "}\n",
-                   HLO_RESOURCE_EXHAUSTED, "nest deeper"));
+  CHECK(fails_with(recursion_text, HLO_RESOURCE_EXHAUSTED, "nest deeper"));
+  /* located at the recursive call (line 7), not a bare message */
+  hlo_status st = run_text(recursion_text);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  CHECK(f != NULL);
+  if (f) {
+    hlo_status_print(st, f);
+    fclose(f);
+    CHECK(buf && strstr(buf, "test.mlir:7:") != NULL);
+    if (buf && !strstr(buf, "test.mlir:7:")) fprintf(stderr, "got: %s\n", buf);
+  }
+  free(buf);
+  hlo_status_free(st);
 }
 
 TEST(map_and_if) {

@@ -381,7 +381,9 @@ int cmd_compile(int argc, char **argv) {
     else if (!strcmp(a, "--emit=lib")) emit_lib = true;
     else if (cli_is_flag(a, "--emit") && has_val && !strcmp(argv[i + 1], "lib")) emit_lib = true, i++;
     else if (!strncmp(a, "--emit", 6)) {
-      fprintf(stderr, "hlo compile: unknown --emit form '%s' (only --emit=lib)\n", a);
+      /* `--emit=X` arrives split as `--emit X`: name X, the form given */
+      const char *form = !strcmp(a, "--emit") ? (has_val ? argv[i + 1] : "") : a;
+      fprintf(stderr, "hlo compile: unknown --emit form '%s' (only --emit=lib)\n", form);
       return 2;
     }
     else if ((!strcmp(a, "-o") || cli_is_flag(a, "--output")) && has_val) out_dir = argv[++i];

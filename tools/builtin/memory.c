@@ -69,10 +69,11 @@ int cmd_memory(int argc, char **argv) {
   hlo_status st = hlo_bench_compile(path, entry, &co, &ct, &m, &e);
   if (st) return cli_report(st);
   const runtime_cpu_stats *s = runtime_executable_cpu_stats(e);
+  const char *fname = runtime_executable_entry(e)->name; /* @main, or the only function */
   int rc = 0;
   if (!s) {
     fprintf(stderr, "hlo memory: %s: @%s has dynamic shapes: its buffers are sized per run "
-            "(no fixed assignment to report)\n", path, entry ? entry : "main");
+            "(no fixed assignment to report)\n", path, fname);
     rc = 1;
   } else if (json) {
     printf("{\"file\": ");
@@ -84,7 +85,7 @@ int cmd_memory(int argc, char **argv) {
            (long long)s->const_bytes, (long long)s->heap_peak_bytes, (long long)s->peak_bytes,
            s->arena_buffers);
   } else {
-    printf("%s: @%s on %s\n", path, entry ? entry : "main", cli_backend_name(co.backend));
+    printf("%s: @%s on %s\n", path, fname, cli_backend_name(co.backend));
     printf("  argument  %12lld bytes\n", (long long)s->arg_bytes);
     printf("  output    %12lld bytes\n", (long long)s->out_bytes);
     printf("  alias     %12lld bytes\n", 0LL);

@@ -11,7 +11,9 @@
  *   f64        OpenBLAS's cblas_dgemm (oneDNN has none);
  *   bf16       oneDNN's dnnl_gemm_bf16bf16f32 (AMX tiles on this CPU; f32
  *              accumulation), rounded to bf16 once at the end when the
- *              result is bf16.
+ *              result is bf16; on a CPU without AVX-512 (oneDNN answers
+ *              dnnl_unimplemented) A and B widened to f32 (exact) and the
+ *              f32 product (same f32 products and sums; slower).
  * LAPACK (the interpreter's linear algebra) is OpenBLAS's too. Both
  * libraries are linked by path (the Makefile), not through Debian's
  * libblas.so.3 alternative.
@@ -86,7 +88,8 @@
  * HLO_UNIMPLEMENTED for another pairing of types, HLO_INVALID_ARGUMENT for
  * negative sizes, sizes past the libraries' int or strides shorter than a
  * row (or negative, or past the int), HLO_RESOURCE_EXHAUSTED
- * when the f32 scratch of a bf16 result cannot be allocated, HLO_INTERNAL
+ * when the f32 scratch of a bf16 result (or, on a CPU without oneDNN's bf16
+ * kernels, the f32 copies of A and B) cannot be allocated, HLO_INTERNAL
  * when oneDNN reports a failure. */
 HLO_MUST_USE hlo_status cpu_gemm_ex(const backend_gemm *g, hlo_dtype c_dtype, const void *a,
                                     const void *b, void *c);
