@@ -278,11 +278,12 @@ HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
 HLO_MUST_USE hlo_status hlo_executable_compile(hlo_module *m, const char *entry,
                                                const hlo_compile_options *opts,
                                                hlo_executable **out_exe);
-/* Number of arguments / results of the entry function. */
+/* Number of arguments / results of the entry function (0 for a NULL e). */
 int hlo_executable_num_args(const hlo_executable *e);
 int hlo_executable_num_results(const hlo_executable *e);
 /* Element type and shape of argument `i` of the entry function (dims lent,
- * valid while the executable lives). Errors: HLO_OUT_OF_RANGE for a bad
+ * valid while the executable lives); each out-pointer may be NULL (not
+ * wanted). Errors: HLO_INVALID_ARGUMENT for a NULL e; HLO_OUT_OF_RANGE for a bad
  * index, HLO_UNIMPLEMENTED for tuple/token or dynamic-shaped arguments (the
  * latter take their shape from each run's inputs). */
 HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
