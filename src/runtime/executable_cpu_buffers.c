@@ -506,13 +506,393 @@ static bool init_taken_over(const cpu_exec *x, uint32_t pi, uint32_t s, uint32_t
   return true;
 }
 
+/* ------------------------------------------------------------- schedule */
+
+/* The schedule's view of program p: which values it defines (`own`: its
+ * block's arguments and its steps' results) and which outlive its run
+ * anyway (`end`: its results, the terminator's operands). Both are scratch
+ * arrays of x->nvals entries, set here and cleared by sched_clear. */
+static void sched_mark(const cpu_exec *x, const program *p, bool *own, bool *end) {
+  for (uint32_t i = 0; i < p->block->num_args; i++)
+    if (p->block->args[i].id < x->nvals) own[p->block->args[i].id] = true;
+  for (uint32_t s = 0; s < p->nsteps; s++)
+    for (uint32_t i = 0; i < p->steps[s].nout; i++)
+      if (p->steps[s].out[i]->id < x->nvals) own[p->steps[s].out[i]->id] = true;
+  const hlo_op *term = p->block->last;
+  for (uint32_t i = 0; term && i < term->num_operands; i++)
+    if (term->operands[i]->id < x->nvals) end[term->operands[i]->id] = true;
+}
+
+static void sched_clear(const cpu_exec *x, const program *p, bool *own, bool *end) {
+  for (uint32_t i = 0; i < p->block->num_args; i++)
+    if (p->block->args[i].id < x->nvals) own[p->block->args[i].id] = false;
+  for (uint32_t s = 0; s < p->nsteps; s++)
+    for (uint32_t i = 0; i < p->steps[s].nout; i++)
+      if (p->steps[s].out[i]->id < x->nvals) own[p->steps[s].out[i]->id] = false;
+  const hlo_op *term = p->block->last;
+  for (uint32_t i = 0; term && i < term->num_operands; i++)
+    if (term->operands[i]->id < x->nvals) end[term->operands[i]->id] = false;
+}
+
+/* Whether step s of p reads value v. */
+static bool step_reads(const step *q, uint32_t v) {
+  for (uint32_t k = 0; k < q->nin; k++)
+    if (q->in[k]->id == v) return true;
+  return false;
+}
+
+/* Whether a step may be moved: it computes its outputs from its inputs
+ * only (a native step, a reshape); interpreter thunks (custom calls,
+ * host callbacks, rng state) and control steps keep their places. */
+static bool sched_pure(const step *q) {
+  return step_is_native(q->kind) || q->kind == STEP_ALIAS;
+}
+
+/* Moves step `from` of p to index `to` (the steps between shift by one). */
+static void sched_move(program *p, uint32_t from, uint32_t to) {
+  if (from == to) return;
+  step tmp = p->steps[from];
+  if (from < to) memmove(&p->steps[from], &p->steps[from + 1], (to - from) * sizeof tmp);
+  else memmove(&p->steps[to + 1], &p->steps[to], (from - to) * sizeof tmp);
+  p->steps[to] = tmp;
+}
+
+/* The last index other than `skip` of a step of p reading v, or -1. */
+static int64_t sched_last_read(const program *p, uint32_t v, uint32_t skip) {
+  for (uint32_t t = p->nsteps; t-- > 0;)
+    if (t != skip && step_reads(&p->steps[t], v)) return t;
+  return -1;
+}
+
+/* The scratch of sched_peak: per value, the step making it and its last
+ * reader; per step, the change of the live bytes. */
+typedef struct sched_scratch {
+  int64_t *first, *last; /* x->nvals entries */
+  int64_t *delta;        /* nsteps + 2 entries */
+} sched_scratch;
+
+/* The most bytes of program p's step results live at one step in its
+ * current order: a value from the step making it to its last reader (a
+ * reshape's result is its input's bytes, which live as long as it). The
+ * program's own results are not counted: program 0's are allocations of
+ * their own (counted as output, wherever they are made), a while body's
+ * are written over its carried values or handed to the loop. The measure
+ * no move may raise. */
+static int64_t sched_peak(const cpu_exec *x, const program *p, const bool *own, const bool *end,
+                          sched_scratch *w) {
+  uint32_t n = p->nsteps;
+  for (uint32_t s = 0; s < n; s++)
+    for (uint32_t i = 0; i < p->steps[s].nout; i++) {
+      uint32_t v = p->steps[s].out[i]->id;
+      if (v >= x->nvals) continue;
+      w->first[v] = s;
+      w->last[v] = end[v] ? n : s;
+    }
+  for (uint32_t s = 0; s < n; s++)
+    for (uint32_t k = 0; k < p->steps[s].nin; k++) {
+      const hlo_value *v = p->steps[s].in[k];
+      if (v->id < x->nvals && own[v->id] && v->def && w->last[v->id] < (int64_t)s)
+        w->last[v->id] = s;
+    }
+  for (uint32_t s = n; s-- > 0;) {
+    const step *q = &p->steps[s];
+    if (q->kind != STEP_ALIAS || !q->nin || !q->nout) continue;
+    const hlo_value *src = q->in[0];
+    uint32_t o = q->out[0]->id;
+    if (src->id < x->nvals && own[src->id] && src->def && o < x->nvals &&
+        w->last[o] > w->last[src->id])
+      w->last[src->id] = w->last[o];
+  }
+  memset(w->delta, 0, (n + 2) * sizeof *w->delta);
+  for (uint32_t s = 0; s < n; s++) {
+    const step *q = &p->steps[s];
+    if (q->kind == STEP_ALIAS) continue;
+    for (uint32_t i = 0; i < q->nout; i++) {
+      uint32_t v = q->out[i]->id;
+      if (v >= x->nvals || x->consts[v] || end[v]) continue;
+      int64_t b = cpu_value_bytes(q->out[i]);
+      w->delta[w->first[v]] += b;
+      w->delta[w->last[v] + 1] -= b;
+    }
+  }
+  int64_t live = 0, peak = 0;
+  for (uint32_t s = 0; s <= n; s++) {
+    live += w->delta[s];
+    if (live > peak) peak = live;
+  }
+  return peak;
+}
+
+/* Moves step `from` of p to `to` unless that raises sched_peak above
+ * *peak (then the step goes back); returns whether it moved. */
+static bool sched_try_move(const cpu_exec *x, program *p, uint32_t from, uint32_t to,
+                           const bool *own, const bool *end, sched_scratch *w, int64_t *peak) {
+  sched_move(p, from, to);
+  int64_t now = sched_peak(x, p, own, end, w);
+  if (now > *peak) {
+    sched_move(p, to, from);
+    return false;
+  }
+  *peak = now;
+  return true;
+}
+
+/* The step reading value v (made by step s of p) when it is the only one,
+ * reads it once, moves (sched_pure) and makes only the program's results;
+ * else -1. */
+static int64_t sched_feeds_result(const cpu_exec *x, const program *p, uint32_t s, uint32_t v,
+                                  const bool *end) {
+  int64_t reader = -1;
+  for (uint32_t t = s + 1; t < p->nsteps; t++) {
+    const step *u = &p->steps[t];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < u->nin; k++) n += u->in[k]->id == v;
+    if (!n) continue;
+    if (n > 1 || reader >= 0 || !sched_pure(u)) return -1;
+    reader = t;
+  }
+  const hlo_op *term = p->block->last;
+  for (uint32_t i = 0; term && i < term->num_operands; i++)
+    if (term->operands[i]->id == v) return -1;
+  if (reader < 0 || !p->steps[reader].nout) return -1;
+  for (uint32_t i = 0; i < p->steps[reader].nout; i++) {
+    uint32_t o = p->steps[reader].out[i]->id;
+    if (o >= x->nvals || !end[o]) return -1;
+  }
+  return reader;
+}
+
+/* Where step s of p may move up to (see schedule_program): just after
+ * the last step making one of its inputs or, for an input of the program
+ * it reads last, reading it; *made: the bytes of its results that are not
+ * the program's results, *freed: of the inputs made by steps that it reads
+ * last (arguments free nothing). */
+static int64_t sched_hoist_target(const cpu_exec *x, const program *p, uint32_t s,
+                                  const bool *own, const bool *end, int64_t *made,
+                                  int64_t *freed) {
+  const step *q = &p->steps[s];
+  int64_t t = 0;
+  *made = *freed = 0;
+  for (uint32_t i = 0; i < q->nout; i++)
+    if (q->out[i]->id < x->nvals && !end[q->out[i]->id]) *made += cpu_value_bytes(q->out[i]);
+  for (uint32_t k = 0; k < q->nin; k++) {
+    uint32_t v = q->in[k]->id;
+    if (v >= x->nvals || !own[v] || x->consts[v]) continue;
+    for (uint32_t u = 0; u < s; u++) /* where it is made */
+      for (uint32_t i = 0; i < p->steps[u].nout; i++)
+        if (p->steps[u].out[i]->id == v && (int64_t)u + 1 > t) t = u + 1;
+    int64_t last = sched_last_read(p, v, s);
+    if (last < (int64_t)s && !end[v]) { /* q reads it last: keep it so */
+      if (q->in[k]->def) *freed += cpu_value_bytes(q->in[k]);
+      if (last + 1 > t) t = last + 1;
+    }
+  }
+  return t;
+}
+
+/* A memory-aware order of program p's steps (XLA's list scheduler in
+ * two greedy passes; the order the program gives is JAX's, which makes
+ * a scan body's slices of the residual stacks all at its first steps and
+ * its gradient updates all at its last):
+ *   sinking: a step moves down to just before the first step reading one
+ *     of its results, so its results are made only when needed, unless
+ *     that keeps inputs alive longer (inputs that are not the program's
+ *     results, values of an enclosing program or constants, and are not
+ *     read again at or after that point; a reshape's input lives as long
+ *     as the reshape's result anyway) whose bytes are as many as the
+ *     results' or more (a slice may keep its 4-byte index longer), or
+ *     keeps a block argument alive longer (a while body's result may be
+ *     written over it);
+ *   hoisting: a step moves up to just after the last step making or (for
+ *     an input it reads last) reading one of its inputs, when it is the
+ *     last reader of inputs of the program and its results are all the
+ *     program's results, or each is read only by one step making only
+ *     results of the program and the inputs have at least their bytes:
+ *     those inputs die sooner (the updates of a scan's carried
+ *     accumulators with the gradients of one layer, and the kernels laying
+ *     the gradients out for them, which JAX puts at the end of the body;
+ *     such an update then moves up after its kernel); a reshape
+ *     moves up to just after the step making its input (no live range
+ *     changes: they share bytes), so that a step reading it may follow.
+ * Only steps that compute their outputs from their inputs move (native
+ * steps and reshapes); every step still follows the steps making its
+ * inputs and precedes their readers, so results are unchanged. No move
+ * may raise the most bytes of step results live at one step
+ * (sched_peak: a move that would is undone), so the order never needs
+ * more memory than the program's by that measure. `own` and `end` are
+ * scratch (sched_mark); programs of more than 2048 steps keep their order
+ * (the passes are quadratic, each move measured in linear time). */
+static void schedule_program(cpu_exec *x, uint32_t pi, bool *own, bool *end) {
+  program *p = &x->progs[pi];
+  if (p->nsteps < 3 || p->nsteps > 2048) return;
+  sched_scratch w = {malloc(x->nvals * sizeof *w.first), malloc(x->nvals * sizeof *w.last),
+                     malloc((p->nsteps + 2) * sizeof *w.delta)};
+  if (!w.first || !w.last || !w.delta) { /* no memory: the program's own order (correct) */
+    free(w.first), free(w.last), free(w.delta);
+    return;
+  }
+  sched_mark(x, p, own, end);
+  int64_t peak = sched_peak(x, p, own, end, &w);
+  /* sinking, from the last step up (a reshape moves before the slice it
+   * reshapes is considered) */
+  for (uint32_t s = p->nsteps; s-- > 0;) {
+    const step *q = &p->steps[s];
+    if (!sched_pure(q)) continue;
+    uint32_t c = p->nsteps;
+    for (uint32_t t = s + 1; t < c; t++)
+      for (uint32_t i = 0; i < q->nout && c == p->nsteps; i++)
+        if (step_reads(&p->steps[t], q->out[i]->id)) c = t;
+    if (c == p->nsteps || c == s + 1) continue;
+    /* what it frees against what it keeps alive longer */
+    int64_t freed = 0, kept = 0;
+    for (uint32_t i = 0; i < q->nout; i++)
+      if (q->out[i]->id < x->nvals && !end[q->out[i]->id]) freed += cpu_value_bytes(q->out[i]);
+    bool ok = true;
+    for (uint32_t k = 0; k < q->nin && ok; k++) {
+      uint32_t v = q->in[k]->id;
+      if (v >= x->nvals || !own[v] || end[v] || x->consts[v] || q->kind == STEP_ALIAS ||
+          sched_last_read(p, v, s) >= (int64_t)c)
+        continue;
+      if (!q->in[k]->def) ok = false; /* a carried value: its result may be written over it */
+      kept += cpu_value_bytes(q->in[k]);
+    }
+    if (ok && (kept == 0 || kept < freed)) sched_try_move(x, p, s, c - 1, own, end, &w, &peak);
+  }
+  /* hoisting, from the first step down */
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    const step *q = &p->steps[s];
+    if (q->kind == STEP_ALIAS && q->nin >= 1) {
+      /* a reshape right after the step making its input: its result
+       * shares that input's bytes, so this changes no live range, and a
+       * step reading it may then move up too */
+      for (uint32_t u = 0; u + 1 < s; u++)
+        for (uint32_t i = 0; i < p->steps[u].nout; i++)
+          if (p->steps[u].out[i]->id == q->in[0]->id) {
+            sched_move(p, s, u + 1);
+            u = s; /* done */
+            break;
+          }
+      continue;
+    }
+    if (!sched_pure(q) || !q->nout) continue;
+    int64_t made = 0, freed = 0, t = sched_hoist_target(x, p, s, own, end, &made, &freed);
+    if (freed <= 0 || freed < made || t >= (int64_t)s) continue;
+    if (made == 0) {
+      sched_try_move(x, p, s, (uint32_t)t, own, end, &w, &peak);
+      continue;
+    }
+    /* results that are not the program's: only a step laying one value out
+     * for the one step that reads it and writes only the program's results
+     * (a gradient transposed for its accumulator's update) moves, and that
+     * step with it, right after it */
+    int64_t d = q->nout == 1 ? sched_feeds_result(x, p, s, q->out[0]->id, end) : -1;
+    if (d < 0) continue;
+    sched_move(p, s, (uint32_t)t);
+    int64_t m = 0, f = 0, t2 = sched_hoist_target(x, p, (uint32_t)d, own, end, &m, &f);
+    if (t2 < d) sched_move(p, (uint32_t)d, (uint32_t)t2);
+    int64_t now = sched_peak(x, p, own, end, &w);
+    if (now <= peak && t2 < d) {
+      peak = now;
+      continue;
+    }
+    if (t2 < d) sched_move(p, (uint32_t)t2, (uint32_t)d); /* back */
+    sched_move(p, (uint32_t)t, s);
+  }
+  sched_clear(x, p, own, end);
+  free(w.first), free(w.last), free(w.delta);
+}
+
+/* Whether value v of program p is read only by native steps (each once)
+ * and by alias steps lending it on (reshapes, whose results obey the same
+ * rule), every read through an alias before step `before`; marks v and
+ * its aliases in `group`. */
+static bool read_natively(const cpu_exec *x, const program *p, uint32_t pi, uint32_t v,
+                          uint32_t before, bool *group) {
+  group[v] = true;
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    const step *q = &p->steps[s];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < q->nin; k++) n += q->in[k]->id == v;
+    if (!n) continue;
+    if (q->kind == STEP_ALIAS && n == 1 && q->nout == 1) {
+      uint32_t w = q->out[0]->id;
+      if (w >= x->nvals || x->prog_of[w] != pi || x->home[w] != HOME_ARENA ||
+          x->last_step[w] >= before || group[w] || !read_natively(x, p, pi, w, before, group))
+        return false;
+      continue;
+    }
+    if (n > 1 || !step_is_native(q->kind)) return false;
+  }
+  return true;
+}
+
+/* Program 0's results written over a temporary that dies at the kernel
+ * making them. XLA's buffer assigner lets a temporary take a live-out
+ * allocation when their live ranges do not meet, or meet where the
+ * temporary's last reader writes the result over it
+ * (CanShareOperandBufferWithUser): the output's memory, allocated for the
+ * run anyway, holds the temporary first. Here: result R of kernel step s
+ * may be written over input V when V has R's type, s may overwrite it
+ * (kernel_may_overwrite: read only through elementwise ops of its shape)
+ * and reads it once, V is an arena value of program 0 made by a native
+ * step (not a fill), read by native steps only (or by reshapes lending it,
+ * read before s), last at s, and no result itself. V then gets an
+ * allocation of its own (HOME_HEAP, kept to the end of the run: it becomes
+ * the result, counted as output, `in_result`) and R is written over it
+ * (HOME_CARRIED, offset V, as a while body's carried values:
+ * run_native_step writes over V's tensor while the run holds its only
+ * reference, else makes R a tensor of its own; value_tensor finds V's for
+ * R). V's reshapes borrow its tensor (HOME_HEAP). Not on a device backend
+ * (its buffers are the arena's layout). `group` is scratch of x->nvals
+ * entries, all false on entry and on return. */
+static void plan_results_over_temps(cpu_exec *x, uint32_t pi, const bool *is_result, bool *keep,
+                                    bool *in_result, bool *group) {
+  program *p = &x->progs[pi];
+  if (pi != 0 || p->while_body || x->be->device_memory) return;
+  for (uint32_t s = 0; s < p->nsteps; s++) {
+    step *q = &p->steps[s];
+    if (q->kind != STEP_KERNEL || q->nout != 1) continue;
+    const hlo_value *r = q->out[0];
+    if (r->id >= x->nvals || !is_result[r->id] || x->home[r->id] != HOME_HEAP ||
+        r->type->kind != TYPE_TENSOR || !type_is_static(r->type))
+      continue;
+    for (uint32_t k = 0; k < q->nin; k++) {
+      uint32_t v = q->in[k]->id;
+      if (v >= x->nvals || x->prog_of[v] != pi || x->home[v] != HOME_ARENA || x->consts[v] ||
+          is_result[v] || keep[v] || x->last_step[v] != s || !q->in[k]->def ||
+          !type_equal(q->in[k]->type, r->type) || !kernel_may_overwrite(q, k))
+        continue;
+      const step *d = &p->steps[x->def_step[v]];
+      if (!step_is_native(d->kind) || d->kind == STEP_FILL || (d->kind == STEP_GEMM && d->epilogue))
+        continue;
+      bool ok = read_natively(x, p, pi, v, s, group);
+      for (uint32_t i = 0; i < x->nvals; i++) {
+        if (!group[i]) continue;
+        group[i] = false;
+        if (ok && i != v) x->home[i] = HOME_HEAP; /* a reshape borrowing V's tensor */
+      }
+      if (!ok) continue;
+      x->home[v] = HOME_HEAP;
+      keep[v] = true;
+      in_result[v] = true;
+      x->home[r->id] = HOME_CARRIED;
+      x->offset[r->id] = v;
+      q->inplace = (int32_t)k;
+      q->aliased = true;
+      break;
+    }
+  }
+}
+
 /* Homes and arena offsets of program pi's values (see value_home).
  * `cond`: pi is a while's cond, whose result run_while reads where it
  * lies: it may stay in the arena (live to the end of the run), so an
  * iteration allocates nothing for it. */
 static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32_t *root,
-                               bool *keep, bool cond) {
+                               bool *keep, bool *in_result, bool *group, bool *group2,
+                               bool cond) {
   program *p = &x->progs[pi];
+  schedule_program(x, pi, group, group2);
   const hlo_op *term = p->block->last;
   for (uint32_t i = 0; term && i < term->num_operands; i++)
     if (term->operands[i]->id < x->nvals) is_result[term->operands[i]->id] = true;
@@ -562,6 +942,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
         x->home[in] = HOME_HEAP;
     }
   }
+  plan_results_over_temps(x, pi, is_result, keep, in_result, group);
   HLO_TRY(list_owned(x, p));
   plan_carried(x, pi, keep, is_result);
   HLO_TRY(plan_frees(x, pi, is_result, keep));
@@ -622,7 +1003,7 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
   for (uint32_t i = 0; i < p->nowned; i++) {
     uint32_t id = p->owned[i];
     if (x->home[id] == HOME_ARG || x->home[id] == HOME_CARRIED || x->consts[id] ||
-        (x->home[id] == HOME_ARENA && root[id] != id) || grow[id] == -2)
+        (x->home[id] == HOME_ARENA && root[id] != id) || grow[id] == -2 || in_result[id])
       continue;
     const step *q = &p->steps[x->def_step[id]];
     if (q->elided) continue;
@@ -682,6 +1063,13 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
     for (uint32_t i = 0; i < term->num_operands; i++)
       carried += term->operands[i]->id < x->nvals && x->home[term->operands[i]->id] == HOME_CARRIED;
     fprintf(fp, "  carried values written in place: %u of %u\n", carried, term->num_operands);
+  } else if (term) {
+    uint32_t over = 0; /* plan_results_over_temps */
+    for (uint32_t i = 0; i < term->num_operands; i++)
+      over += term->operands[i]->id < x->nvals && x->home[term->operands[i]->id] == HOME_CARRIED;
+    if (over)
+      fprintf(fp, "  results written over a temporary that dies there: %u of %u\n", over,
+              term->num_operands);
   }
   if (!p->arena_buffers) return;
   fprintf(fp, "  %-12s %12s %12s  %-11s %-6s %s\n", "offset", "bytes", "end", "live steps",
@@ -747,11 +1135,16 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   x->def_step = calloc(nv, sizeof *x->def_step);
   x->last_step = calloc(nv, sizeof *x->last_step);
   bool *is_result = calloc(nv, sizeof *is_result), *keep = calloc(nv, sizeof *keep);
+  bool *in_result = calloc(nv, sizeof *in_result), *group = calloc(nv, sizeof *group);
+  bool *group2 = calloc(nv, sizeof *group2);
   uint32_t *root = calloc(nv, sizeof *root);
   if (!x->home || !x->prog_of || !x->offset || !x->def_step || !x->last_step || !is_result ||
-      !root || !keep) {
+      !root || !keep || !in_result || !group || !group2) {
     free(is_result);
     free(keep);
+    free(in_result);
+    free(group);
+    free(group2);
     free(root);
     return cpu_oom();
   }
@@ -775,7 +1168,7 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
     }
   /* children first: a control step's scratch holds its regions' arenas */
   for (uint32_t pi = x->nprogs; pi-- > 0 && !st;) {
-    st = plan_program(x, pi, is_result, root, keep, cond[pi]);
+    st = plan_program(x, pi, is_result, root, keep, in_result, group, group2, cond[pi]);
     if (!st) ms->arena_buffers += x->progs[pi].arena_buffers;
   }
   if (!st && x->nprogs) {
@@ -784,6 +1177,9 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   }
   free(is_result);
   free(keep);
+  free(in_result);
+  free(group);
+  free(group2);
   free(root);
   free(cond);
   ms->peak_bytes = ms->arg_bytes + ms->out_bytes + ms->temp_bytes + ms->heap_peak_bytes;
