@@ -129,29 +129,6 @@ static void fill_f64(double *x, int64_t rows, int64_t n) {
 
 /* ---------------------------------------------------------- running */
 
-/* Whether a folder's generated C (k*.c files) contains `needle`. */
-static bool dump_has(const char *dir, const char *needle) {
-  DIR *d = opendir(dir);
-  if (!d) return false;
-  bool found = false;
-  struct dirent *e;
-  while (!found && (e = readdir(d))) {
-    size_t n = strlen(e->d_name);
-    if (n < 3 || strcmp(e->d_name + n - 2, ".c")) continue;
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    FILE *f = fopen(path, "rb");
-    if (!f) continue;
-    static char buf[1 << 20];
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = 0;
-    found = strstr(buf, needle) != NULL;
-  }
-  closedir(d);
-  return found;
-}
-
 static void remove_dir(const char *dir) {
   DIR *d = opendir(dir);
   struct dirent *e;
@@ -199,7 +176,7 @@ static hlo_buffer **run_cpu(const char *what, const char *text, const hlo_buffer
     compiler = 1;
   }
   for (int i = 0; !st && made && i < nneedles; i++) {
-    bool has = dump_has(dir, needles[i]);
+    bool has = tl_dump_has(dir, needles[i]);
     if (!has) printf("  %s: the generated C has no \"%s\"\n", what, needles[i]);
     CHECK(has);
   }

@@ -37,6 +37,25 @@ char *tl_read_file(const char *path, size_t *len) {
   return buf;
 }
 
+bool tl_dump_has(const char *dir, const char *needle) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n < 3 || strcmp(e->d_name + n - 2, ".c")) continue;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+    size_t len;
+    char *text = tl_read_file(path, &len);
+    found = text && strstr(text, needle) != NULL;
+    free(text);
+  }
+  closedir(d);
+  return found;
+}
+
 static bool paths_add(tl_paths *ps, const char *p) {
   if (ps->n == ps->cap) {
     size_t cap = ps->cap ? ps->cap * 2 : 256;

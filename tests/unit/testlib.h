@@ -28,6 +28,11 @@ const char *tl_shared_dir(void);
  * opened, sized, allocated or read in full. */
 char *tl_read_file(const char *path, size_t *len);
 
+/* Whether any generated C file (a name ending in ".c") in folder `dir` (a
+ * --dump-to folder) contains `needle`; false when the folder cannot be
+ * read. */
+bool tl_dump_has(const char *dir, const char *needle);
+
 /* A growable list of malloc'd paths. */
 typedef struct tl_paths {
   char **v;
