@@ -198,7 +198,8 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
     st = cpu_dev_out(x, owner, bufs[s->nin], cpu_dev_value_bytes(x, v), &bufs[s->nin]);
   }
   if (!st) st = cpu_run_copy_on_backend(x->be, s, host, bufs);
-  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  if (st && !status_loc(st))
+    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
   return st;
 }
 
@@ -233,7 +234,8 @@ static __attribute__((noinline)) hlo_status run_device_step(cpu_exec *x, const s
   if (!st) st = native_call(x, s, bufs, scratch);
   for (uint32_t i = 0; i < s->nout && !st && !dev; i++)
     st = cpu_dev_host_out(x, bufs[s->nin + i], cpu_dev_value_bytes(x, s->out[i]));
-  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  if (st && !status_loc(st))
+    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
   return st;
 }
 
@@ -304,7 +306,8 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
   }
   if (!st && s->kind == STEP_SORT) st = x->be->sort(s->sort, bufs, bufs + s->nin);
   if (!st && s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
-  if (st && !status_loc(st)) st = status_note(st, "in the thunk of %s", op_name(s->op->opcode));
+  if (st && !status_loc(st))
+    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
   return st;
 }
 

@@ -40,6 +40,16 @@ static void copy_line(struct hlo_status_s *st, const hlo_loc *loc) {
   st->line_text = dup_str(p, (size_t)(e - p));
 }
 
+/* Gives st the location `loc` (when it has a line): line, column, file name
+ * and source line. */
+static void set_loc(struct hlo_status_s *st, const hlo_loc *loc) {
+  if (!loc || !loc->line) return;
+  st->loc.line = loc->line;
+  st->loc.col = loc->col;
+  if (loc->src && loc->src->name) st->file = dup_str(loc->src->name, strlen(loc->src->name));
+  copy_line(st, loc);
+}
+
 hlo_status status_vat(hlo_status_code code, const hlo_loc *loc, const char *fmt,
                       va_list ap) {
   struct hlo_status_s *st = calloc(1, sizeof *st);
@@ -50,14 +60,13 @@ hlo_status status_vat(hlo_status_code code, const hlo_loc *loc, const char *fmt,
   sb_vprintf(&b, fmt, ap);
   st->message = sb_take(&b);
   if (!st->message) { free(st); return &oom_status; }
-  if (loc && loc->line) {
-    st->loc.line = loc->line;
-    st->loc.col = loc->col;
-    if (loc->src && loc->src->name)
-      st->file = dup_str(loc->src->name, strlen(loc->src->name));
-    copy_line(st, loc);
-  }
+  set_loc(st, loc);
   return st;
+}
+
+hlo_status status_locate(hlo_status s, const hlo_loc *loc) {
+  if (s && s != &oom_status && !s->loc.line) set_loc(s, loc);
+  return s;
 }
 
 hlo_status status_at(hlo_status_code code, const hlo_loc *loc, const char *fmt, ...) {

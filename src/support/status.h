@@ -39,6 +39,9 @@ hlo_status status_vat(hlo_status_code code, const hlo_loc *loc,
                       const char *fmt, va_list ap);
 /* Appends a note line ("note: while running @main") to `s`; returns `s`. */
 hlo_status status_note(hlo_status s, const char *fmt, ...) HLO_PRINTF(2, 3);
+/* Gives `s`, an error with no location, the location `loc` (NULL or line 0:
+ * none); an error already located is left as it is. Returns `s`. */
+hlo_status status_locate(hlo_status s, const hlo_loc *loc);
 /* Location of an error (NULL when it has none). Lent. */
 const hlo_loc *status_loc(hlo_status s);
 /* The file name the error points at, or NULL. Lent. */

@@ -56,6 +56,26 @@ TEST(status_located) {
   CHECK(hlo_status_code_of(NULL) == HLO_OK);
 }
 
+/* status_locate gives an unlocated error the op's place, never moves a located one */
+TEST(status_locate_once) {
+  hlo_source src = {"m.mlir", "line one\n  %0 = stablehlo.dot_general\n", 38, 1};
+  hlo_loc loc = {&src, 2, 3}, other = {&src, 1, 1};
+  hlo_status s = status_new(HLO_INTERNAL, "gemm failed");
+  CHECK(status_loc(s) == NULL);
+  CHECK(status_locate(s, &loc) == s);
+  CHECK(status_loc(s) != NULL && status_loc(s)->line == 2 && status_loc(s)->col == 3);
+  CHECK_STR(status_file(s), "m.mlir");
+  status_locate(s, &other);
+  CHECK(status_loc(s)->line == 2);
+  char buf[512] = {0};
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  hlo_status_print(s, f);
+  fclose(f);
+  CHECK_STR(buf, "m.mlir:2:3: error: gemm failed\n  %0 = stablehlo.dot_general\n  ^\n");
+  hlo_status_free(s);
+  CHECK(status_locate(NULL, &loc) == NULL);
+}
+
 TEST(float_roundtrip_all_patterns) {
   /* every bit pattern of every small float type decodes and re-encodes to
    * itself (NaNs to a NaN) */
