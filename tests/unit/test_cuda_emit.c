@@ -332,15 +332,20 @@ static void reduce_case(int t, int rows, int cols, bool check_spread) {
   kernel *ks[8];
   uint32_t n = lower_text("reduce.mlir", sb_cstr(&sb), false, ks, 8);
   CHECK_EQ_INT(n, nr);
+  uint32_t most_threads = 1;
   for (uint32_t i = 0; i < n; i++) {
     cuda_form_info f = cuda_kernel_form(ks[i]);
     CHECK(f.form == CUDA_FORM_REG_ROWS); /* every combiner has an identity */
     CHECK(check_spread == (f.row_threads > 1));
+    if (f.row_threads > most_threads) most_threads = f.row_threads;
   }
   char what[48];
   snprintf(what, sizeof what, "reduce_%s_%dx%d", tn, rows, cols);
   char *src = emit_and_compile(what, ks, n, true);
-  if (check_spread && src) CHECK(strstr(src, "hlo_shfl_xor(acc") && strstr(src, "__syncthreads();"));
+  /* a row over several warps also meets in shared memory */
+  if (check_spread && src)
+    CHECK(strstr(src, "hlo_shfl_xor(acc") &&
+          (most_threads <= 32 || strstr(src, "__syncthreads();")));
   free(src);
   reduces_covered += (int)n;
   free_kernels(ks, n);
@@ -473,7 +478,8 @@ static void several_row_dims_text(int inner, char *out, size_t cap) {
 
 TEST(several_row_dims_spread_the_linear_row) {
   char text[2048];
-  /* 2310 elements: in registers, the coordinates from the linear position */
+  /* 2310 elements: in registers (about 32 a thread: 128 threads, 19
+   * scalar chunks each), the coordinates from the linear position */
   several_row_dims_text(33, text, sizeof text);
   kernel *ks[1];
   uint32_t n = lower_text("rows3.mlir", text, true, ks, 1);
@@ -481,7 +487,7 @@ TEST(several_row_dims_spread_the_linear_row) {
   if (n) {
     CHECK_EQ_INT(ks[0]->num_reduce_dims, 3);
     cuda_form_info f = cuda_kernel_form(ks[0]);
-    CHECK(f.form == CUDA_FORM_REG_ROWS && f.vec == 1 && f.row_threads == 256 && f.chunks == 10);
+    CHECK(f.form == CUDA_FORM_REG_ROWS && f.vec == 1 && f.row_threads == 128 && f.chunks == 19);
     char *src = emit_and_compile("rows3", ks, n, true);
     CHECK(src && strstr(src, "const int64_t x1 = hlo_p / 231;") &&
           strstr(src, "const int64_t x2 = hlo_p / 33 % 7;") &&

@@ -333,7 +333,21 @@ const cstyle_dialect *cuda_dialect(void) {
 
 #define ROW_REG_MAX 8192
 #define ROW_REG_WORDS 128
-#define ROW_REG_ELEMS 16
+#define ROW_REG_ELEMS 32
+/* ROW_REG_ELEMS unless HLO_CUDA_ROW_ELEMS holds a power of two in [4, 64]
+ * (read once; a tuning knob for measuring the register-row form: the
+ * kernels' source, and so their cache key, change with it). */
+static int64_t row_reg_elems(void) {
+  static int64_t v = -1;
+  int64_t r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (r < 0) {
+    const char *e = getenv("HLO_CUDA_ROW_ELEMS");
+    long x = e ? strtol(e, NULL, 10) : 0;
+    r = (x >= 4 && x <= 64 && !(x & (x - 1))) ? x : ROW_REG_ELEMS;
+    __atomic_store_n(&v, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
 #define THREADS_PER_SM 2048
 /* bytes of the narrowest type in a chunk: a row's (one 16-byte access
  * each), an elementwise tile's (two: more bytes in flight per thread) */
@@ -454,9 +468,11 @@ static cuda_plan reg_row_plan(const kernel *k) {
     words += dtype_bits(kernel_compute_dtype(k->temps[t].dtype)) > 32 ? 2 : 1;
   free(vary);
   /* chunks per row; about ROW_REG_ELEMS elements per thread (enough
-   * independent loads in flight: two 16-byte loads of bf16), T a power of
-   * two */
-  int64_t nc = n / V, ct = ROW_REG_ELEMS / V > 1 ? ROW_REG_ELEMS / V : 1;
+   * independent loads in flight: four 16-byte loads of bf16; H200,
+   * 2026-12-02, 16 -> 32: llama_block_4x2048's softmax kernel 394 -> 354
+   * us, naive_attention_8192x128 207 -> 186 us, dpa_xla 1.174 -> 1.134 ms;
+   * 64 slower on both, bench/results/gpu.md), T a power of two */
+  int64_t nc = n / V, ct = row_reg_elems() / (int64_t)V > 1 ? row_reg_elems() / (int64_t)V : 1;
   uint32_t T = 1;
   while (T < 1024 && (int64_t)T * ct < nc) T *= 2;
   for (;;) {
