@@ -264,6 +264,10 @@ static hlo_status print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o
       sb_printf(o, "hlo_round_f16_from_f64(%s);\n", args[0]);
       return NULL;
     }
+    if (in->dtype == HLO_BF16 && at == HLO_BF16 && d->bf16_ops[in->op]) {
+      expand(o, d->bf16_ops[in->op], args, HLO_F32);
+      break;
+    }
     bool narrow = in->dtype == HLO_BF16 || in->dtype == HLO_F16;
     if (narrow) sb_puts(o, in->dtype == HLO_BF16 ? "hlo_round_bf16(" : "hlo_round_f16(");
     if (in->op == OP_COMPARE) {

@@ -42,6 +42,13 @@ typedef struct cstyle_dialect {
   const char *int_ops[OP_COUNT];   /* signed and unsigned integers */
   const char *uint_ops[OP_COUNT];  /* unsigned overrides of int_ops (NULL: int_ops') */
   const char *bool_ops[OP_COUNT];  /* i1 */
+  /* bf16 ops whose operands are bf16 too, computing the bf16 result (as a
+   * float holding a bf16 value) in one step: the correctly rounded result,
+   * which for add, subtract and multiply is round_bf16(f32 op), since the
+   * f32 op of two bf16 values is exact or rounds far from a bf16 tie
+   * (emit_cuda.c: packed bf16x2 instructions). NULL entries: the float
+   * op's template inside hlo_round_bf16(...). */
+  const char *bf16_ops[OP_COUNT];
   /* Exact divides by a row-invariant f32 divisor (cstyle.c, "Divides by
    * a row value"): rcp_decl declares $0, the reciprocal of divisor $1,
    * once per row; rcp_div computes a / b from it ($0 = a, $1 = b, $2 =
