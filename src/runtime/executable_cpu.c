@@ -949,5 +949,7 @@ void cpu_exec_destroy(cpu_exec *x) {
   free(x->offset);
   free(x->def_step);
   free(x->last_step);
+  free(x->in_result_of);
+  free(x->result_homes);
   free(x);
 }

@@ -884,6 +884,169 @@ static void plan_results_over_temps(cpu_exec *x, uint32_t pi, const bool *is_res
   }
 }
 
+/* ------------------------------------------------- temporaries in results */
+
+/* Whether program 0's results may hold temporaries before they are
+ * written (place_in_results): on the CPU backend only. A device backend
+ * tracks its buffers by the arena's layout (executable_cpu_device.c), and
+ * --emit=lib (backend "cpu-aot", src/aot/emit_lib.c) lays out its own
+ * scratch from the arena and the heap values. */
+static bool results_hold_temps(const cpu_exec *x) {
+  return !x->be->device_memory && x->be->name && strcmp(x->be->name, "cpu-aot") != 0;
+}
+
+/* One allocation of a result of program 0 that may hold temporaries: the
+ * value H whose memory it is (the result, or the dying temporary that
+ * plan_results_over_temps writes it over), its bytes and the step writing
+ * H (the temporaries in it die before). */
+typedef struct result_home {
+  const hlo_value *v;
+  int64_t bytes;
+  uint32_t write;
+} result_home;
+
+/* The allocations of program 0's results that may hold temporaries: a
+ * result R made by a native step of program 0 (not a reshape borrowing
+ * another value's bytes) in an allocation of its own (HOME_HEAP), or
+ * written over such a value V (HOME_CARRIED: then V's allocation); R a
+ * static tensor of at least one byte, returned once. A result that an
+ * argument is donated to (tf.aliasing_output) is one too: this runtime
+ * never gives a result a donated argument's memory (memory_analysis's
+ * alias_bytes is 0, as in XLA's analyses of the shared models); were it
+ * to, such a result would have to be left out (its allocation holds the
+ * argument until its last read). Results that are arguments, constants, reshapes of
+ * another value, made by interpreter thunks or control steps (whose
+ * tensors the runtime does not choose) are left out. *n gets the count;
+ * hs has room for the terminator's operand count. */
+static void list_result_homes(const cpu_exec *x, result_home *hs, uint32_t *n) {
+  const program *p = &x->progs[0];
+  const hlo_op *term = p->block->last;
+  *n = 0;
+  for (uint32_t i = 0; term && i < term->num_operands; i++) {
+    const hlo_value *r = term->operands[i];
+    uint32_t id = r->id;
+    if (id >= x->nvals || !r->def || x->consts[id] || x->prog_of[id] != 0 ||
+        r->type->kind != TYPE_TENSOR || !type_is_static(r->type) || cpu_value_bytes(r) <= 0)
+      continue;
+    bool once = true;
+    for (uint32_t j = 0; j < term->num_operands; j++) once &= j == i || term->operands[j] != r;
+    if (!once) continue;
+    uint32_t h = id;
+    if (x->home[id] == HOME_CARRIED) h = (uint32_t)x->offset[id];
+    else if (x->home[id] != HOME_HEAP) continue;
+    if (h >= x->nvals || x->home[h] != HOME_HEAP || x->prog_of[h] != 0 || x->consts[h] ||
+        x->def_step[h] >= p->nsteps)
+      continue;
+    const step *d = &p->steps[x->def_step[h]];
+    const hlo_value *hv = NULL;
+    for (uint32_t k = 0; k < d->nout; k++)
+      if (d->out[k]->id == h) hv = d->out[k];
+    if (!hv || !step_is_native(d->kind) || d->elided || hv->type->kind != TYPE_TENSOR ||
+        !type_is_static(hv->type) || cpu_value_bytes(hv) < cpu_value_bytes(r))
+      continue;
+    bool dup = false;
+    for (uint32_t k = 0; k < *n; k++) dup |= hs[k].v == hv;
+    if (dup) continue;
+    hs[(*n)++] = (result_home){hv, cpu_value_bytes(hv), x->def_step[h]};
+  }
+}
+
+/* Whether buffer b fits in result home h (whose buffers placed so far are
+ * those of bufs with at[i] == h + 1) at an offset where it meets none of
+ * them both in bytes and in steps: the lowest such offset (a multiple of
+ * ba_buffer_align's alignment) in *off. */
+static bool fit_in_home(const ba_buffer *bufs, uint32_t nb, const uint32_t *at,
+                        const int64_t *off, uint32_t h, int64_t hbytes, const ba_buffer *b,
+                        int64_t *out) {
+  int64_t align = ba_buffer_align(b->bytes, 64);
+  int64_t cand = 0;
+  for (;;) {
+    if (cand + b->bytes > hbytes) return false;
+    int64_t next = -1;
+    for (uint32_t i = 0; i < nb; i++) {
+      if (at[i] != h + 1 || bufs[i].end < b->start || bufs[i].start > b->end) continue;
+      if (off[i] < cand + b->bytes && cand < off[i] + bufs[i].bytes) {
+        int64_t e = off[i] + bufs[i].bytes;
+        if (e > next) next = e;
+      }
+    }
+    if (next < 0) {
+      *out = cand;
+      return true;
+    }
+    cand = (next + align - 1) / align * align;
+  }
+}
+
+/* Temporaries in result memory (XLA's buffer assigner: a live-out
+ * allocation may take any temporary whose live range ends before the
+ * output is written, TryAssignToExistingAllocation / MaybeAssignBuffer in
+ * buffer_assignment.cc): the buffers of program 0's arena, bufs[0..nb)
+ * (values, a control step's block of its regions' arenas, a
+ * convolution's scratch), may lie in the allocation of a result (hs[0..nh),
+ * allocated when a run starts) when their last step is before the step
+ * writing it, at an offset where they meet no other buffer placed there in
+ * both bytes and steps (fit_in_home). First, repeatedly, the largest
+ * buffer that fits of those live at the step where the buffers left in
+ * the arena are the most bytes live at once (ba_peak_live's measure: each
+ * placement lowers that peak or moves it); when none there fits, every
+ * other buffer that fits, largest first (less for ba_pack to pack). A
+ * home is tried smallest first (hs is sorted so). at[i] gets 1 + the home's index (0: the
+ * arena), off[i] the offset in it; live (nsteps + 2 entries) and tried
+ * (nb) are scratch. */
+static void place_in_results(result_home *hs, uint32_t nh, const ba_buffer *bufs,
+                             uint32_t nb, uint32_t nsteps, uint32_t *at, int64_t *off,
+                             int64_t *live, bool *tried) {
+  for (uint32_t i = 0; i < nb; i++) at[i] = 0, off[i] = 0, tried[i] = false;
+  for (uint32_t i = 1; i < nh; i++) /* smallest first (stable: the results' order) */
+    for (uint32_t j = i; j > 0 && hs[j].bytes < hs[j - 1].bytes; j--) {
+      result_home t = hs[j];
+      hs[j] = hs[j - 1];
+      hs[j - 1] = t;
+    }
+  /* a buffer that fits nowhere now fits nowhere later (placements only
+   * take room): tried once */
+  for (int round = 0; round < 2 && nh; round++)
+    for (;;) {
+      int64_t peak = -1;
+      uint32_t at_step = 0;
+      if (round == 0) {
+        memset(live, 0, (nsteps + 2) * sizeof *live);
+        for (uint32_t i = 0; i < nb; i++)
+          if (!at[i] && bufs[i].bytes > 0 && bufs[i].start <= nsteps) {
+            live[bufs[i].start] += bufs[i].bytes;
+            live[(bufs[i].end < nsteps ? bufs[i].end : nsteps) + 1] -= bufs[i].bytes;
+          }
+        int64_t cur = 0;
+        for (uint32_t s = 0; s <= nsteps; s++) {
+          cur += live[s];
+          if (cur > peak) peak = cur, at_step = s;
+        }
+      }
+      bool placed = false;
+      for (;;) { /* the largest untried buffer (live at the peak step: round 0) */
+        int64_t best = 0;
+        uint32_t bi = 0;
+        for (uint32_t i = 0; i < nb; i++)
+          if (!at[i] && !tried[i] && bufs[i].bytes > best &&
+              (round == 1 || (bufs[i].start <= at_step && at_step <= bufs[i].end)))
+            best = bufs[i].bytes, bi = i;
+        if (!best) break;
+        tried[bi] = true;
+        for (uint32_t k = 0; k < nh && !placed; k++) {
+          const result_home *h = &hs[k];
+          if (bufs[bi].end >= h->write || h->bytes < bufs[bi].bytes) continue;
+          if (fit_in_home(bufs, nb, at, off, k, h->bytes, &bufs[bi], &off[bi]))
+            at[bi] = k + 1, placed = true;
+        }
+        if (placed && round == 0) break; /* the peak moved: measured again */
+      }
+      if (!placed || round == 1) break;
+    }
+  for (uint32_t i = 0; i < nb; i++)
+    if (!at[i]) off[i] = 0;
+}
+
 /* Homes and arena offsets of program pi's values (see value_home).
  * `cond`: pi is a while's cond, whose result run_while reads where it
  * lies: it may stay in the arena (live to the end of the run), so an
@@ -1023,26 +1186,140 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     if (q->kind == STEP_CONV) need = q->scratch_bytes;
     if (need > 0) ids[nb] = s, bufs[nb++] = (ba_buffer){need, s, s, 0};
   }
+  /* program 0: buffers in the allocations of results written after they
+   * die (place_in_results); they take no arena space (ba_pack: 0 bytes) */
+  hlo_status st = NULL;
+  const hlo_op *t0 = p->block->last;
+  uint32_t nhs = 0, *at = NULL;
+  result_home *hs = NULL;
+  int64_t *hoff = NULL;
+  if (pi == 0 && nb && t0 && t0->num_operands && results_hold_temps(x)) {
+    hs = malloc(t0->num_operands * sizeof *hs);
+    at = malloc(nb * sizeof *at);
+    hoff = malloc(nb * sizeof *hoff);
+    int64_t *live = malloc((p->nsteps + 2) * sizeof *live);
+    bool *tried = malloc(nb * sizeof *tried);
+    if (!hs || !at || !hoff || !live || !tried) st = cpu_oom();
+    if (!st) list_result_homes(x, hs, &nhs);
+    if (!st && nhs) place_in_results(hs, nhs, bufs, nb, p->nsteps, at, hoff, live, tried);
+    if (!st && !nhs) memset(at, 0, nb * sizeof *at);
+    for (uint32_t i = 0; !st && i < nb; i++)
+      if (at[i]) bufs[i].bytes = 0;
+    free(live), free(tried);
+  }
   /* small buffers packed below 64 bytes, except on a device backend (its
    * validity is tracked per 64-byte granule of the arena) */
-  hlo_status st = ba_pack(bufs, nb, 64, !x->be->device_memory, &p->temp_bytes);
-  for (uint32_t i = 0; !st && i < first_scratch; i++) x->offset[ids[i]] = bufs[i].offset;
+  if (!st) st = ba_pack(bufs, nb, 64, !x->be->device_memory, &p->temp_bytes);
+  for (uint32_t i = 0; !st && i < first_scratch; i++) {
+    x->offset[ids[i]] = at && at[i] ? hoff[i] : bufs[i].offset;
+    x->in_result_of[ids[i]] = at && at[i] ? hs[at[i] - 1].v->id + 1 : 0;
+  }
   for (uint32_t i = first_scratch; !st && i < nb; i++) {
     step *q = &p->steps[ids[i]];
-    q->scratch_offset = bufs[i].offset;
+    q->scratch_offset = at && at[i] ? hoff[i] : bufs[i].offset;
+    q->scratch_in = at && at[i] ? hs[at[i] - 1].v->id + 1 : 0;
     for (uint32_t k = 0; k < q->nsub; k++) {
       x->progs[q->sub[k]].arena_parent = pi;
-      x->progs[q->sub[k]].arena_offset = bufs[i].offset;
+      x->progs[q->sub[k]].arena_offset = q->scratch_offset;
+      x->progs[q->sub[k]].arena_in = q->scratch_in;
     }
   }
   for (uint32_t i = 0; !st && i < p->nowned; i++) {
     uint32_t id = p->owned[i];
-    if (x->home[id] == HOME_ARENA && root[id] != id) x->offset[id] = x->offset[root[id]];
+    if (x->home[id] == HOME_ARENA && root[id] != id) {
+      x->offset[id] = x->offset[root[id]];
+      x->in_result_of[id] = x->in_result_of[root[id]];
+    }
   }
+  /* the homes that hold a buffer: allocated at each run's start */
+  for (uint32_t h = 0; !st && h < nhs; h++) {
+    bool used = false;
+    for (uint32_t i = 0; i < nb; i++) used |= at[i] == h + 1;
+    if (!used) continue;
+    if (!x->result_homes) {
+      x->result_homes = malloc(nhs * sizeof *x->result_homes);
+      if (!x->result_homes) {
+        st = cpu_oom();
+        break;
+      }
+    }
+    x->result_homes[x->nresult_homes++] = hs[h].v;
+  }
+  free(hs), free(at), free(hoff);
   p->arena_buffers = first_scratch;
   p->heap_peak_bytes = heap_peak(x, p, heap, nh);
   free(bufs), free(heap), free(ids), free(grow);
   return st;
+}
+
+/* The values and region arenas of program 0 that lie in a result's
+ * allocation (place_in_results), by result, then by offset. */
+static void dump_result_homes(const cpu_exec *x, FILE *fp) {
+  const program *p = &x->progs[0];
+  for (uint32_t h = 0; h < x->nresult_homes; h++) {
+    const hlo_value *hv = x->result_homes[h];
+    uint32_t hid = hv->id;
+    strbuf tb;
+    sb_init(&tb);
+    print_type(&tb, hv->type);
+    fprintf(fp, "  in the allocation of result %%%s : %s (%lld bytes, written at step %u):\n",
+            hv->name ? hv->name : "?", sb_cstr(&tb), (long long)cpu_value_bytes(hv),
+            x->def_step[hid]);
+    sb_free(&tb);
+    fprintf(fp, "    %-10s %12s %12s  %-11s %-6s %s\n", "offset", "bytes", "end", "live steps",
+            "line", "value : type");
+    int64_t last_off = -1;
+    uint32_t last_key = 0;
+    for (;;) { /* keys: value ids, then nvals + step index for scratch blocks */
+      int64_t best = INT64_MAX;
+      uint32_t best_key = 0;
+      for (uint32_t i = 0; i < p->nowned + p->nsteps; i++) {
+        uint32_t key = i < p->nowned ? p->owned[i] : x->nvals + (i - p->nowned);
+        int64_t o;
+        if (i < p->nowned) {
+          if (x->home[key] != HOME_ARENA || x->in_result_of[key] != hid + 1) continue;
+          o = x->offset[key];
+        } else {
+          if (p->steps[i - p->nowned].scratch_in != hid + 1) continue;
+          o = p->steps[i - p->nowned].scratch_offset;
+        }
+        bool after = o > last_off || (o == last_off && key > last_key);
+        if (after && (o < best || (o == best && key < best_key))) best = o, best_key = key;
+      }
+      if (best == INT64_MAX) break;
+      last_off = best;
+      last_key = best_key;
+      if (best_key >= x->nvals) {
+        uint32_t si = best_key - x->nvals;
+        const step *q = &p->steps[si];
+        int64_t need = q->kind == STEP_CONV ? q->scratch_bytes : 0;
+        for (uint32_t k = 0; k < q->nsub; k++)
+          if (x->progs[q->sub[k]].temp_bytes > need) need = x->progs[q->sub[k]].temp_bytes;
+        const char *on = op_name(q->op->opcode);
+        char live[32];
+        snprintf(live, sizeof live, "%u-%u", si, si);
+        fprintf(fp, "    %-10lld %12lld %12lld  %-11s %-6u (%s of %s)\n", (long long)best,
+                (long long)need, (long long)(best + need), live, q->op->loc.line,
+                q->nsub ? "the arenas of the regions" : "the scratch", on ? on : "?");
+        continue;
+      }
+      const step *q = &p->steps[x->def_step[best_key]];
+      const hlo_value *v = NULL;
+      for (uint32_t i = 0; i < q->nout; i++)
+        if (q->out[i]->id == best_key) v = q->out[i];
+      if (!v || q->elided) continue;
+      strbuf vb;
+      sb_init(&vb);
+      print_type(&vb, v->type);
+      char live[32];
+      snprintf(live, sizeof live, "%u-%u", x->def_step[best_key], x->last_step[best_key]);
+      fprintf(fp, "    %-10lld %12lld %12lld  %-11s %-6u %%%s : %s\n", (long long)best,
+              (long long)cpu_value_bytes(v), (long long)(best + cpu_value_bytes(v)), live,
+              v->loc.line, v->name ? v->name : "?", sb_cstr(&vb));
+      sb_free(&vb);
+    }
+  }
+  if (x->nresult_homes) fprintf(fp, "  the arena:\n");
 }
 
 /* The report of one program's arena, by offset (what shares bytes stands
@@ -1072,6 +1349,7 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
               term->num_operands);
   }
   if (!p->arena_buffers) return;
+  if (pi == 0) dump_result_homes(x, fp);
   fprintf(fp, "  %-12s %12s %12s  %-11s %-6s %s\n", "offset", "bytes", "end", "live steps",
           "line", "value : type");
   int64_t last_off = -1;
@@ -1081,7 +1359,7 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
     uint32_t best_id = 0;
     for (uint32_t i = 0; i < p->nowned; i++) {
       uint32_t id = p->owned[i];
-      if (x->home[id] != HOME_ARENA) continue;
+      if (x->home[id] != HOME_ARENA || x->in_result_of[id]) continue;
       bool after = x->offset[id] > last_off || (x->offset[id] == last_off && id > last_id);
       if (after && (x->offset[id] < best || (x->offset[id] == best && id < best_id)))
         best = x->offset[id], best_id = id;
@@ -1134,11 +1412,13 @@ hlo_status cpu_plan_buffers(cpu_exec *x, const char *dump_dir) {
   x->offset = calloc(nv, sizeof *x->offset);
   x->def_step = calloc(nv, sizeof *x->def_step);
   x->last_step = calloc(nv, sizeof *x->last_step);
+  x->in_result_of = calloc(nv, sizeof *x->in_result_of);
   bool *is_result = calloc(nv, sizeof *is_result), *keep = calloc(nv, sizeof *keep);
   bool *in_result = calloc(nv, sizeof *in_result), *group = calloc(nv, sizeof *group);
   bool *group2 = calloc(nv, sizeof *group2);
   uint32_t *root = calloc(nv, sizeof *root);
   if (!x->home || !x->prog_of || !x->offset || !x->def_step || !x->last_step || !is_result ||
+      !x->in_result_of ||
       !root || !keep || !in_result || !group || !group2) {
     free(is_result);
     free(keep);

@@ -84,7 +84,10 @@ typedef struct step {
   backend_window *win;         /* STEP_WINDOW: the described window op (owned) */
   backend_sort *sort;          /* STEP_SORT: the described sort (owned) */
   int64_t scratch_bytes;       /* STEP_CONV: scratch the call needs, ... */
-  int64_t scratch_offset;      /* ... at this offset of the program's arena */
+  int64_t scratch_offset;      /* ... at this offset of the program's arena (or of a
+                                  result's allocation: scratch_in) */
+  uint32_t scratch_in;         /* program 0's steps: 1 + the value id of the result whose
+                                  allocation holds the scratch (result_homes); 0: the arena */
   int32_t inplace;             /* STEP_KERNEL: an input its one output may overwrite (every
                                   load of it reads the element being written), or -1 */
   bool aliased;                /* buffer assignment put the output over that input
@@ -121,6 +124,9 @@ typedef struct program {
                                   a slice of its parent's (the control step's scratch) */
   uint32_t arena_parent;       /* a region's program: the program whose arena holds its */
   int64_t arena_offset;        /* own, and where */
+  uint32_t arena_in;           /* 1 + the value id of program 0's result whose allocation
+                                  holds its arena (then arena_offset is in that allocation;
+                                  set at each run start); 0: the parent's arena */
   bool while_body;             /* the body region of a while (its results are carried) */
   uint32_t *owned;             /* the values it defines (block args, step results), */
   uint32_t nowned;             /* released at the end of each of its runs */
@@ -131,7 +137,8 @@ typedef enum value_home {
   HOME_NONE,   /* not materialised (inside a fusion), or not reached yet */
   HOME_ARG,    /* a block argument: the run's argument, or a loop-carried value */
   HOME_CONST,  /* a constant made at compile time */
-  HOME_ARENA,  /* a slot of its program's arena: kernel and library-call temporaries */
+  HOME_ARENA,  /* a slot of its program's arena: kernel and library-call temporaries
+                  (program 0's: or a slot of a result's allocation, in_result_of) */
   HOME_HEAP,   /* its own allocation: interpreter and control-flow results, and
                   the results of a program (handed on past its run) */
   HOME_CARRIED, /* a while body's result written over the buffer of the carried value
@@ -158,6 +165,14 @@ struct cpu_exec {
   uint32_t *prog_of;           /* the program whose step writes it */
   int64_t *offset;             /* its offset in that program's arena (HOME_ARENA) */
   uint32_t *def_step, *last_step; /* the step writing it, the last one reading it */
+  /* temporaries in result memory (executable_cpu_buffers.c's place_in_results; XLA's
+   * reuse of live-out allocations): program 0's results that hold temporaries before
+   * they are written are allocated when a run starts (x->vals set, each a tensor of
+   * its type), and an arena value of program 0 with in_result_of[id] = 1 + H lies at
+   * offset[id] of value H's allocation instead of the arena. NULL / 0: none. */
+  uint32_t *in_result_of;
+  const hlo_value **result_homes; /* the values H allocated at a run's start */
+  uint32_t nresult_homes;
   struct cpu_dev *dev;         /* a device_memory backend's mirror state
                                   (executable_cpu_device.c); NULL on the CPU */
 };

@@ -42,10 +42,27 @@ __attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
   tensor *t = value_tensor(x, v->id);
   if (t) return t->data;
   if (x->home[v->id] == HOME_ARENA) {
+    uint32_t h = x->in_result_of ? x->in_result_of[v->id] : 0;
+    if (h) { /* in a result's allocation (made at the run's start) */
+      const tensor *ht = x->vals[h - 1];
+      return ht ? ht->data + x->offset[v->id] : NULL;
+    }
     const program *p = &x->progs[x->prog_of[v->id]];
     return p->arena ? p->arena + x->offset[v->id] : NULL;
   }
   return NULL;
+}
+
+/* The scratch of step s (a convolution's): in its program's arena or in
+ * a result's allocation (scratch_in); NULL when it has none. */
+static inline void *step_scratch(const cpu_exec *x, const step *s) {
+  if (s->scratch_bytes <= 0 || !s->nout) return NULL;
+  if (s->scratch_in) {
+    const tensor *ht = x->vals[s->scratch_in - 1];
+    return ht ? ht->data + s->scratch_offset : NULL;
+  }
+  const program *p = &x->progs[x->prog_of[s->out[0]->id]];
+  return p->arena ? p->arena + s->scratch_offset : NULL;
 }
 
 /* Whether p points into the executable's arena (program 0's, which holds
@@ -53,7 +70,13 @@ __attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
  * while loop's state slot (run_while), which the loop may write. */
 static inline bool in_arena(const cpu_exec *x, const void *p) {
   const uint8_t *a = x->progs[0].arena, *b = p;
-  return a && b >= a && b < a + x->progs[0].temp_bytes;
+  if (a && b >= a && b < a + x->progs[0].temp_bytes) return true;
+  /* the results' allocations that hold arena buffers (place_in_results) */
+  for (uint32_t h = 0; h < x->nresult_homes; h++) {
+    const tensor *t = x->vals[x->result_homes[h]->id];
+    if (t && b >= t->data && b < t->data + t->nbytes) return true;
+  }
+  return false;
 }
 
 /* Drops the run's entry of value id (a lent one is only cleared). */
@@ -277,6 +300,10 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
     if (x->home[v->id] == HOME_ARENA) {
       bufs[s->nin + i] = value_data(x, v);
       if (!bufs[s->nin + i]) st = no_buffer(s->op, v);
+    } else if (x->nresult_homes && x->vals[v->id] && x->prog_of[v->id] == 0) {
+      /* a result's allocation made at the run's start (bind_result_homes):
+       * the temporaries it held are dead by now */
+      bufs[s->nin + i] = x->vals[v->id]->data;
     } else if (carried && (!carried->borrowed || in_arena(x, carried->data)) &&
                __atomic_load_n(&carried->refcount, __ATOMIC_ACQUIRE) ==
                    1 + (x->dev && cpu_dev_holds(x, carried))) {
@@ -293,8 +320,7 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
   if (!st && s->kind == STEP_KERNEL) st = x->be->launch(x->mod, s->kernel, bufs);
   if (!st && s->kind == STEP_GEMM) st = cpu_run_gemm(x, s, bufs);
   if (!st && s->kind == STEP_CONV) {
-    const program *p = &x->progs[x->prog_of[s->out[0]->id]];
-    void *scratch = s->scratch_bytes > 0 && p->arena ? p->arena + s->scratch_offset : NULL;
+    void *scratch = step_scratch(x, s);
     if (s->scratch_bytes > 0 && !scratch) st = no_buffer(s->op, s->out[0]);
     else st = x->be->conv(s->conv, bufs[0], bufs[1], bufs[2], scratch);
   }
@@ -859,6 +885,33 @@ static hlo_status make_arenas(cpu_exec *x) {
   return x->dev ? cpu_dev_arena(x) : NULL;
 }
 
+/* At the start of a run: the allocations of program 0's results that
+ * hold temporaries before they are written (x->result_homes,
+ * place_in_results), each a new tensor of its value's type bound as that
+ * value (the step writing it writes there: run_native_step), and the
+ * arenas of the regions whose block lies in one of them pointed there.
+ * Errors: out of memory. */
+static hlo_status bind_result_homes(cpu_exec *x) {
+  if (!x->nresult_homes) return NULL;
+  for (uint32_t h = 0; h < x->nresult_homes; h++) {
+    const hlo_value *v = x->result_homes[h];
+    tensor *t = NULL;
+    /* on an error, those bound so far are released with the run's other
+     * values (release_owned: they are values of program 0) */
+    HLO_TRY(new_uninit(v->type, &v->loc, &t));
+    tensor_release(x->vals[v->id]);
+    x->vals[v->id] = t;
+  }
+  for (uint32_t pi = 1; pi < x->nprogs; pi++) {
+    program *p = &x->progs[pi];
+    const program *parent = &x->progs[p->arena_parent];
+    const tensor *ht = p->arena_in ? x->vals[p->arena_in - 1] : NULL;
+    if (p->arena_in) p->arena = ht ? ht->data + p->arena_offset : NULL;
+    else p->arena = parent->arena ? parent->arena + p->arena_offset : NULL;
+  }
+  return NULL;
+}
+
 /* Releases the values program p owns (its run is over). */
 static void release_owned(cpu_exec *x, const program *p) {
   for (uint32_t i = 0; i < p->nowned; i++) drop_val(x, p->owned[i]);
@@ -914,7 +967,8 @@ hlo_status cpu_run_program(cpu_exec *x, uint32_t pi, tensor *const *args, uint32
                       blk->num_args, nargs);
   if (pi == 0) HLO_TRY(make_arenas(x));
   bind_args(x, p, args);
-  hlo_status st = run_steps(x, pi);
+  hlo_status st = pi == 0 ? bind_result_homes(x) : NULL;
+  if (!st) st = run_steps(x, pi);
   const hlo_op *term = blk->last;
   uint32_t nr = term ? term->num_operands : 0;
   tensor **res = NULL;
