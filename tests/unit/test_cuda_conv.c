@@ -1,32 +1,40 @@
 /* test_cuda_conv.c — the CUDA backend's convolution (backend/cuda/cuda_conv.c)
  * against the reference interpreter's convolution kernel.
  *
- * Cases (36): random descriptions of every form conv_describe holds (every
+ * Cases (63): random descriptions of every form conv_describe holds (every
  * operand's dims in a random order, 0 to 5 spatial dims, strides, negative
  * padding, lhs and rhs dilation, window reversal, feature and batch groups,
- * empty windows), the usual layouts (NHWC / HWIO, NCHW / OIHW, a kernel
- * whose output feature dim is in the middle, JAX's backward-filter shape),
- * a depthwise one and one large enough for cuda_conv to pick im2col; types
- * f32, f64, bf16, f16 in turn. Each is printed as a one-op module and run
- * by the interpreter (interp_run_op) on random inputs.
+ * empty windows; and 16 more with 1 to 64 channels), the usual layouts
+ * (NHWC / HWIO, NCHW / OIHW, a kernel whose output feature dim is in the
+ * middle, JAX's backward-filter shape), a depthwise one, two large enough
+ * for cuda_conv to pick im2col, the five convolutions of
+ * cnn_sgd_step_64x28x28 (batch cut where the host would be slow) and JAX
+ * weight gradients of strided, padded and dilated forward convolutions
+ * (big windows, long sums into small outputs); types f32, f64, bf16, f16
+ * in turn. Each is printed as a one-op module and run by the interpreter
+ * (interp_run_op) on random inputs.
  *
  * Everywhere (no GPU needed):
  *   1. the kernels' unit compiles with NVRTC for sm_90 (skipped, saying
  *      why, when NVRTC does not load);
  *   2. the same kernels' body, after a host prelude standing in for CUDA
  *      (blockIdx & co. as globals, CV_KERNEL exporting a wrapper, software
- *      bf16 / f16 conversions checked against support/float.h), is compiled
- *      by the host C compiler ($HLO_CC, else cc; with ASan when this test
- *      has it, so the kernels' memory accesses are checked too) into a
- *      shared object, and cuda_conv_run drives it over an emulated grid
- *      (every block, every thread, one after another) with a reference
- *      GEMM (backend_gemm's contract, summed in f64) that also checks the
- *      GEMM sizes and strides: the direct path must give the interpreter's
- *      bits, the im2col path (default chunks, and chunks of a few rows)
- *      must be within a relative norm of 1e-4 (f32), 1e-10 (f64), 2e-2
- *      (bf16), 5e-3 (f16) of it; output guards and scratch are poisoned;
- *      a GEMM the library declines makes cuda_conv fall back to the direct
- *      path;
+ *      bf16 / f16 conversions checked against support/float.h, fma from
+ *      libm), is compiled by the host C compiler ($HLO_CC, else cc; with
+ *      ASan when this test has it, so the kernels' memory accesses are
+ *      checked too) into a shared object, and cuda_conv_run drives it over
+ *      an emulated grid (every block, every thread, one after another) with
+ *      a reference GEMM (backend_gemm's contract, summed in f64) that also
+ *      checks the GEMM sizes and strides: the direct path must give the
+ *      interpreter's bits; the im2col path (default chunks, and chunks of a
+ *      few rows), cuda_conv's choice, and the tiled path (its rule's shape,
+ *      and on the smaller cases 7 fixed shapes: partial tiles, splits over
+ *      the window, the features, both, and past 64 lanes for two cv_ksum
+ *      passes) must be within a relative norm of 1e-4 (f32), 1e-10 (f64),
+ *      2e-2 (bf16), 5e-3 (f16) of it; output guards and scratch are
+ *      poisoned; a GEMM the library declines makes cuda_conv fall back to
+ *      the direct path; the rule's paths and shapes for the five cnn
+ *      convolutions at full size (printed, with the cost model's estimate);
  * With a device (backend_cuda succeeds), else "skipped: no GPU (REASON)":
  *   3. cuda_conv (its choice), and each path alone, on device buffers, the
  *      same checks. */
@@ -163,8 +171,11 @@ static void shuffle(uint32_t *v, uint32_t n) {
 
 /* A random convolution with S spatial dims (every operand's dims in a
  * random order, any window attributes, feature or batch groups); spatial
- * sizes up to lmax (input) and kmax (kernel), sometimes 0 when `empty`. */
-static void random_desc(backend_conv *c, uint32_t S, int64_t lmax, int64_t kmax, bool empty) {
+ * sizes up to lmax (input) and kmax (kernel), sometimes 0 when `empty`;
+ * input features per group up to cimax, output features per group up to
+ * comax. */
+static void random_desc_c(backend_conv *c, uint32_t S, int64_t lmax, int64_t kmax, bool empty,
+                          int64_t cimax, int64_t comax) {
   memset(c, 0, sizeof *c);
   uint32_t R = S + 2, pi[BACKEND_CONV_MAX_RANK], pk[BACKEND_CONV_MAX_RANK],
            po[BACKEND_CONV_MAX_RANK];
@@ -180,7 +191,7 @@ static void random_desc(backend_conv *c, uint32_t S, int64_t lmax, int64_t kmax,
   int64_t G = mode >= 2 ? rand_in(2, 3) : 1;
   c->feature_group_count = mode == 2 ? G : 1;
   c->batch_group_count = mode == 3 ? G : 1;
-  int64_t cin_g = rand_in(1, 4), cout = G * rand_in(1, 5);
+  int64_t cin_g = rand_in(1, cimax), cout = G * rand_in(1, comax);
   c->lhs_dims[pi[0]] = (mode == 3 ? G : 1) * rand_in(1, 3);
   c->lhs_dims[pi[1]] = cin_g * c->feature_group_count;
   c->rhs_dims[pk[0]] = cin_g;
@@ -198,6 +209,43 @@ static void random_desc(backend_conv *c, uint32_t S, int64_t lmax, int64_t kmax,
     c->rhs_dilation[s] = rand_in(0, 2) ? 1 : rand_in(2, 3);
     c->window_reversal[s] = rand_in(0, 1);
   }
+  finish_desc(c);
+}
+
+static void random_desc(backend_conv *c, uint32_t S, int64_t lmax, int64_t kmax, bool empty) {
+  random_desc_c(c, S, lmax, kmax, empty, 4, 5);
+}
+
+/* A weight gradient as JAX writes it (lhs [f,0,1,b], rhs [i,0,1,o], result
+ * [0,1,b,f]: the forward batch N summed with the window, the forward
+ * input's C as the batch, its output's O as the features): a forward
+ * convolution of an N x H x W x C input with stride `st`, padding `pad`
+ * and dilation `dil` into a KH x KW x C x O kernel, differentiated. */
+static void wgrad_desc(backend_conv *c, int64_t N, int64_t H, int64_t W, int64_t C, int64_t O,
+                       int64_t KH, int64_t KW, int64_t st, int64_t pad, int64_t dil) {
+  memset(c, 0, sizeof *c);
+  c->rank = 4;
+  c->num_spatial = 2;
+  c->input_feature_dimension = 0, c->input_spatial_dimensions[0] = 1;
+  c->input_spatial_dimensions[1] = 2, c->input_batch_dimension = 3;
+  c->kernel_input_feature_dimension = 0, c->kernel_spatial_dimensions[0] = 1;
+  c->kernel_spatial_dimensions[1] = 2, c->kernel_output_feature_dimension = 3;
+  c->output_spatial_dimensions[0] = 0, c->output_spatial_dimensions[1] = 1;
+  c->output_batch_dimension = 2, c->output_feature_dimension = 3;
+  int64_t oh = (H + 2 * pad - ((KH - 1) * dil + 1)) / st + 1;
+  int64_t ow = (W + 2 * pad - ((KW - 1) * dil + 1)) / st + 1;
+  int64_t lhs[4] = {N, H, W, C}, rhs[4] = {N, oh, ow, O};
+  for (int d = 0; d < 4; d++) c->lhs_dims[d] = lhs[d], c->rhs_dims[d] = rhs[d];
+  for (uint32_t s = 0; s < 2; s++) {
+    c->window_strides[s] = dil; /* the forward dilation */
+    c->rhs_dilation[s] = st;    /* the forward stride */
+    c->lhs_dilation[s] = 1;
+    c->padding_low[s] = pad;
+    /* high padding: whatever makes the result KH x KW */
+    int64_t ld = s ? W : H, kd = s ? ow : oh, want = s ? KW : KH;
+    c->padding_high[s] = (want - 1) * dil + (kd - 1) * st + 1 - ld - pad;
+  }
+  c->feature_group_count = c->batch_group_count = 1;
   finish_desc(c);
 }
 
@@ -236,7 +284,7 @@ static void layout_desc(backend_conv *c, const char *in, const char *ker, const 
 
 /* ------------------------------------------------------------ the cases */
 
-enum { MAX_CASES = 64 };
+enum { MAX_CASES = 96 };
 typedef struct conv_case {
   char what[80];
   backend_conv c;
@@ -336,13 +384,46 @@ static void make_cases(void) {
   c.rhs_dims[2] = 1;
   finish_desc(&c);
   add_case("depthwise", &c, HLO_F32);
-  layout_desc(&c, "b01f", "01io", "b01f", 2, 32, 16, 16, 32, 3, 3, 1); /* 4.7M MACs */
+  layout_desc(&c, "b01f", "01io", "b01f", 2, 8, 32, 32, 64, 3, 3, 1); /* 9.4M MACs */
   add_case("large NHWC (im2col)", &c, HLO_F32);
-  layout_desc(&c, "bf01", "oi01", "bf01", 4, 16, 12, 12, 48, 3, 3, 1); /* 2M MACs */
+  layout_desc(&c, "bf01", "oi01", "bf01", 2, 16, 32, 32, 128, 3, 3, 1); /* 9.4M MACs */
   c.feature_group_count = 2;
   c.rhs_dims[1] = 8;
   finish_desc(&c);
   add_case("large NCHW, 2 groups (im2col)", &c, HLO_BF16);
+  /* the five of cnn_sgd_step_64x28x28 (batch cut where the host would be
+   * slow), which the tiled kernel takes */
+  layout_desc(&c, "b01f", "01io", "b01f", 8, 1, 28, 28, 16, 3, 3, 1);
+  add_case("cnn conv 0: forward, C_in 1", &c, HLO_F32);
+  layout_desc(&c, "b01f", "01io", "b01f", 4, 16, 14, 14, 32, 3, 3, 1);
+  add_case("cnn conv 1: forward", &c, HLO_F32);
+  layout_desc(&c, "f01b", "i01o", "01bf", 16, 16, 14, 14, 32, 14, 14, 1);
+  add_case("cnn conv 2: weight gradient", &c, HLO_F32);
+  layout_desc(&c, "b01f", "01oi", "b01f", 4, 32, 14, 14, 16, 3, 3, 1);
+  add_case("cnn conv 3: data gradient", &c, HLO_F32);
+  layout_desc(&c, "f01b", "i01o", "01bf", 1, 64, 28, 28, 16, 28, 28, 1);
+  add_case("cnn conv 4: weight gradient, C 1, K 50176", &c, HLO_F32);
+  add_case("cnn conv 4: weight gradient, C 1, K 50176", &c, HLO_BF16);
+  /* weight gradients of strided, padded, dilated forward convolutions */
+  wgrad_desc(&c, 16, 20, 20, 3, 8, 3, 3, 2, 1, 1);
+  add_case("weight gradient, stride 2", &c, HLO_F32);
+  wgrad_desc(&c, 8, 17, 19, 5, 12, 3, 2, 1, 2, 2);
+  add_case("weight gradient, dilation 2, pad 2", &c, HLO_F16);
+  wgrad_desc(&c, 32, 9, 9, 2, 64, 5, 5, 1, 2, 1);
+  add_case("weight gradient, 64 features", &c, HLO_F64);
+  wgrad_desc(&c, 64, 12, 12, 1, 1, 3, 3, 3, 0, 1);
+  add_case("weight gradient, C 1, O 1, stride 3", &c, HLO_BF16);
+  wgrad_desc(&c, 8, 28, 28, 1, 1, 3, 3, 1, 1, 1); /* 56K MACs, sums of 6272 */
+  add_case("weight gradient, 9 outputs, sums of 6272 (tiled)", &c, HLO_F32);
+  /* 1 .. 64 channels, every form: random attributes */
+  for (int i = 0; i < 16; i++) {
+    uint32_t S = (uint32_t)(1 + i % 3);
+    random_desc_c(&c, S, S == 3 ? 6 : 11, S == 3 ? 3 : 5, false, i % 2 ? 64 : 8,
+                  i % 2 ? 6 : 40);
+    char what[64];
+    snprintf(what, sizeof what, "random wide %d (%u spatial)", i, S);
+    add_case(what, &c, type_cycle[t++ % 4]);
+  }
 }
 
 /* ------------------------------------------------------------ comparing */
@@ -444,6 +525,8 @@ static const char host_prelude[] =
     "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;\n"
     "  return (unsigned short)(sign | h);\n"
     "}\n"
+    "CV_D float cv_fmaf(float x, float y, float z) { return __builtin_fmaf(x, y, z); }\n"
+    "CV_D double cv_fma(double x, double y, double z) { return __builtin_fma(x, y, z); }\n"
     "float cv_test_f16_to_f32(unsigned short h) { return cv_f16_to_f32(h); }\n"
     "unsigned short cv_test_f32_to_f16(float f) { return cv_f32_to_f16(f); }\n"
     "float cv_test_bf16_to_f32(unsigned short h) { return cv_bf16_to_f32(h); }\n"
@@ -485,8 +568,9 @@ static bool host_kernels_load(void) {
 #else
   const char *san = "";
 #endif
-  snprintf(cmd, sizeof cmd, "%s -std=gnu11 -O1 -shared -fPIC -ffp-contract=off %s %s -o %s 2>&1",
-           cc, san, src, so);
+  snprintf(cmd, sizeof cmd,
+           "%s -std=gnu11 -O1 -shared -fPIC -ffp-contract=off %s %s -o %s -lm 2>&1", cc, san, src,
+           so);
   FILE *p = ok ? popen(cmd, "r") : NULL;
   size_t used = 0;
   if (p) {
@@ -609,10 +693,14 @@ TEST(host_conversions_match_support_float) {
   CHECK(bad == 0);
 }
 
-/* Runs case k by `path` on the emulated grid; chunks aimed at `target`. */
-static bool host_run(const conv_case *k, cuda_conv_path path, size_t target, const char *how) {
+/* Runs case k by `path` (or, with `shape`, the tiled path in that shape)
+ * on the emulated grid; chunks aimed at `target`. */
+static bool host_run_any(const conv_case *k, cuda_conv_path path, size_t target,
+                         const cuda_conv_tile_shape *shape, const char *how) {
   static const cuda_conv_ops ops = {host_launch, host_gemm, host_zero, NULL};
-  size_t nb = k->ref->nbytes, sbytes = cuda_conv_path_scratch_bytes(&k->c, path, target);
+  size_t nb = k->ref->nbytes;
+  size_t sbytes = shape ? cuda_conv_tile_scratch_bytes(&k->c, shape)
+                        : cuda_conv_path_scratch_bytes(&k->c, path, target);
   unsigned char *out = malloc(nb + 64), *scratch = sbytes ? malloc(sbytes) : NULL;
   if (!out || (sbytes && !scratch)) {
     free(out);
@@ -621,20 +709,36 @@ static bool host_run(const conv_case *k, cuda_conv_path path, size_t target, con
   }
   memset(out, 0x7f, nb + 64); /* garbage: every element must be written */
   if (scratch) memset(scratch, 0x7f, sbytes);
-  hlo_status st = cuda_conv_run(&k->c, path, target, k->in[0]->data, k->in[1]->data, out,
-                                scratch, &ops);
+  hlo_status st = shape ? cuda_conv_run_tiled(&k->c, shape, k->in[0]->data, k->in[1]->data, out,
+                                              scratch, &ops)
+                        : cuda_conv_run(&k->c, path, target, k->in[0]->data, k->in[1]->data,
+                                        out, scratch, &ops);
   bool ok = !st;
   if (st) {
+    fprintf(stderr, "%s, %s: ", k->what, how);
     hlo_status_print(st, stderr);
     hlo_status_free(st);
   }
   for (size_t i = nb; ok && i < nb + 64; i++) ok = out[i] == 0x7f;
   if (!ok && !st) fprintf(stderr, "%s, %s: written past the output\n", k->what, how);
-  if (ok) ok = compare(k, out, path == CUDA_CONV_DIRECT, how);
+  if (ok) ok = compare(k, out, path == CUDA_CONV_DIRECT && !shape, how);
   free(out);
   free(scratch);
   return ok;
 }
+
+static bool host_run(const conv_case *k, cuda_conv_path path, size_t target, const char *how) {
+  return host_run_any(k, path, target, NULL, how);
+}
+
+/* Tile shapes every case runs in on the host (the rule's own shape too):
+ * one row and feature, partial tiles, splits over the window, over the
+ * features and both, one past CUDA_CONV_KSUM_FAN lanes (two cv_ksum
+ * passes). */
+static const cuda_conv_tile_shape host_shapes[] = {
+    {1, 1, 1, 1, 0, 0, 0}, {4, 8, 1, 1, 0, 0, 0}, {3, 5, 1, 1, 0, 0, 0},
+    {2, 3, 4, 1, 0, 0, 0}, {4, 8, 1, 3, 0, 0, 0}, {1, 2, 5, 7, 0, 0, 0},
+    {4, 1, 13, 5, 0, 0, 0}};
 
 TEST(kernels_on_the_host) {
   if (!hk.so && !host_kernels_load()) {
@@ -642,8 +746,9 @@ TEST(kernels_on_the_host) {
     return;
   }
   make_cases();
-  CHECK(num_cases >= 30);
-  int failed = 0, im2col_chosen = 0, chunked = 0;
+  CHECK(num_cases >= 60);
+  int failed = 0, im2col_chosen = 0, tiled_chosen = 0, split = 0, two_pass = 0, chunked = 0;
+  int shaped = 0;
   for (int i = 0; i < num_cases; i++) {
     const conv_case *k = &cases[i];
     CHECK(cuda_conv_takes(&k->c));
@@ -653,17 +758,84 @@ TEST(kernels_on_the_host) {
     ok = host_run(k, CUDA_CONV_IM2COL, 600, "im2col, small chunks (host)") && ok;
     if (hk.gemms - before > 1) chunked++;
     ok = host_run(k, CUDA_CONV_AUTO, CUDA_CONV_SCRATCH_TARGET, "cuda_conv's choice (host)") && ok;
-    if (cuda_conv_choose(&k->c) == CUDA_CONV_IM2COL) im2col_chosen++;
+    cuda_conv_path chosen = cuda_conv_choose(&k->c);
+    if (chosen == CUDA_CONV_IM2COL) im2col_chosen++;
+    if (chosen == CUDA_CONV_TILED) tiled_chosen++;
+    cuda_conv_tile_shape sh;
+    if (cuda_conv_tile_plan(&k->c, CUDA_CONV_SCRATCH_TARGET, &sh)) {
+      CHECK(sh.tm >= 1 && sh.tm <= CUDA_CONV_TILE_M && sh.tn >= 1 && sh.tn <= CUDA_CONV_TILE_N &&
+            sh.ks == sh.ksw * sh.ksc && sh.threads >= sh.ks);
+      ok = host_run(k, CUDA_CONV_TILED, CUDA_CONV_SCRATCH_TARGET, "tiled (host)") && ok;
+      if (sh.ks > 1) split++;
+      if (sh.ks > CUDA_CONV_KSUM_FAN) two_pass++;
+      /* small cases in every shape (the big ones: the emulated grid is slow) */
+      for (size_t j = 0; conv_macs(&k->c) <= 3e6 && j < sizeof host_shapes / sizeof *host_shapes;
+           j++) {
+        char how[96];
+        const cuda_conv_tile_shape *hs = &host_shapes[j];
+        snprintf(how, sizeof how, "tiled %lldx%lld, split %lldx%lld (host)", (long long)hs->tm,
+                 (long long)hs->tn, (long long)hs->ksw, (long long)hs->ksc);
+        ok = host_run_any(k, CUDA_CONV_TILED, CUDA_CONV_SCRATCH_TARGET, hs, how) && ok;
+        shaped++;
+      }
+    } else {
+      CHECK(chosen != CUDA_CONV_TILED);
+    }
     CHECK(cuda_conv_path_scratch_bytes(&k->c, CUDA_CONV_AUTO, CUDA_CONV_SCRATCH_TARGET) ==
           cuda_conv_scratch_bytes(&k->c));
     if (!ok) failed++;
   }
   CHECK(failed == 0);
-  CHECK(im2col_chosen >= 3 && chunked >= 10);
-  printf("host: %d cases x 4 runs (direct, im2col, im2col in small chunks, cuda_conv's choice): "
-         "%d failed; %d launches, %d gemms, %d zero fills; cuda_conv picks im2col for %d, "
-         "%d cases ran in several chunks\n",
-         num_cases, failed, hk.launches, hk.gemms, hk.zeros, im2col_chosen, chunked);
+  CHECK(im2col_chosen >= 1 && tiled_chosen >= 5 && split >= 4 && two_pass >= 1 && chunked >= 10);
+  printf("host: %d cases x 5 runs (direct, im2col, im2col in small chunks, cuda_conv's choice, "
+         "tiled) + %d runs in fixed tile shapes: %d failed; %d launches, %d gemms, %d zero "
+         "fills; cuda_conv picks im2col for %d, tiled for %d; the rule splits the contraction "
+         "for %d (%d over two cv_ksum passes); %d cases ran in several chunks\n",
+         num_cases, shaped, failed, hk.launches, hk.gemms, hk.zeros, im2col_chosen, tiled_chosen,
+         split, two_pass, chunked);
+}
+
+/* The rule's shapes and paths for the five convolutions of
+ * cnn_sgd_step_64x28x28 at full size (printed for bench/CONV.md). */
+TEST(cnn_shapes) {
+  backend_conv c[5];
+  layout_desc(&c[0], "b01f", "01io", "b01f", 64, 1, 28, 28, 16, 3, 3, 1);
+  layout_desc(&c[1], "b01f", "01io", "b01f", 64, 16, 14, 14, 32, 3, 3, 1);
+  layout_desc(&c[2], "f01b", "i01o", "01bf", 16, 64, 14, 14, 32, 14, 14, 1);
+  layout_desc(&c[3], "b01f", "01oi", "b01f", 64, 32, 14, 14, 16, 3, 3, 1);
+  layout_desc(&c[4], "f01b", "i01o", "01bf", 1, 64, 28, 28, 16, 28, 28, 1);
+  for (int i = 0; i < 5; i++) {
+    c[i].lhs_dtype = c[i].rhs_dtype = c[i].result_dtype = HLO_F32;
+    cuda_conv_tile_shape sh;
+    bool ok = cuda_conv_tile_plan(&c[i], CUDA_CONV_SCRATCH_TARGET, &sh);
+    CHECK(ok && cuda_conv_choose(&c[i]) == CUDA_CONV_TILED);
+    printf("cnn conv %d: %.1f M MACs, tile %lld x %lld, split %lld x %lld (ks %lld), %lld threads, "
+           "scratch %zu bytes, model %.1f us\n", i, conv_macs(&c[i]) / 1e6, (long long)sh.tm,
+           (long long)sh.tn, (long long)sh.ksw, (long long)sh.ksc, (long long)sh.ks,
+           (long long)sh.threads, cuda_conv_scratch_bytes(&c[i]), sh.est_us);
+  }
+  /* a small convolution of long sums is not the direct loop's */
+  backend_conv tiny;
+  wgrad_desc(&tiny, 8, 28, 28, 1, 1, 3, 3, 1, 1, 1);
+  tiny.lhs_dtype = tiny.rhs_dtype = tiny.result_dtype = HLO_F32;
+  CHECK(conv_macs(&tiny) <= CUDA_CONV_DIRECT_MAX_MACS &&
+        cuda_conv_choose(&tiny) == CUDA_CONV_TILED);
+  /* a large NHWC forward convolution stays on cuBLASLt */
+  backend_conv big;
+  layout_desc(&big, "b01f", "01io", "b01f", 32, 64, 56, 56, 128, 3, 3, 1);
+  big.lhs_dtype = big.rhs_dtype = big.result_dtype = HLO_F32;
+  CHECK(cuda_conv_choose(&big) == CUDA_CONV_IM2COL);
+  /* bad shapes are errors */
+  cuda_conv_tile_shape bad = {0, 1, 1, 1, 0, 0, 0};
+  static const cuda_conv_ops ops = {host_launch, host_gemm, host_zero, NULL};
+  hlo_status st = cuda_conv_run_tiled(&c[0], &bad, NULL, NULL, NULL, NULL, &ops);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  bad.tm = 1, bad.tn = CUDA_CONV_TILE_N + 1;
+  st = cuda_conv_run_tiled(&c[0], &bad, NULL, NULL, NULL, NULL, &ops);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  CHECK(cuda_conv_tile_scratch_bytes(&c[0], &bad) == 0);
 }
 
 /* A GEMM the library declines: cuda_conv's choice falls back to the
@@ -714,12 +886,16 @@ TEST(cuda_conv_on_the_gpu) {
   }
   make_cases();
   int failed = 0, runs = 0;
-  static const cuda_conv_path paths[3] = {CUDA_CONV_AUTO, CUDA_CONV_DIRECT, CUDA_CONV_IM2COL};
-  static const char *const how[3] = {"cuda_conv (GPU)", "direct (GPU)", "im2col (GPU)"};
+  static const cuda_conv_path paths[4] = {CUDA_CONV_AUTO, CUDA_CONV_DIRECT, CUDA_CONV_IM2COL,
+                                          CUDA_CONV_TILED};
+  static const char *const how[4] = {"cuda_conv (GPU)", "direct (GPU)", "im2col (GPU)",
+                                     "tiled (GPU)"};
   for (int i = 0; i < num_cases; i++) {
     const conv_case *k = &cases[i];
     size_t nb = k->ref->nbytes, lb = k->in[0]->nbytes, rb = k->in[1]->nbytes;
-    for (int p = 0; p < 3; p++) {
+    cuda_conv_tile_shape tsh;
+    int np = cuda_conv_tile_plan(&k->c, CUDA_CONV_SCRATCH_TARGET, &tsh) ? 4 : 3;
+    for (int p = 0; p < np; p++) {
       size_t sbytes = p == 0 ? cuda_conv_scratch_bytes(&k->c)
                              : cuda_conv_path_scratch_bytes(&k->c, paths[p],
                                                             CUDA_CONV_SCRATCH_TARGET);
@@ -756,8 +932,8 @@ TEST(cuda_conv_on_the_gpu) {
     }
   }
   CHECK(failed == 0);
-  printf("gpu: %d runs (%d cases x cuda_conv, direct, im2col), %d failed\n", runs, num_cases,
-         failed);
+  printf("gpu: %d runs (%d cases x cuda_conv, direct, im2col, tiled), %d failed\n", runs,
+         num_cases, failed);
 }
 
 /* ------------------------------------------------------------ declines */
@@ -783,9 +959,18 @@ TEST(declines_and_errors) {
   }
   /* im2col needs its scratch */
   static const cuda_conv_ops ops = {host_launch, host_gemm, host_zero, NULL};
-  layout_desc(&c, "b01f", "01io", "b01f", 2, 32, 16, 16, 32, 3, 3, 1);
+  layout_desc(&c, "b01f", "01io", "b01f", 2, 8, 32, 32, 64, 3, 3, 1);
   c.lhs_dtype = c.rhs_dtype = c.result_dtype = HLO_F32;
   CHECK(cuda_conv_choose(&c) == CUDA_CONV_IM2COL && cuda_conv_scratch_bytes(&c) > 0);
+  /* so does the tiled path when it splits the contraction */
+  layout_desc(&c, "f01b", "i01o", "01bf", 1, 64, 28, 28, 16, 28, 28, 1);
+  c.lhs_dtype = c.rhs_dtype = c.result_dtype = HLO_F32;
+  CHECK(cuda_conv_choose(&c) == CUDA_CONV_TILED && cuda_conv_scratch_bytes(&c) > 0);
+  st = cuda_conv_run(&c, CUDA_CONV_AUTO, CUDA_CONV_SCRATCH_TARGET, NULL, NULL, NULL, NULL, &ops);
+  CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
+  hlo_status_free(st);
+  layout_desc(&c, "b01f", "01io", "b01f", 2, 8, 32, 32, 64, 3, 3, 1);
+  c.lhs_dtype = c.rhs_dtype = c.result_dtype = HLO_F32;
   st = cuda_conv_run(&c, CUDA_CONV_AUTO, CUDA_CONV_SCRATCH_TARGET, NULL, NULL, NULL, NULL, &ops);
   CHECK(st && hlo_status_code_of(st) == HLO_INVALID_ARGUMENT);
   hlo_status_free(st);

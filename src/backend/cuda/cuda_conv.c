@@ -2,6 +2,20 @@
  * kernels' source, the host-side plan and driver, and the device's
  * launch / GEMM operations.
  *
+ * The tiled path is the im2col path's GEMM (below) without its matrix:
+ * cv_tile's thread gathers A's values for its rows straight from the input
+ * (row m decoded once into the batch and the output positions; a window
+ * position decoded once for all its input features, which then step by the
+ * input's feature stride) and B's from the kernel in place, for one
+ * contraction lane; fused multiply-adds in the accumulator type. Register
+ * tiles, no shared memory: the reuse between neighbouring threads (the
+ * same input under a 3x3 window, the same kernel row) is left to L1, and
+ * the kernels stay plain per-thread code that the tests run on the host.
+ * Split contractions sum through the scratch (cv_ksum, a fixed tree of
+ * fan-in CUDA_CONV_KSUM_FAN, lane order), so a result's bits depend on the
+ * shape only, never on scheduling; they are not the interpreter's (the
+ * order differs, and fused multiply-adds round once per product-sum).
+ *
  * The im2col path mirrors the CPU backend's decomposition
  * (backend/cpu/conv.c). The convolution of group g is C_g = A_g * B_g:
  *   - M (rows of A and C): the output's dims but its feature dim, in the
@@ -44,6 +58,7 @@
  * f16 round to nearest even (bit arithmetic; PTX cvt.rn). */
 #include "backend/cuda/cuda_conv.h"
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +98,23 @@
     void *out;                                                                                \
     long long m0, ml, total, nm, os_f;                                                        \
     long long m_size[8], m_ostride[8];                                                        \
-  } cv_store_args;
+  } cv_store_args;                                                                            \
+  typedef struct cv_tile_args {                                                               \
+    const void *lhs;                                                                          \
+    const void *rhs;                                                                          \
+    void *out;                                                                                \
+    long long total, final, M, cout_g, tm, tn, ntm, ntn, ksw, ksc, cin, ls_b, ls_f, ks_i, ks_o, \
+        in_group_off, os_f, S, kwin, nm;                                                      \
+    long long m_size[8], m_ostride[8], m_sp[8];                                               \
+    int ksz[3], rev[3], rdil[3], ldil[3], lsz[3], stride[3], pad_lo[3];                       \
+    long long ksp[3], lsp[3];                                                                 \
+  } cv_tile_args;                                                                             \
+  typedef struct cv_ksum_args {                                                               \
+    const void *src;                                                                          \
+    void *dst;                                                                                \
+    long long n, cnt, fan, final, M, cout_g, os_f, nm;                                        \
+    long long m_size[8], m_ostride[8];                                                        \
+  } cv_ksum_args;
 
 CV_STRUCTS
 _Static_assert(BACKEND_CONV_MAX_RANK == 8 && BACKEND_CONV_MAX_SPATIAL == 6,
@@ -155,6 +186,136 @@ static const char direct_body[] =
     "      }\n"
     "    }\n"
     "    out[t] = CV_STORE(acc);\n"
+    "  }\n"
+    "}\n";
+
+/* The tiled implicit GEMM and its split-K sums, instantiated per type as
+ * the direct kernel (CV_FMA: the accumulator's fused multiply-add). One
+ * thread per (group, row tile, feature tile, contraction lane), the lane
+ * fastest, then the feature tile: a warp's lanes read neighbouring window
+ * positions (contiguous along the input's innermost spatial dim), its
+ * feature tiles the same input. Row m decodes into the batch and output
+ * spatial positions once per thread; window position w into kernel
+ * indices once per w, its input features then in a loop of plain strides.
+ * A row or feature past the tile (tm, tn, M, C_out/G) is neither loaded
+ * nor stored. */
+static const char tile_body[] =
+    "CV_KERNEL(CV_TILE_NAME, cv_tile_args) {\n"
+    "  const CV_T *lhs = (const CV_T *)a.lhs;\n"
+    "  const CV_T *rhs = (const CV_T *)a.rhs;\n"
+    "  long long step = (long long)gridDim.x * blockDim.x, ks = a.ksw * a.ksc;\n"
+    "  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < a.total;\n"
+    "       t += step) {\n"
+    "    long long lane = t % ks, tile = t / ks;\n"
+    "    long long nt = tile % a.ntn, rest = tile / a.ntn, mt = rest % a.ntm, g = rest / a.ntm;\n"
+    "    long long jw = lane % a.ksw, jc = lane / a.ksw, m0 = mt * a.tm, n0 = nt * a.tn;\n"
+    "    long long nlim = a.cout_g - n0 < a.tn ? a.cout_g - n0 : a.tn;\n"
+    "    const CV_T *gl = lhs + g * a.in_group_off;\n"
+    "    const CV_T *gk = rhs + (g * a.cout_g + n0) * a.ks_o;\n"
+    "    long long lb[CV_TM], om[CV_TM];\n"
+    "    int pb[CV_TM][3], rv[CV_TM];\n"
+    "    CV_UNROLL for (int r = 0; r < CV_TM; r++) { /* the rows: batch and positions */\n"
+    "      unsigned int m = (unsigned int)(m0 + r); /* M < 2^31 */\n"
+    "      long long b = 0, o = 0;\n"
+    "      int op[3] = {0, 0, 0};\n"
+    "      rv[r] = r < a.tm && m0 + r < a.M;\n"
+    "      if (!rv[r]) m = 0;\n"
+    "      CV_UNROLL for (int i = 7; i >= 0; i--) {\n"
+    "        if (i >= a.nm) continue;\n"
+    "        unsigned int co = m % (unsigned int)a.m_size[i];\n"
+    "        m /= (unsigned int)a.m_size[i];\n"
+    "        o += co * a.m_ostride[i];\n"
+    "        if (a.m_sp[i] < 0) b = co;\n"
+    "        CV_UNROLL for (int s = 0; s < 3; s++)\n"
+    "          if (a.m_sp[i] == s) op[s] = (int)co;\n"
+    "      }\n"
+    "      lb[r] = b * a.ls_b;\n"
+    "      om[r] = o;\n"
+    "      CV_UNROLL for (int s = 0; s < 3; s++) pb[r][s] = op[s] * a.stride[s] - a.pad_lo[s];\n"
+    "    }\n"
+    "    CV_ACC acc[CV_TM][CV_TN];\n"
+    "    CV_UNROLL for (int r = 0; r < CV_TM; r++)\n"
+    "      CV_UNROLL for (int n = 0; n < CV_TN; n++) acc[r][n] = 0;\n"
+    "    for (long long w = jw; w < a.kwin; w += a.ksw) {\n"
+    "      long long ko = 0, lo[CV_TM];\n"
+    "      unsigned int wr = (unsigned int)w; /* kwin < 2^31 */\n"
+    "      int kk[3] = {0, 0, 0}, ok[CV_TM];\n"
+    "      CV_UNROLL for (int s = 2; s >= 0; s--) { /* w row-major over the window */\n"
+    "        if (s >= a.S) continue;\n"
+    "        int k = (int)(wr % (unsigned int)a.ksz[s]);\n"
+    "        wr /= (unsigned int)a.ksz[s];\n"
+    "        ko += k * a.ksp[s];\n"
+    "        kk[s] = (a.rev[s] ? a.ksz[s] - 1 - k : k) * a.rdil[s];\n"
+    "      }\n"
+    "      CV_UNROLL for (int r = 0; r < CV_TM; r++) {\n"
+    "        lo[r] = lb[r];\n"
+    "        ok[r] = rv[r];\n"
+    "        CV_UNROLL for (int s = 0; s < 3; s++) {\n"
+    "          if (s >= a.S) break;\n"
+    "          int pos = pb[r][s] + kk[s], dl = a.ldil[s];\n"
+    "          if (dl != 1) {\n"
+    "            if (pos < 0 || pos % dl != 0) ok[r] = 0;\n"
+    "            else pos /= dl;\n"
+    "          }\n"
+    "          if (pos < 0 || pos >= a.lsz[s]) ok[r] = 0;\n"
+    "          lo[r] += pos * a.lsp[s];\n"
+    "        }\n"
+    "      }\n"
+    "      for (long long ci = jc; ci < a.cin; ci += a.ksc) {\n"
+    "        /* rows and features past tm, tn: skipped by uniform branches */\n"
+    "        CV_ACC bv[CV_TN];\n"
+    "        const CV_T *kp = gk + ko + ci * a.ks_i;\n"
+    "        CV_UNROLL for (int n = 0; n < CV_TN; n++) {\n"
+    "          if (n >= a.tn) break;\n"
+    "          bv[n] = n < nlim ? (CV_ACC)CV_LOAD(kp[n * a.ks_o]) : (CV_ACC)0;\n"
+    "        }\n"
+    "        CV_UNROLL for (int r = 0; r < CV_TM; r++) {\n"
+    "          if (r >= a.tm) break;\n"
+    "          CV_ACC av = ok[r] ? (CV_ACC)CV_LOAD(gl[lo[r] + ci * a.ls_f]) : (CV_ACC)0;\n"
+    "          CV_UNROLL for (int n = 0; n < CV_TN; n++) {\n"
+    "            if (n >= a.tn) break;\n"
+    "            acc[r][n] = CV_FMA(av, bv[n], acc[r][n]);\n"
+    "          }\n"
+    "        }\n"
+    "      }\n"
+    "    }\n"
+    "    CV_UNROLL for (int r = 0; r < CV_TM; r++) {\n"
+    "      if (!rv[r]) continue;\n"
+    "      CV_UNROLL for (int n = 0; n < CV_TN; n++) {\n"
+    "        if (n >= nlim) continue;\n"
+    "        if (a.final)\n"
+    "          ((CV_T *)a.out)[om[r] + (g * a.cout_g + n0 + n) * a.os_f] = CV_STORE(acc[r][n]);\n"
+    "        else /* partials [group][row][feature][lane] */\n"
+    "          ((CV_ACC *)a.out)[((g * a.M + m0 + r) * a.cout_g + n0 + n) * ks + lane] =\n"
+    "              acc[r][n];\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+/* cv_tile's split sums (cuda_conv.h), per type. */
+static const char ksum_body[] =
+    "CV_KERNEL(CV_NAME(cv_ksum), cv_ksum_args) {\n"
+    "  const CV_ACC *src = (const CV_ACC *)a.src;\n"
+    "  long long step = (long long)gridDim.x * blockDim.x, per = (a.cnt + a.fan - 1) / a.fan;\n"
+    "  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < a.n * per;\n"
+    "       t += step) {\n"
+    "    long long e = t / per, j = t - e * per, c = a.cnt - j * a.fan;\n"
+    "    const CV_ACC *p = src + e * a.cnt + j * a.fan;\n"
+    "    if (c > a.fan) c = a.fan;\n"
+    "    CV_ACC sum = 0;\n"
+    "    for (long long i = 0; i < c; i++) sum = sum + p[i];\n"
+    "    if (!a.final) {\n"
+    "      ((CV_ACC *)a.dst)[t] = sum;\n"
+    "      continue;\n"
+    "    }\n"
+    "    long long n = e % a.cout_g, gm = e / a.cout_g, m = gm % a.M, g = gm / a.M;\n"
+    "    long long off = (g * a.cout_g + n) * a.os_f;\n"
+    "    for (long long i = a.nm - 1; i >= 0; i--) {\n"
+    "      off += (m % a.m_size[i]) * a.m_ostride[i];\n"
+    "      m /= a.m_size[i];\n"
+    "    }\n"
+    "    ((CV_T *)a.dst)[off] = CV_STORE(sum);\n"
     "  }\n"
     "}\n";
 
@@ -248,13 +409,17 @@ static const char device_prelude[] =
     "  unsigned short h;\n"
     "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
     "  return h;\n"
-    "}\n";
+    "}\n"
+    "CV_D float cv_fmaf(float x, float y, float z) { return __fmaf_rn(x, y, z); }\n"
+    "CV_D double cv_fma(double x, double y, double z) { return __fma_rn(x, y, z); }\n";
 
 static const char *const kernel_names[CUDA_CONV_NUM_KERNELS] = {
     "cv_direct_f32", "cv_direct_f64", "cv_direct_bf16", "cv_direct_f16",
     "cv_im2col_2",   "cv_im2col_4",   "cv_im2col_8",    "cv_pack_2",
     "cv_pack_4",     "cv_pack_8",     "cv_store_2",     "cv_store_4",
-    "cv_store_8"};
+    "cv_store_8",    "cv_tile_f32",   "cv_tile_f64",   "cv_tile_bf16",  "cv_tile_f16",
+    "cv_ksum_f32",   "cv_ksum_f64",   "cv_ksum_bf16",  "cv_ksum_f16",   "cv_tiles_f32",
+    "cv_tiles_f64",  "cv_tiles_bf16", "cv_tiles_f16"};
 
 const char *cuda_conv_kernel_name(cuda_conv_kernel k) {
   return (unsigned)k < CUDA_CONV_NUM_KERNELS ? kernel_names[k] : "?";
@@ -262,8 +427,8 @@ const char *cuda_conv_kernel_name(cuda_conv_kernel k) {
 
 static struct {
   pthread_once_t once;
-  char body[40960];
-  char source[45056];
+  char body[81920];
+  char source[86016];
 } g_src = {.once = PTHREAD_ONCE_INIT};
 
 /* Appends to buf (cap bytes) at *len; the sizes above hold the unit with
@@ -278,13 +443,15 @@ static void append(char *buf, size_t cap, size_t *len, const char *text) {
 static void build_source(void) {
   static const char *const types[4][2] = {
       {"f32", "#define CV_T float\n#define CV_ACC float\n#define CV_LOAD(x) (x)\n"
-              "#define CV_STORE(x) (x)\n"},
+              "#define CV_STORE(x) (x)\n#define CV_FMA cv_fmaf\n"},
       {"f64", "#define CV_T double\n#define CV_ACC double\n#define CV_LOAD(x) (x)\n"
-              "#define CV_STORE(x) (x)\n"},
+              "#define CV_STORE(x) (x)\n#define CV_FMA cv_fma\n"},
       {"bf16", "#define CV_T unsigned short\n#define CV_ACC float\n"
-               "#define CV_LOAD(x) cv_bf16_to_f32(x)\n#define CV_STORE(x) cv_f32_to_bf16(x)\n"},
+               "#define CV_LOAD(x) cv_bf16_to_f32(x)\n#define CV_STORE(x) cv_f32_to_bf16(x)\n"
+               "#define CV_FMA cv_fmaf\n"},
       {"f16", "#define CV_T unsigned short\n#define CV_ACC float\n"
-              "#define CV_LOAD(x) cv_f16_to_f32(x)\n#define CV_STORE(x) cv_f32_to_f16(x)\n"}};
+              "#define CV_LOAD(x) cv_f16_to_f32(x)\n#define CV_STORE(x) cv_f32_to_f16(x)\n"
+              "#define CV_FMA cv_fmaf\n"}};
   static const char *const units[3][2] = {
       {"2", "unsigned short"}, {"4", "unsigned int"}, {"8", "unsigned long long"}};
   size_t n = 0;
@@ -297,8 +464,21 @@ static void build_source(void) {
     snprintf(line, sizeof line, "#define CV_NAME(n) n##_%s\n", types[i][0]);
     append(g_src.body, sizeof g_src.body, &n, line);
     append(g_src.body, sizeof g_src.body, &n, direct_body);
+    for (int v = 0; v < 2; v++) { /* the tiles: the largest, and a small one */
+      snprintf(line, sizeof line,
+               "#define CV_TM %d\n#define CV_TN %d\n#define CV_TILE_NAME %s_%s\n",
+               v ? CUDA_CONV_TILE_SMALL_M : CUDA_CONV_TILE_M,
+               v ? CUDA_CONV_TILE_SMALL_N : CUDA_CONV_TILE_N, v ? "cv_tiles" : "cv_tile",
+               types[i][0]);
+      append(g_src.body, sizeof g_src.body, &n, line);
+      append(g_src.body, sizeof g_src.body, &n, tile_body);
+      append(g_src.body, sizeof g_src.body, &n,
+             "#undef CV_TM\n#undef CV_TN\n#undef CV_TILE_NAME\n");
+    }
+    append(g_src.body, sizeof g_src.body, &n, ksum_body);
     append(g_src.body, sizeof g_src.body, &n,
-           "#undef CV_T\n#undef CV_ACC\n#undef CV_LOAD\n#undef CV_STORE\n#undef CV_NAME\n");
+           "#undef CV_T\n#undef CV_ACC\n#undef CV_LOAD\n#undef CV_STORE\n#undef CV_NAME\n"
+           "#undef CV_FMA\n");
   }
   for (int i = 0; i < 3; i++) {
     snprintf(line, sizeof line, "#define CV_U %s\n#define CV_UNAME(n) n##_%s\n", units[i][1],
@@ -425,19 +605,181 @@ bool cuda_conv_takes(const backend_conv *c) {
          conv_all_dtype(c, HLO_BF16) || conv_all_dtype(c, HLO_F16);
 }
 
+/* The tiled kernel's arguments for `c` but its shape (tm, tn, ntm, ntn,
+ * ksw, ksc, total, final, out); false when the tiled path does not take
+ * `c`: more than CUDA_CONV_TILE_MAX_SPATIAL spatial dims, 2^31 rows (M)
+ * or more, or a window position, size or attribute past the kernel's
+ * 32-bit positions. */
+static bool tile_args(const backend_conv *c, const plan *p, cv_tile_args *a) {
+  memset(a, 0, sizeof *a);
+  uint32_t R = c->rank, S = c->num_spatial;
+  if (S > CUDA_CONV_TILE_MAX_SPATIAL || p->M >= INT_MAX) return false;
+  const double lim = (double)(1 << 30);
+  for (uint32_t s = 0; s < S; s++) {
+    double osz = (double)c->result_dims[c->output_spatial_dimensions[s]];
+    double ksz = (double)c->rhs_dims[c->kernel_spatial_dimensions[s]];
+    double lsz = (double)c->lhs_dims[c->input_spatial_dimensions[s]];
+    double reach = osz * (double)c->window_strides[s] + ksz * (double)c->rhs_dilation[s] +
+                   fabs((double)c->padding_low[s]);
+    if (reach >= lim || lsz >= lim || (double)c->lhs_dilation[s] >= lim) return false;
+  }
+  a->M = p->M, a->cout_g = p->cout_g;
+  a->cin = p->cin_g;
+  a->ls_b = p->in_stride[0], a->ls_f = p->in_stride[1];
+  a->ks_i = dim_stride(c->rhs_dims, R, c->kernel_input_feature_dimension);
+  a->ks_o = dim_stride(c->rhs_dims, R, c->kernel_output_feature_dimension);
+  a->in_group_off = p->in_group_off;
+  a->os_f = p->os_f;
+  a->S = S;
+  a->nm = p->nm;
+  for (uint32_t i = 0; i < p->nm; i++) {
+    a->m_size[i] = p->m_size[i], a->m_ostride[i] = p->m_ostride[i];
+    a->m_sp[i] = p->m_in[i] >= 2 ? p->m_in[i] - 2 : -1;
+  }
+  a->kwin = 1;
+  for (uint32_t s = 0; s < S; s++) {
+    a->ksz[s] = (int)c->rhs_dims[c->kernel_spatial_dimensions[s]];
+    a->ksp[s] = dim_stride(c->rhs_dims, R, c->kernel_spatial_dimensions[s]);
+    a->rev[s] = c->window_reversal[s];
+    a->rdil[s] = (int)c->rhs_dilation[s];
+    a->ldil[s] = (int)c->lhs_dilation[s];
+    a->lsz[s] = (int)c->lhs_dims[c->input_spatial_dimensions[s]];
+    a->lsp[s] = dim_stride(c->lhs_dims, R, c->input_spatial_dimensions[s]);
+    a->stride[s] = (int)c->window_strides[s];
+    a->pad_lo[s] = (int)c->padding_low[s];
+    a->kwin *= a->ksz[s];
+    if (a->kwin >= INT_MAX) return false;
+  }
+  return true;
+}
+
+static int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+/* Scratch of the tiled path's partial sums: `n` outputs x ks lanes, then
+ * (more than CUDA_CONV_KSUM_FAN lanes) the first cv_ksum pass's sums. */
+static size_t tile_partial_bytes(int64_t n, int64_t ks, size_t acc) {
+  if (ks <= 1) return 0;
+  size_t b = round256((size_t)(n * ks) * acc);
+  if (ks > CUDA_CONV_KSUM_FAN)
+    b += round256((size_t)(n * ceil_div(ks, CUDA_CONV_KSUM_FAN)) * acc);
+  return b;
+}
+
+static int64_t tile_threads(int64_t G, int64_t M, int64_t N, int64_t tm, int64_t tn,
+                            int64_t ks) {
+  return G * ceil_div(M, tm) * ceil_div(N, tn) * ks;
+}
+
+/* The tiled path's cost model (an H200; bench/CONV.md has the reasoning):
+ * a thread's step (one window position and input feature) issues about
+ * 3 (tm + tn) + tm tn + 5 instructions (an address and a load per row and
+ * feature, a fused multiply-add per pair, the loop), each window position
+ * about 25 S + 8 tm S more (its decode, each row's bounds), each thread
+ * about 400 + 80 tm more (its indices in 64-bit); the GPU issues
+ * TILE_ISSUE_PER_NS thread-instructions a nanosecond when it has
+ * CUDA_CONV_TILE_THREADS threads or more, proportionally less with fewer
+ * (the loads' latency then shows). A split contraction adds the partial
+ * sums' bytes (written, then read) at TILE_BYTES_PER_NS and
+ * TILE_PASS_NS a cv_ksum pass. */
+#define TILE_ISSUE_PER_NS 28000.0 /* 132 SMs x 4 schedulers x 32 lanes x 1.7 GHz */
+#define TILE_BYTES_PER_NS 3000.0  /* 3 TB/s (of HBM's ~4.8; L2 holds most) */
+#define TILE_PASS_NS 2000.0       /* a launch in a replayed graph, and its tail */
+
+static double tile_cost_ns(int64_t G, int64_t M, int64_t N, int64_t kwin, int64_t cin, int64_t S,
+                           size_t acc, int64_t tm, int64_t tn, int64_t cw, int64_t cc) {
+  int64_t ks = ceil_div(kwin, cw) * ceil_div(cin, cc);
+  int64_t threads = tile_threads(G, M, N, tm, tn, ks);
+  double wsteps = (double)ceil_div(kwin, ceil_div(kwin, cw));
+  double steps = wsteps * (double)ceil_div(cin, ceil_div(cin, cc));
+  double instr = (double)threads * (steps * (double)(3 * (tm + tn) + tm * tn + 5) +
+                                    wsteps * (double)(25 * S + 8 * tm * S) + 400.0 + 80.0 * tm);
+  double fill = (double)threads / CUDA_CONV_TILE_THREADS;
+  double t = instr / TILE_ISSUE_PER_NS / (fill < 1 ? fill : 1);
+  if (ks > 1) {
+    double passes = 0;
+    for (int64_t n = ks; n > 1; n = ceil_div(n, CUDA_CONV_KSUM_FAN)) passes++;
+    t += 2.0 * (double)(G * M * N) * (double)ks * (double)acc / TILE_BYTES_PER_NS +
+         passes * TILE_PASS_NS;
+  }
+  return t;
+}
+
+/* The header's rule 3: for each tile (tm of 4, 2, 1 rows; tn of
+ * min(N, 8) features, halved down to 1), the contraction split in halves
+ * (the longer of a lane's window positions and input features) until the
+ * threads reach CUDA_CONV_TILE_THREADS, a lane would keep fewer than
+ * CUDA_CONV_TILE_MIN_LANE products, or the partial sums would pass
+ * `target` bytes; of those the cheapest by tile_cost_ns (the first on a
+ * tie: the larger tile). */
+static void tile_shape(const plan *p, const cv_tile_args *a, size_t target,
+                       cuda_conv_tile_shape *sh) {
+  int64_t M = p->M, N = p->cout_g, G = p->G, T = CUDA_CONV_TILE_THREADS;
+  int64_t kwin = a->kwin > 0 ? a->kwin : 1, cin = a->cin > 0 ? a->cin : 1;
+  size_t acc = p->es == 8 ? 8 : 4;
+  double best = -1;
+  memset(sh, 0, sizeof *sh);
+#define KS_OF(w, f) (ceil_div(kwin, (w)) * ceil_div(cin, (f)))
+  for (int64_t tm = CUDA_CONV_TILE_M; tm >= 1; tm /= 2) {
+    if (tm > M && tm > 1) continue;
+    for (int64_t tn = N < CUDA_CONV_TILE_N ? N : CUDA_CONV_TILE_N; tn >= 1; tn = tn / 2) {
+      int64_t cw = kwin, cc = cin; /* window positions, input features per lane */
+      while (tile_threads(G, M, N, tm, tn, KS_OF(cw, cc)) < T) {
+        int64_t nw = cw, nc = cc;
+        if (cw >= cc) nw = (cw + 1) / 2;
+        else nc = (cc + 1) / 2;
+        if (nw * nc < CUDA_CONV_TILE_MIN_LANE || (nw == cw && nc == cc)) break;
+        if (tile_partial_bytes(G * M * N, KS_OF(nw, nc), acc) > target) break;
+        cw = nw, cc = nc;
+      }
+      double cost = tile_cost_ns(G, M, N, kwin, cin, a->S, acc, tm, tn, cw, cc);
+      if (best < 0 || cost < best) {
+        best = cost;
+        sh->tm = tm, sh->tn = tn;
+        sh->ksw = ceil_div(kwin, cw), sh->ksc = ceil_div(cin, cc);
+        sh->est_us = cost / 1000;
+      }
+      if (tn == 1) break;
+    }
+  }
+  sh->ks = sh->ksw * sh->ksc;
+  sh->threads = tile_threads(G, M, N, sh->tm, sh->tn, sh->ks);
+#undef KS_OF
+}
+
+bool cuda_conv_tile_plan(const backend_conv *c, size_t target, cuda_conv_tile_shape *out) {
+  memset(out, 0, sizeof *out);
+  if (!cuda_conv_takes(c) || conv_result_elements(c) == 0) return false;
+  plan p;
+  make_plan(c, target, &p);
+  cv_tile_args a;
+  if (!tile_args(c, &p, &a)) return false;
+  tile_shape(&p, &a, target, out);
+  return true;
+}
+
 cuda_conv_path cuda_conv_choose(const backend_conv *c) {
   if (!cuda_conv_takes(c) || conv_result_elements(c) == 0) return CUDA_CONV_DIRECT;
   plan p;
   make_plan(c, CUDA_CONV_SCRATCH_TARGET, &p);
-  if (!p.fits_int) return CUDA_CONV_DIRECT;
-  if (p.K == 0) return CUDA_CONV_IM2COL; /* every sum empty: a memset */
-  /* tiny convolutions: one launch; few output features per group over a
-   * short window (depthwise): a GEMM of n < 4 is a matrix-vector product
-   * that rereads the whole im2col matrix (a long window stays on im2col:
+  cv_tile_args ta;
+  bool tiled = tile_args(c, &p, &ta);
+  if (p.K == 0) return p.fits_int ? CUDA_CONV_IM2COL : CUDA_CONV_DIRECT; /* a memset */
+  /* 1. tiny, with short sums: one launch, the interpreter's bits (a long
+   * sum into few outputs would be a few threads' serial loop) */
+  if (conv_macs(c) <= CUDA_CONV_DIRECT_MAX_MACS && (p.K <= CUDA_CONV_DIRECT_MAX_K || !tiled))
+    return CUDA_CONV_DIRECT;
+  /* 2. a GEMM large on every side: cuBLASLt */
+  if (p.fits_int && p.row_bytes <= CUDA_CONV_SCRATCH_TARGET && p.cout_g >= CUDA_CONV_GEMM_MIN_N &&
+      p.K >= CUDA_CONV_GEMM_MIN_K && p.M >= CUDA_CONV_GEMM_MIN_M)
+    return CUDA_CONV_IM2COL;
+  /* 3. the tiled kernel */
+  if (tiled) return CUDA_CONV_TILED;
+  /* 4. the forms it does not take: few output features per group over a
+   * short window (depthwise: a GEMM of n < 4 is a matrix-vector product
+   * that rereads the whole im2col matrix; a long window stays on im2col:
    * one thread would sum all of it alone); an im2col row alone past the
    * target */
-  if (conv_macs(c) <= CUDA_CONV_DIRECT_MAX_MACS || (p.cout_g < 4 && p.K <= 4096) ||
-      p.row_bytes > CUDA_CONV_SCRATCH_TARGET)
+  if (!p.fits_int || (p.cout_g < 4 && p.K <= 4096) || p.row_bytes > CUDA_CONV_SCRATCH_TARGET)
     return CUDA_CONV_DIRECT;
   return CUDA_CONV_IM2COL;
 }
@@ -445,9 +787,16 @@ cuda_conv_path cuda_conv_choose(const backend_conv *c) {
 size_t cuda_conv_path_scratch_bytes(const backend_conv *c, cuda_conv_path path, size_t target) {
   if (!cuda_conv_takes(c) || conv_result_elements(c) == 0) return 0;
   if (path == CUDA_CONV_AUTO) path = cuda_conv_choose(c);
-  if (path != CUDA_CONV_IM2COL) return 0;
+  if (path == CUDA_CONV_DIRECT) return 0;
   plan p;
   make_plan(c, target, &p);
+  if (path == CUDA_CONV_TILED) {
+    cv_tile_args a;
+    if (p.K == 0 || !tile_args(c, &p, &a)) return 0;
+    cuda_conv_tile_shape sh;
+    tile_shape(&p, &a, target, &sh);
+    return tile_partial_bytes(p.G * p.M * p.cout_g, sh.ks, p.es == 8 ? 8 : 4);
+  }
   if (p.K == 0 || !p.fits_int) return 0;
   return p.pack_bytes + p.a_bytes + p.c_bytes;
 }
@@ -570,6 +919,61 @@ static hlo_status run_im2col(const backend_conv *c, size_t target, const void *l
   return NULL;
 }
 
+/* The tiled path: cv_tile, then (split contraction) cv_ksum passes. */
+static hlo_status run_tiled(const backend_conv *c, size_t target,
+                            const cuda_conv_tile_shape *forced, const void *lhs,
+                            const void *rhs, void *output, void *scratch,
+                            const cuda_conv_ops *ops) {
+  plan p;
+  make_plan(c, target, &p);
+  cv_tile_args a;
+  if (!tile_args(c, &p, &a))
+    return status_at(HLO_INVALID_ARGUMENT, &c->loc, "convolution on the cuda backend: the tiled "
+                     "kernel does not take this form (more than %d spatial dims, or positions "
+                     "past 32 bits)", CUDA_CONV_TILE_MAX_SPATIAL);
+  if (p.K == 0) /* an empty window or no input features: every sum is +0 */
+    return ops->zero(ops->ctx, output, (size_t)conv_result_elements(c) * p.es);
+  cuda_conv_tile_shape sh;
+  if (forced) {
+    sh = *forced;
+    sh.est_us = 0;
+    sh.ks = sh.ksw * sh.ksc;
+    sh.threads = tile_threads(p.G, p.M, p.cout_g, sh.tm, sh.tn, sh.ks);
+  } else {
+    tile_shape(&p, &a, target, &sh);
+  }
+  int ti = c->result_dtype == HLO_F32 ? 0 : c->result_dtype == HLO_F64 ? 1
+           : c->result_dtype == HLO_BF16 ? 2 : 3;
+  size_t acc = p.es == 8 ? 8 : 4;
+  int64_t ne = p.G * p.M * p.cout_g;
+  a.lhs = lhs, a.rhs = rhs;
+  a.tm = sh.tm, a.tn = sh.tn, a.ksw = sh.ksw, a.ksc = sh.ksc, a.total = sh.threads;
+  a.ntm = ceil_div(p.M, sh.tm), a.ntn = ceil_div(p.cout_g, sh.tn);
+  a.final = sh.ks == 1;
+  a.out = sh.ks == 1 ? output : scratch;
+  bool small = sh.tm <= CUDA_CONV_TILE_SMALL_M && sh.tn <= CUDA_CONV_TILE_SMALL_N;
+  cuda_conv_kernel tk = small ? CUDA_CONV_K_TILES_F32 : CUDA_CONV_K_TILE_F32;
+  HLO_TRY(ops->launch(ops->ctx, (cuda_conv_kernel)(tk + ti),
+                      grid_for(a.total, BLOCK), BLOCK, &a, sizeof a));
+  if (sh.ks == 1) return NULL;
+  char *buf[2] = {scratch, (char *)scratch + round256((size_t)(ne * sh.ks) * acc)};
+  cv_ksum_args k;
+  memset(&k, 0, sizeof k);
+  k.n = ne, k.fan = CUDA_CONV_KSUM_FAN, k.M = p.M, k.cout_g = p.cout_g, k.os_f = p.os_f;
+  k.nm = p.nm;
+  for (uint32_t i = 0; i < MAXR; i++) k.m_size[i] = p.m_size[i], k.m_ostride[i] = p.m_ostride[i];
+  int cur = 0;
+  for (int64_t cnt = sh.ks;;) { /* a fixed tree: CUDA_CONV_KSUM_FAN lanes at a time, in order */
+    int64_t per = ceil_div(cnt, CUDA_CONV_KSUM_FAN);
+    k.src = buf[cur], k.cnt = cnt, k.final = per == 1;
+    k.dst = per == 1 ? output : buf[1 - cur];
+    HLO_TRY(ops->launch(ops->ctx, (cuda_conv_kernel)(CUDA_CONV_K_KSUM_F32 + ti),
+                        grid_for(ne * per, BLOCK), BLOCK, &k, sizeof k));
+    if (per == 1) return NULL;
+    cnt = per, cur = 1 - cur;
+  }
+}
+
 hlo_status cuda_conv_run(const backend_conv *c, cuda_conv_path path, size_t target,
                          const void *lhs, const void *rhs, void *output, void *scratch,
                          const cuda_conv_ops *ops) {
@@ -585,6 +989,7 @@ hlo_status cuda_conv_run(const backend_conv *c, cuda_conv_path path, size_t targ
   if (cuda_conv_path_scratch_bytes(c, path, target) > 0 && !scratch)
     return status_at(HLO_INVALID_ARGUMENT, &c->loc, "convolution on the cuda backend: no scratch "
                      "(%zu bytes needed)", cuda_conv_path_scratch_bytes(c, path, target));
+  if (path == CUDA_CONV_TILED) return run_tiled(c, target, NULL, lhs, rhs, output, scratch, ops);
   hlo_status st = run_im2col(c, target, lhs, rhs, output, scratch, ops);
   if (st && chosen && hlo_status_code_of(st) == HLO_UNIMPLEMENTED) {
     /* cuBLASLt has no algorithm for a GEMM (strides it declines): the
@@ -593,6 +998,36 @@ hlo_status cuda_conv_run(const backend_conv *c, cuda_conv_path path, size_t targ
     return run_direct(c, lhs, rhs, output, ops);
   }
   return st;
+}
+
+static bool shape_ok(const cuda_conv_tile_shape *sh) {
+  return sh->tm >= 1 && sh->tm <= CUDA_CONV_TILE_M && sh->tn >= 1 && sh->tn <= CUDA_CONV_TILE_N &&
+         sh->ksw >= 1 && sh->ksc >= 1 && sh->ksw <= INT_MAX && sh->ksc <= INT_MAX;
+}
+
+size_t cuda_conv_tile_scratch_bytes(const backend_conv *c, const cuda_conv_tile_shape *shape) {
+  if (!cuda_conv_takes(c) || conv_result_elements(c) == 0 || !shape_ok(shape)) return 0;
+  plan p;
+  make_plan(c, CUDA_CONV_SCRATCH_TARGET, &p);
+  return p.K == 0 ? 0 : tile_partial_bytes(p.G * p.M * p.cout_g, shape->ksw * shape->ksc,
+                                           p.es == 8 ? 8 : 4);
+}
+
+hlo_status cuda_conv_run_tiled(const backend_conv *c, const cuda_conv_tile_shape *shape,
+                               const void *lhs, const void *rhs, void *output, void *scratch,
+                               const cuda_conv_ops *ops) {
+  if (!cuda_conv_takes(c))
+    return cuda_conv_run(c, CUDA_CONV_TILED, CUDA_CONV_SCRATCH_TARGET, lhs, rhs, output, scratch,
+                         ops);
+  if (!shape_ok(shape))
+    return status_at(HLO_INVALID_ARGUMENT, &c->loc, "convolution on the cuda backend: tile shape "
+                     "%lld x %lld, split %lld x %lld out of range", (long long)shape->tm,
+                     (long long)shape->tn, (long long)shape->ksw, (long long)shape->ksc);
+  if (conv_result_elements(c) == 0) return NULL;
+  if (cuda_conv_tile_scratch_bytes(c, shape) > 0 && !scratch)
+    return status_at(HLO_INVALID_ARGUMENT, &c->loc, "convolution on the cuda backend: no scratch "
+                     "(%zu bytes needed)", cuda_conv_tile_scratch_bytes(c, shape));
+  return run_tiled(c, CUDA_CONV_SCRATCH_TARGET, shape, lhs, rhs, output, scratch, ops);
 }
 
 /* ------------------------------------------------------------ the device */

@@ -1,26 +1,65 @@
 /* cuda_conv.h — the CUDA backend's convolution (the backend's conv,
  * conv_takes and conv_scratch_bytes slots, backend.h): a backend_conv
- * (backend/conv_describe.h) computed on the GPU by one of two paths,
- * chosen per description:
+ * (backend/conv_describe.h) computed on the GPU by one of three paths,
+ * chosen per description by cuda_conv_choose (the cost rule, below):
+ *   - the tiled implicit GEMM (cv_tile or, for tiles of at most
+ *     CUDA_CONV_TILE_SMALL_M x CUDA_CONV_TILE_SMALL_N, cv_tiles; then
+ *     cv_ksum): the convolution read as
+ *     the GEMM C[m][n] = sum_k A[m][k] B[k][n] of the im2col path (below)
+ *     without building A: each thread computes a tile of up to
+ *     CUDA_CONV_TILE_M rows (output positions) x CUDA_CONV_TILE_N output
+ *     features over one "lane" of the contraction (window positions
+ *     w = jw, jw + ksw, ... and input features c = jc, jc + ksc, ...),
+ *     gathering the input in place (no im2col matrix) with fused
+ *     multiply-adds in the accumulator type (f32 for f32 / bf16 / f16, f64
+ *     for f64). One lane (ks = 1): the thread rounds and stores its tile.
+ *     Several lanes (split-K, for weight gradients: a long contraction into
+ *     a small output): each lane writes its partial sums to the scratch and
+ *     cv_ksum adds them, 64 at a time in lane order, in as many passes as
+ *     needed (a fixed tree; no atomics): the same bits on every run, but
+ *     NOT the interpreter's bits (another summation order, and fused
+ *     multiply-adds): within a relative norm of 1e-4 (f32);
  *   - im2col + GEMM (the CPU backend's decomposition, backend/cpu/conv.c):
  *     a kernel of ours gathers the input into an im2col matrix in the
  *     scratch (M rows: the output's non-feature dims; K columns: the
  *     kernel's non-output-feature dims), chunk by chunk over M, then one
- *     cuBLASLt GEMM per chunk (cuda_gemm), batched over the groups, writes
- *     the result in place (output feature dim innermost) or its transpose
- *     into the scratch, which a third kernel stores in the output's layout;
+ *     cuBLASLt GEMM per chunk (cuda_gemm, full f32: no TF32), batched over
+ *     the groups, writes the result in place (output feature dim innermost)
+ *     or its transpose into the scratch, which a third kernel stores in the
+ *     output's layout. For GEMMs large on every side, where cuBLASLt's rate
+ *     pays for the im2col matrix;
  *   - the direct loop: one thread per result element, the interpreter's
  *     sums in the interpreter's order (interp/interp_conv.c: window
  *     positions row-major, input features innermost, multiply then add in
  *     f32 for f32 / bf16 / f16 and f64 for f64, rounded once): the
- *     interpreter's bits. For small convolutions, those with few output
- *     features per group (under 4) and a short window (K of 4096 at most:
- *     depthwise), and those whose im2col row alone is past the scratch
- *     target or whose sizes are past cuBLASLt's int.
- * Both take every form conv_describe describes (any dimension numbers, up
- * to BACKEND_CONV_MAX_SPATIAL spatial dims, strides, negative padding, lhs
- * and rhs dilation, window reversal, feature and batch groups) in f32,
- * f64, bf16 and f16.
+ *     interpreter's bits. For tiny convolutions (the conformance corpus
+ *     compares some within a few ULP), and the forms the other two cannot
+ *     take.
+ * All three take every form conv_describe describes (any dimension
+ * numbers, up to BACKEND_CONV_MAX_SPATIAL spatial dims (the tiled path up
+ * to CUDA_CONV_TILE_MAX_SPATIAL), strides, negative padding, lhs and rhs
+ * dilation, window reversal, feature and batch groups) in f32, f64, bf16
+ * and f16.
+ *
+ * The cost rule (cuda_conv_choose; numbers for an H200: 132 SMs, ~60
+ * TFLOP/s of f32 FMA, ~4 TB/s; bench/CONV.md has the reasoning):
+ *   1. at most CUDA_CONV_DIRECT_MAX_MACS multiply-adds, and sums of at most
+ *      CUDA_CONV_DIRECT_MAX_K products: direct (one launch, the
+ *      interpreter's bits);
+ *   2. a GEMM of at least CUDA_CONV_GEMM_MIN_N output features per group,
+ *      CUDA_CONV_GEMM_MIN_K contraction and CUDA_CONV_GEMM_MIN_M rows:
+ *      im2col + cuBLASLt (its rate, tens of TFLOP/s, beats ours and the
+ *      im2col matrix is cheap beside the GEMM);
+ *   3. else tiled, when its sizes fit (CUDA_CONV_TILE_MAX_SPATIAL, 32-bit
+ *      positions and rows); its tile and split (cuda_conv_tile_shape): for each tile
+ *      (4, 2, 1 rows x up to 8, 4, 2, 1 features) the contraction split in
+ *      halves (the longer of a lane's window and features) until the
+ *      threads fill the GPU (CUDA_CONV_TILE_THREADS), while a lane keeps
+ *      CUDA_CONV_TILE_MIN_LANE products and the partials fit the scratch
+ *      target; of those the cheapest by a model of instructions issued,
+ *      occupancy and the partials' traffic (cuda_conv.c, tile_cost_ns);
+ *   4. otherwise the old rules: direct for few output features over a
+ *      short window or an im2col row past the scratch target, else im2col.
  *
  * The kernels are one CUDA C unit (cuda_conv_kernel_source), compiled by
  * NVRTC for the device's architecture once per process, on the first
@@ -65,14 +104,57 @@ HLO_MUST_USE hlo_status cuda_conv(const backend_conv *c, const void *lhs, const 
  * innermost, the chunk's transposed result. */
 #define CUDA_CONV_SCRATCH_TARGET ((size_t)64 << 20)
 
-/* Convolutions of at most this many multiply-adds take the direct path. */
+/* Convolutions of at most this many multiply-adds, each result a sum of
+ * at most CUDA_CONV_DIRECT_MAX_K products, take the direct path. */
 #define CUDA_CONV_DIRECT_MAX_MACS ((double)(1 << 20))
+#define CUDA_CONV_DIRECT_MAX_K 4096
+
+/* The GEMM sizes (per group) from which im2col + cuBLASLt is chosen over
+ * the tiled kernel: output features, contraction, rows. */
+#define CUDA_CONV_GEMM_MIN_N 64
+#define CUDA_CONV_GEMM_MIN_K 64
+#define CUDA_CONV_GEMM_MIN_M 2048
+
+/* The tiled kernel: its largest tile (rows x output features, the sizes
+ * its registers are compiled for), the spatial dims it takes, the threads
+ * its shape aims at (about 16 warps per SM on 132 SMs), the fewest
+ * products a contraction lane keeps, the partial sums each cv_ksum thread
+ * adds. */
+#define CUDA_CONV_TILE_M 4
+#define CUDA_CONV_TILE_N 8
+/* cv_tiles: the same kernel compiled for tiles of at most this many rows
+ * and features (fewer registers: more threads resident), run for tiles
+ * that fit it. */
+#define CUDA_CONV_TILE_SMALL_M 2
+#define CUDA_CONV_TILE_SMALL_N 4
+#define CUDA_CONV_TILE_MAX_SPATIAL 3
+#define CUDA_CONV_TILE_THREADS 65536
+#define CUDA_CONV_TILE_MIN_LANE 32
+#define CUDA_CONV_KSUM_FAN 64
 
 typedef enum cuda_conv_path {
   CUDA_CONV_AUTO,   /* cuda_conv's choice (the header's rules) */
   CUDA_CONV_DIRECT,
-  CUDA_CONV_IM2COL
+  CUDA_CONV_IM2COL,
+  CUDA_CONV_TILED
 } cuda_conv_path;
+
+/* The tiled path's shape for a convolution: tile rows tm (1 ..
+ * CUDA_CONV_TILE_M) and output features tn (1 .. CUDA_CONV_TILE_N), the
+ * contraction split into ksw lanes over window positions times ksc lanes
+ * over input features (ks = ksw * ksc; 1: no split, no scratch), the
+ * threads of cv_tile (groups x row tiles x feature tiles x ks), and the
+ * cost model's estimate of its time on an H200 (microseconds; 0 where no
+ * rule chose the shape). */
+typedef struct cuda_conv_tile_shape {
+  int64_t tm, tn, ksw, ksc, ks, threads;
+  double est_us;
+} cuda_conv_tile_shape;
+
+/* Whether the tiled path takes `c` (spatial dims, 32-bit positions and
+ * rows), and its shape by the header's rule 3 (with partial sums of at
+ * most `target` bytes); false (and *out zeroed) when it does not take it. */
+bool cuda_conv_tile_plan(const backend_conv *c, size_t target, cuda_conv_tile_shape *out);
 
 /* The kernels of the unit, by the name each has in it. */
 typedef enum cuda_conv_kernel {
@@ -80,6 +162,9 @@ typedef enum cuda_conv_kernel {
   CUDA_CONV_K_IM2COL_2, CUDA_CONV_K_IM2COL_4, CUDA_CONV_K_IM2COL_8, /* by element bytes */
   CUDA_CONV_K_PACK_2, CUDA_CONV_K_PACK_4, CUDA_CONV_K_PACK_8,
   CUDA_CONV_K_STORE_2, CUDA_CONV_K_STORE_4, CUDA_CONV_K_STORE_8,
+  CUDA_CONV_K_TILE_F32, CUDA_CONV_K_TILE_F64, CUDA_CONV_K_TILE_BF16, CUDA_CONV_K_TILE_F16,
+  CUDA_CONV_K_KSUM_F32, CUDA_CONV_K_KSUM_F64, CUDA_CONV_K_KSUM_BF16, CUDA_CONV_K_KSUM_F16,
+  CUDA_CONV_K_TILES_F32, CUDA_CONV_K_TILES_F64, CUDA_CONV_K_TILES_BF16, CUDA_CONV_K_TILES_F16,
   CUDA_CONV_NUM_KERNELS
 } cuda_conv_kernel;
 
@@ -87,7 +172,7 @@ typedef enum cuda_conv_kernel {
 const char *cuda_conv_kernel_name(cuda_conv_kernel k);
 
 /* The unit's source for NVRTC: a device prelude (CV_KERNEL, CV_D, the
- * bf16 / f16 conversions through PTX) followed by cuda_conv_kernel_body().
+ * bf16 / f16 conversions through PTX, fused multiply-adds) followed by cuda_conv_kernel_body().
  * Static, built once (thread-safe). */
 const char *cuda_conv_kernel_source(void);
 
@@ -96,8 +181,9 @@ const char *cuda_conv_kernel_source(void);
  * (the head of a kernel `name` taking one parameter `a` of struct type T
  * by value), CV_D (a helper function's qualifiers), CV_UNROLL (before a
  * loop of constant trip count: unroll it, or nothing), blockIdx, blockDim,
- * gridDim, threadIdx (with .x), and cv_bf16_to_f32, cv_f32_to_bf16,
- * cv_f16_to_f32, cv_f32_to_f16 (round to nearest even). Uses no shared
+ * gridDim, threadIdx (with .x), cv_bf16_to_f32, cv_f32_to_bf16,
+ * cv_f16_to_f32, cv_f32_to_f16 (round to nearest even), and cv_fmaf /
+ * cv_fma (x * y + z rounded once, float / double). Uses no shared
  * memory and no barrier: every thread's work depends on its indices only,
  * so running the threads one after another gives the same result. Static. */
 const char *cuda_conv_kernel_body(void);
@@ -116,10 +202,12 @@ typedef struct cuda_conv_ops {
   void *ctx;
 } cuda_conv_ops;
 
-/* The path cuda_conv takes for `c` (never CUDA_CONV_AUTO), and the
- * scratch a path needs with im2col chunks aimed at `target` bytes
- * (CUDA_CONV_AUTO: the path cuda_conv takes; 0 for the direct path). An
- * im2col chunk has at least one row of M whatever the target. */
+/* The path cuda_conv takes for `c` (never CUDA_CONV_AUTO; the header's
+ * cost rule), and the scratch a path needs with im2col chunks, or the
+ * tiled path's partial sums, aimed at `target` bytes (CUDA_CONV_AUTO: the
+ * path cuda_conv takes; 0 for the direct path and a tiled one that does
+ * not split its contraction). An im2col chunk has at least one row of M
+ * whatever the target. */
 cuda_conv_path cuda_conv_choose(const backend_conv *c);
 size_t cuda_conv_path_scratch_bytes(const backend_conv *c, cuda_conv_path path, size_t target);
 
@@ -131,10 +219,25 @@ size_t cuda_conv_path_scratch_bytes(const backend_conv *c, cuda_conv_path path, 
  * GEMM that ops->gemm declines (HLO_UNIMPLEMENTED) falls back to the direct
  * path (it overwrites the whole output). Errors: as cuda_conv's;
  * HLO_INVALID_ARGUMENT for the im2col path on sizes past cuBLASLt's int
- * (cuda_conv takes the direct path there); whatever ops return. */
+ * (cuda_conv takes the direct path there), for the tiled path on a form
+ * cuda_conv_tile_plan refuses, and for a missing scratch; whatever ops
+ * return. */
 HLO_MUST_USE hlo_status cuda_conv_run(const backend_conv *c, cuda_conv_path path, size_t target,
                                       const void *lhs, const void *rhs, void *output,
                                       void *scratch, const cuda_conv_ops *ops);
+
+/* The tiled path with a given shape (tm 1 .. CUDA_CONV_TILE_M, tn 1 ..
+ * CUDA_CONV_TILE_N, ksw and ksc >= 1; ks and threads are recomputed), for
+ * tests of the kernels' every split: as cuda_conv_run(c, CUDA_CONV_TILED,
+ * ...) otherwise, with a scratch of cuda_conv_tile_scratch_bytes(c, shape)
+ * bytes. Errors: HLO_INVALID_ARGUMENT for a shape out of range or a form
+ * the tiled path does not take (cuda_conv_tile_plan false); as
+ * cuda_conv_run's. */
+size_t cuda_conv_tile_scratch_bytes(const backend_conv *c, const cuda_conv_tile_shape *shape);
+HLO_MUST_USE hlo_status cuda_conv_run_tiled(const backend_conv *c,
+                                            const cuda_conv_tile_shape *shape, const void *lhs,
+                                            const void *rhs, void *output, void *scratch,
+                                            const cuda_conv_ops *ops);
 
 /* cuda_conv by a given path (CUDA_CONV_AUTO: as cuda_conv), on the device
  * with the default target; scratch of cuda_conv_path_scratch_bytes(c,
