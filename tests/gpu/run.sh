@@ -8,7 +8,9 @@
 #   2. the CUDA unit tests (test_cuda_backend: the driver, memory, cuBLASLt
 #      against host references, kernels; test_cuda_emit: every kernel op
 #      compiled by NVRTC; test_cuda_rows: row and elementwise kernels against
-#      the interpreter) and the device-memory runtime test (test_devmem);
+#      the interpreter; test_cuda_conv, test_cuda_window, test_cuda_copy,
+#      test_cuda_sort: the library-like kernels against host references) and
+#      the device-memory runtime test (test_devmem);
 #   3. every model of the shared models on --backend cuda against XLA's
 #      expected outputs (tests/suite_models.sh: f32 1e-4 in full f32,
 #      HLO_CUDA_TF32=0, then 5e-3 with DEFAULT-precision f32 matmuls in TF32,
@@ -73,7 +75,8 @@ count() {  # LABEL LOGFILE: the log's last "N passed, N failed" into the table
 
 # ------------------------------------------------------------------ unit
 if want unit; then
-  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy test_cuda_rows test_devmem; do
+  for t in test_cuda_backend test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy test_cuda_rows \
+           test_cuda_sort test_devmem; do
     [ -x "$B/tests/$t" ] || continue
     "$B/tests/$t" >"$OUT/$t.log" 2>&1
     count "$t" "$OUT/$t.log"
@@ -134,7 +137,8 @@ if want sanitizer; then
     row "compute-sanitizer" - - "skipped: not installed"
   else
     p=0; f=0
-    for m in mlp_block_f32 llama_block_bf16 softmax_xent tiny_llama_train_step; do
+    for m in mlp_block_f32 llama_block_bf16 softmax_xent tiny_llama_train_step sort_topk moe_layer \
+             while_collatz cond_switch cnn_sgd_step; do
       d="$SHARED/models/$m"
       [ -d "$d" ] || continue
       n=$(ls "$d/inputs" | wc -l); args=""; i=0
