@@ -171,6 +171,26 @@ typedef struct backend_rows {
   hlo_dtype dtype;        /* scatter add: the element type */
 } backend_rows;
 
+/* A conditional node of a graph recording (backend.graph_cond_*): CUDA's
+ * conditional nodes. Its condition is read in the backend's memory when
+ * the graph runs: `pred`, one integer of pred_size bytes (1, 2, 4 or 8).
+ *   BACKEND_COND_WHILE: its body runs while pred is true: non-zero, or,
+ *     when pred_bit, its bit 0 set (an i1 stored in a byte);
+ *   BACKEND_COND_IF: body 0 runs when pred is true (as WHILE reads it),
+ *     else body 1 (nbranches 2): stablehlo.if;
+ *   BACKEND_COND_SWITCH: body pred runs, pred an index (signed when
+ *     pred_signed), one out of [0, nbranches) taking the last body:
+ *     stablehlo.case. */
+enum { BACKEND_COND_WHILE = 1, BACKEND_COND_IF = 2, BACKEND_COND_SWITCH = 3 };
+typedef struct backend_cond {
+  uint32_t kind;          /* BACKEND_COND_* */
+  const void *pred;
+  uint32_t pred_size;
+  bool pred_bit;
+  bool pred_signed;       /* SWITCH */
+  uint32_t nbranches;     /* IF (2), SWITCH (at least 1) */
+} backend_cond;
+
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
   /* Whether the backend's buffers live in memory of their own (a GPU's):
@@ -298,6 +318,35 @@ typedef struct backend {
   HLO_MUST_USE hlo_status (*graph_end)(void **graph);
   HLO_MUST_USE hlo_status (*graph_launch)(void *graph);
   void (*graph_destroy)(void *graph);
+  /* Conditional nodes in a recording (CUDA 12.4's conditional graph nodes:
+   * a loop whose trip count is decided on the device replays as one graph
+   * with no host round trip per iteration). NULL slots where a backend has
+   * none; graph_cond_takes(c) false where it cannot make node c now (a
+   * CUDA driver older than 12.4, or without the entry points; called
+   * outside a recording: it may load what the nodes need).
+   * Between graph_begin and graph_end:
+   *   graph_cond_begin(c) records, at this point, the setting of the
+   *   node's condition from c->pred (read when the graph runs: whether a
+   *   WHILE's first iteration runs, which branch runs), then the node;
+   *   the work slots called after it are recorded into the node's (first)
+   *   BODY (a WHILE's: run once per iteration, as long as the condition
+   *   holds at the body's end) until graph_cond_next or graph_cond_end;
+   *   graph_cond_set(c), inside a WHILE's body, records the setting of the
+   *   condition from c->pred (read when the body gets there: the pointer
+   *   must be written by then in every iteration);
+   *   graph_cond_next() ends an IF's or SWITCH's body and begins its next
+   *   one (every one of nbranches bodies begun, in order);
+   *   graph_cond_end() ends the innermost node's last body: later calls are
+   *   recorded after the node again.
+   * Errors: HLO_UNAVAILABLE (the backend cannot), HLO_INVALID_ARGUMENT (no
+   * recording or no body open, another kind or pred_size), the driver's.
+   * After an error the recording is broken: graph_end ends it (and every
+   * body still open) and fails. */
+  bool (*graph_cond_takes)(const backend_cond *c);
+  HLO_MUST_USE hlo_status (*graph_cond_begin)(const backend_cond *c);
+  HLO_MUST_USE hlo_status (*graph_cond_set)(const backend_cond *c);
+  HLO_MUST_USE hlo_status (*graph_cond_next)(void);
+  HLO_MUST_USE hlo_status (*graph_cond_end)(void);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

@@ -57,13 +57,15 @@
  * aliases, data movement that reads nothing on the host (fills, row gather
  * / scatter, dynamic_slice and dynamic_update_slice whose start indices
  * the backend reads on the device, pad whose padding value is a constant),
- * and while loops of a known trip count (hlo.known_trip_count:
+ * while loops of a known trip count (hlo.known_trip_count:
  * passes/while_loop_trip_count.c) whose body is eligible: the body's calls
  * are recorded iteration after iteration (the graph holds the loop
- * unrolled; its cond is never run); at least two calls in all and at most
- * GRAPH_MAX_CALLS (a run that passes that is issued call by call and the
- * executable defers no more); no case / if, no loop of unknown trip count,
- * no interpreter step; run without --profile or --check, HLO_CUDA_GRAPHS
+ * unrolled; its cond is never run), and, on a backend with the
+ * graph_cond_* slots, while loops WITHOUT a known trip count and case / if
+ * recorded as conditional nodes (below); at least two calls in all and at
+ * most GRAPH_MAX_CALLS (a run that passes that is issued call by call and
+ * the executable defers no more); no interpreter step; run without
+ * --profile or --check, HLO_CUDA_GRAPHS
  * not "0" when the executable was made ("verbose": each capture, and why
  * a program is not replayed, told on stderr). Arguments that are device
  * buffers of this backend are read in place; the others are uploaded
@@ -97,6 +99,67 @@
  * (gpool, shared with the results: they may outlive the executable) so
  * that the next run writes the same address; a buffer still held is
  * remade (a training loop feeding results back alternates two graphs).
+ *
+ * Conditional WHILE nodes (a loop whose trip count the device decides:
+ * CUDA 12.4's conditional graph nodes; backend.h graph_cond_*;
+ * HLO_CUDA_COND_GRAPHS=0 turns them off). Eligible (cond_while_eligible):
+ * a loop of program 0 (or unrolled in a known loop), not inside another
+ * such loop, whose cond and body are eligible, whose predicate is an
+ * integer or i1 computed by its cond into the cond's arena, and whose body
+ * returns for each carried value either that value passed through in its
+ * slot or a value the body computes (not a constant, an outer value, a
+ * carried value of another slot, one value twice). The host's walk is not
+ * changed: the runtime runs the cond and reads the predicate
+ * (cond_value -> cpu_dev_host_in), which a deferred run intercepts
+ * (cond_pred): at the first read (cond_open), the cond's calls so far stay
+ * before the node; the carried values' buffers (a: the tensors the cond's
+ * arguments were bound to at its calls, cond_snap) are noted, a
+ * loop-owned buffer (s: cond_temp, kept across runs) made and copied into
+ * for each that is not the loop's alone (a constant, an argument, a value
+ * read after the loop) and that the body replaces; GC_COND_BEGIN is
+ * recorded and the host told "true". The host walks the body once and
+ * the cond after it, all recorded after BEGIN. At the second read
+ * (cond_close): the body's calls are moved from each a to its s (pointers
+ * into a rewritten: the recorded calls then work on the loop's own slots),
+ * GC_COND_SET recorded (the condition set from the predicate the cond just
+ * wrote), then copies of the values the body left elsewhere (b: fresh
+ * buffers, held by the loop alone) into their slots, GC_COND_END, and
+ * after the node copies from the slots to b (where the host's walk left
+ * the results: right for any trip count, 0 included); the host is told
+ * "false". So every iteration of the node starts and ends with the carried
+ * values at the same addresses, and replays the same calls: the node runs
+ * the loop as the eager path does, value for value (bit for bit: the same
+ * kernels on the same values). The host's copy of the predicate gets the
+ * told value only (its state stays "valid on the device"). Issued call by
+ * call (issue_all without a capture: the first deferred run, a failed
+ * capture), a node runs as the eager loop: its predicate downloaded before
+ * the body and after each iteration. A run whose deferral ends inside the
+ * body (not expected) goes on eagerly if the first predicate holds, else
+ * fails with an error naming HLO_CUDA_COND_GRAPHS=0; any other surprise
+ * at the first read makes the executable defer no more (verbose says why).
+ *
+ * Conditional IF / SWITCH nodes (a case / if of program 0: CUDA 12.8's
+ * SWITCH nodes; cond_case_eligible): its branches eligible, its selector
+ * an integer or i1 computed into the arena, each branch returning values
+ * it computes, each result read by a later call of program 0 (or the one
+ * result returned by program 0). The runtime reads the selector
+ * (run_case -> cpu_dev_host_in), which a deferred run intercepts
+ * (case_open): every branch but the first is run there
+ * (cpu_run_program), its calls recorded into a list of its own and its
+ * results held; the host is told "branch 0" (case 0, if true) and walks
+ * it, recorded into the run's list. Once the host is past the case (its
+ * results bound: case_poll, at the next recorded call, host read or
+ * result), the node is made: GC_COND_BEGIN (the selector's device
+ * pointer), branch 0's calls, then per other branch GC_COND_NEXT, its
+ * calls and copies of its results into branch 0's (the buffers the host
+ * goes on with: every branch leaves its results there), GC_COND_END. The
+ * device picks the branch as stablehlo.case does (out of range: the
+ * last), so each launch runs the one branch the eager path would. Call by
+ * call, the selector is read on the host and the one branch issued.
+ * The predicates of two conditional nodes must not share a buffer
+ * (preds_overlap: reads are told apart by address); verbose
+ * (HLO_CUDA_GRAPHS=verbose) tells the loops and cases made nodes and the
+ * nodes each capture holds.
  *
  * Replay without the steps (cpu_dev_replay): the calls of an eligible
  * program follow from its KEY alone (graph_key: the arguments' device
@@ -144,6 +207,17 @@ enum {
 typedef enum gcall_kind {
   GC_LAUNCH, GC_GEMM, GC_CONV, GC_REDUCE_WINDOW, GC_SELECT_SCATTER, GC_SORT, GC_COPY_BOX,
   GC_FILL_BOX, GC_GATHER, GC_SCATTER, GC_COPY,
+  /* a conditional WHILE node (cpu_dev_host_in: the loop's predicate): the
+   * setting of its condition from p[0] (bytes: its size, nin: bit 0 only)
+   * and the node; then the body's calls; GC_COND_SET, the setting of the
+   * condition in the body; GC_COND_END, the body's end. index: the END's
+   * position (BEGIN; COND_OPEN while the body is being recorded), the
+   * BEGIN's (END) */
+  GC_COND_BEGIN, GC_COND_SET, GC_COND_END,
+  /* an IF or SWITCH node (a case / if): GC_COND_BEGIN (u.cond: its kind,
+   * branches, a signed selector), branch 0's calls, GC_COND_NEXT (index:
+   * the END's position) and the next branch's calls ..., GC_COND_END */
+  GC_COND_NEXT,
 } gcall_kind;
 
 /* One recorded call. Zeroed before it is filled field by field, so that
@@ -161,6 +235,10 @@ typedef struct gcall {
     backend_gemm g;
     backend_box box;
     backend_rows rows;
+    struct {
+      uint32_t kind, nbranches; /* GC_COND_BEGIN, GC_COND_SET: BACKEND_COND_* */
+      bool is_signed;
+    } cond;
   } u;
   uint8_t value[16];        /* GC_FILL_BOX: the element */
 } gcall;
@@ -230,8 +308,78 @@ typedef struct gresult {
   uint32_t k;
 } gresult;
 
+/* A while loop without a known trip count that a deferred run records as
+ * a conditional WHILE node (program_eligible; the design: the header
+ * comment). */
+typedef struct cwhile {
+  const step *s;
+  uint32_t cond, body;      /* its programs */
+  const hlo_value *flag;    /* the cond's result (in the cond's arena) */
+  uint32_t pred_size;       /* its bytes */
+  bool pred_bit;            /* an i1: bit 0 */
+  /* the tensors its cond's arguments were bound to at the calls recorded
+   * since its predicate was last read (cond_snap): the carried values the
+   * cond just ran on (an argument is unbound after its last reader) */
+  const tensor **snap;
+  uint32_t n;
+} cwhile;
+
+/* Carried value i of the loop whose body a deferred run is recording:
+ * where it lies at the start of an iteration on the host's walk (a), where
+ * the body leaves it (b), the slot the node's iterations carry it in (s: a,
+ * or a loop-owned buffer when a is not the loop's alone). */
+typedef struct cslot {
+  uint8_t *a, *b, *s;
+  size_t bytes;
+} cslot;
+
+/* A loop-owned buffer (cond_temp): kept across runs, so that a run making
+ * the same calls gets the same pointers. */
+typedef struct ctemp {
+  void *p;
+  size_t bytes;
+  bool busy;                /* taken by this run */
+} ctemp;
+
+enum { COND_OPEN = 0xffffffffu };
+
+/* A case / if that a deferred run records as an IF or SWITCH node
+ * (cond_case_eligible; the design: the header comment). */
+typedef struct ccase {
+  const step *s;
+  const hlo_value *sel;     /* its selector (in the arena) */
+  uint32_t kind;            /* BACKEND_COND_IF, BACKEND_COND_SWITCH */
+  uint32_t pred_size;
+  bool pred_bit, pred_signed;
+} ccase;
+
 typedef struct graph_state {
   bool enabled;             /* the backend has graphs, HLO_CUDA_GRAPHS is not 0 */
+  bool cond_on;             /* the backend has conditional nodes, HLO_CUDA_COND_GRAPHS is
+                               not 0 */
+  bool walk_in_cond;        /* program_eligible: inside a conditional loop's programs */
+  cwhile *cw;               /* the loops a deferred run records as conditional nodes */
+  uint32_t ncw, capcw;
+  int32_t open;             /* cw index of the loop whose body is being recorded, or -1 */
+  uint32_t open_at;         /* its GC_COND_BEGIN in calls */
+  void *open_flag;          /* the device pointer of its predicate */
+  cslot *cs;                /* its carried values */
+  uint32_t ncs, capcs;
+  ctemp *tmp;               /* loop-owned buffers */
+  uint32_t ntmp;
+  ccase *cc;                /* the cases / ifs a deferred run records as conditional nodes */
+  uint32_t ncc, capcc;
+  int32_t copen;            /* cc index of the case whose branch 0 the host is walking, or -1 */
+  uint32_t copen_at;        /* where branch 0's calls begin in calls */
+  void *copen_sel;          /* the device pointer of its selector */
+  bool prerun;              /* its other branches are being recorded (case_open) */
+  glist *cbody;             /* their calls: branch b in cbody[b - 1] */
+  uint32_t ncbody;
+  tensor **cres;            /* their results: branch b's i-th in cres[(b - 1) * nout + i] */
+  uint32_t ncres, capcres;
+  uint32_t nresults;        /* cpu_dev_result calls of this run */
+  uint64_t cond_nodes;      /* conditional nodes recorded (deferred runs) */
+  uint64_t cond_captured;   /* conditional nodes in captured graphs */
   bool verbose;             /* HLO_CUDA_GRAPHS=verbose: each capture told on stderr */
   bool checked, eligible;   /* program 0 is device work only (graph_eligible) */
   bool deferring;           /* this run's work calls are being recorded */
@@ -388,13 +536,122 @@ static hlo_status issue_one(const backend *be, const gcall *c, void *const *p) {
   case GC_GATHER: return be->gather_rows(p[0], p[1], p[2], &c->u.rows);
   case GC_SCATTER: return be->scatter_rows(p[0], p[1], p[2], &c->u.rows);
   case GC_COPY: return copy_d2d(be, p[0], p[1], (size_t)c->bytes);
+  case GC_COND_BEGIN: case GC_COND_SET: case GC_COND_END: case GC_COND_NEXT:
+    break; /* issue_all's */
   }
   return status_new(HLO_INTERNAL, "device executable: a recorded call of kind %u", c->kind);
 }
 
-static hlo_status issue_all(const backend *be, const glist *l) {
-  for (uint32_t i = 0; i < l->n; i++) HLO_TRY(issue_one(be, &l->c[i], l->p + l->c[i].ptr0));
+/* The predicate of conditional record c (p: its pointers) as the backend
+ * takes it. */
+static backend_cond cond_of(const gcall *c, void *const *p) {
+  backend_cond b;
+  memset(&b, 0, sizeof b);
+  b.kind = c->u.cond.kind;
+  b.pred = c->nptr ? p[0] : NULL;
+  b.pred_size = (uint32_t)c->bytes;
+  b.pred_bit = c->nin != 0;
+  b.pred_signed = c->u.cond.is_signed;
+  b.nbranches = c->u.cond.nbranches;
+  return b;
+}
+
+/* The integer of conditional record c (p: its pointers), read on the host
+ * (the queued work first): one small download, as the eager path makes;
+ * sign-extended when signed. */
+static hlo_status pred_value(const backend *be, const gcall *c, void *const *p, uint64_t *out) {
+  uint8_t b[8] = {0};
+  size_t n = c->bytes <= sizeof b ? (size_t)c->bytes : sizeof b;
+  HLO_TRY(be->synchronize());
+  HLO_TRY(be->copy(b, p[0], n));
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint64_t)b[i] << (8 * i);
+  if (c->u.cond.is_signed && n && n < 8 && ((v >> (8 * n - 1)) & 1)) v |= ~0ull << (8 * n);
+  *out = v;
   return NULL;
+}
+
+/* Reads the predicate of conditional record c on the host (the queued work
+ * first): one small download, as an eager loop makes. */
+static hlo_status pred_read(const backend *be, const gcall *c, void *const *p, bool *go) {
+  uint64_t v = 0;
+  HLO_TRY(pred_value(be, c, p, &v));
+  *go = c->nin ? (v & 1) != 0 : v != 0;
+  return NULL;
+}
+
+/* The branch an IF or SWITCH record c takes (stablehlo.if: true takes
+ * branch 0; stablehlo.case: an index out of range the last). */
+static hlo_status branch_read(const backend *be, const gcall *c, void *const *p, uint32_t *b) {
+  uint64_t v = 0;
+  HLO_TRY(pred_value(be, c, p, &v));
+  uint32_t n = c->u.cond.nbranches;
+  if (c->u.cond.kind == BACKEND_COND_IF) *b = (c->nin ? (v & 1) : v != 0) ? 0 : 1;
+  else if (c->u.cond.is_signed) *b = (int64_t)v < 0 || (int64_t)v >= (int64_t)n ? n - 1 : (uint32_t)v;
+  else *b = v >= n ? n - 1 : (uint32_t)v;
+  return NULL;
+}
+
+/* Issues list l on be: into the recording when `capture` (a conditional
+ * node through the graph_cond slots), else call by call, a conditional
+ * node run as the eager loop runs (its predicate read on the host at its
+ * start and after each iteration). An unfinished node (a run whose
+ * deferral ended inside the body) goes on when its predicate holds; when
+ * it does not, its body was walked on the host already: an error. */
+static hlo_status issue_all(const backend *be, const glist *l, bool capture) {
+  bool again = false;
+  for (uint32_t i = 0; i < l->n; i++) {
+    const gcall *c = &l->c[i];
+    void *const *p = l->p + c->ptr0;
+    backend_cond bc;
+    if (c->kind >= GC_COND_BEGIN) bc = cond_of(c, p); /* u.cond is a conditional record's only */
+    else memset(&bc, 0, sizeof bc);
+    switch ((gcall_kind)c->kind) {
+    case GC_COND_BEGIN: {
+      if (capture) {
+        HLO_TRY(be->graph_cond_begin(&bc));
+        break;
+      }
+      if (c->u.cond.kind != BACKEND_COND_WHILE) { /* on at the start of branch b */
+        uint32_t b = 0;
+        HLO_TRY(branch_read(be, c, p, &b));
+        for (uint32_t k = i + 1; b && k < l->n && k < c->index; k++)
+          if (l->c[k].kind == GC_COND_NEXT && !--b) i = k;
+        break;
+      }
+      bool go = false;
+      HLO_TRY(pred_read(be, c, p, &go));
+      if (!go && c->index == COND_OPEN)
+        return status_new(HLO_INTERNAL, "device executable: a while loop's deferral ended in its "
+                          "body, whose first iteration does not run (set HLO_CUDA_COND_GRAPHS=0)");
+      if (!go) i = c->index; /* on after its END */
+      break;
+    }
+    case GC_COND_SET:
+      if (capture) HLO_TRY(be->graph_cond_set(&bc));
+      else HLO_TRY(pred_read(be, c, p, &again));
+      break;
+    case GC_COND_END:
+      if (capture) HLO_TRY(be->graph_cond_end());
+      else if (again && l->c[c->index].u.cond.kind == BACKEND_COND_WHILE)
+        i = c->index; /* the body again */
+      again = false;
+      break;
+    case GC_COND_NEXT:
+      if (capture) HLO_TRY(be->graph_cond_next());
+      else i = c->index - 1; /* a branch's end: on at the node's END */
+      break;
+    default: HLO_TRY(issue_one(be, c, p)); break;
+    }
+  }
+  return NULL;
+}
+
+/* Conditional nodes in l. */
+static uint32_t cond_count(const glist *l) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < l->n; i++) n += l->c[i].kind == GC_COND_BEGIN;
+  return n;
 }
 
 enum { RECIPE_NONE = 0xffffffffu, RECIPE_BAD = 0xfffffffeu };
@@ -474,7 +731,7 @@ static hlo_status graph_capture_launch(cpu_exec *x) {
   void *exec = NULL;
   hlo_status st = be->graph_begin();
   if (!st) {
-    st = issue_all(be, &g->calls);
+    st = issue_all(be, &g->calls, true);
     hlo_status e = be->graph_end(&exec);
     if (!st) st = e;
     else hlo_status_free(e);
@@ -486,9 +743,14 @@ static hlo_status graph_capture_launch(cpu_exec *x) {
     hlo_status_free(st);
     if (exec) be->graph_destroy(exec);
     g->failures++;
-    return issue_all(be, &g->calls);
+    return issue_all(be, &g->calls, false);
   }
-  if (g->verbose)
+  uint32_t nodes = cond_count(&g->calls);
+  g->cond_captured += nodes;
+  if (g->verbose && nodes)
+    fprintf(stderr, "hlo: graph capture %llu of @%s: %u calls, %u CUDA conditional "
+            "node(s)\n", (unsigned long long)g->captures, x->f->name, g->calls.n, nodes);
+  else if (g->verbose)
     fprintf(stderr, "hlo: graph capture %llu of @%s: %u calls\n",
             (unsigned long long)g->captures, x->f->name, g->calls.n);
   gslot *v = NULL; /* an empty slot, else the least recently launched */
@@ -520,6 +782,27 @@ static hlo_status graph_flush(cpu_exec *x, bool allow_graph) {
   cpu_dev *d = x->dev;
   graph_state *g = &d->g;
   if (!g->deferring) return NULL;
+  if (g->prerun || g->copen >= 0) {
+    /* a case's branches recorded, its node not made: not expected (the
+     * host walked branch 0 whatever the selector) */
+    g->eligible = false;
+    g->cond_on = false;
+    g->why = "a run ended its deferral inside a case's branches";
+    hlo_status err = status_new(HLO_INTERNAL, "device executable: a deferred run of @%s %s "
+                                "(HLO_CUDA_COND_GRAPHS=0 runs it without)", x->f->name,
+                                g->prerun ? "ended inside a case's branch"
+                                          : "could not close a case's conditional node");
+    /* its calls are not issued (the host walked a branch the selector may
+     * not take): the run fails; the deferral ends */
+    g->copen = -1;
+    g->deferring = false;
+    x->be = d->real;
+    g_rec = NULL;
+    g->calls.n = g->calls.np = 0;
+    for (uint32_t i = 0; i < g->ndfree; i++) d->real->free(g->dfree[i]);
+    g->ndfree = 0;
+    return err;
+  }
   g->deferring = false;
   x->be = d->real;
   g_rec = NULL;
@@ -535,13 +818,33 @@ static hlo_status graph_flush(cpu_exec *x, bool allow_graph) {
     } else if (allow_graph && g->warm && g->captures < GRAPH_MAX_CAPTURES) {
       st = graph_capture_launch(x);
     } else {
-      st = issue_all(be, &g->calls);
+      st = issue_all(be, &g->calls, false);
     }
     g->warm = true;
+  }
+  if (g->open >= 0) { /* ended inside a loop's body: the rest of the run is eager */
+    g->open = -1;
+    g->eligible = false;
+    g->why = "a run ended its deferral inside a conditional loop's body";
   }
   for (uint32_t i = 0; i < g->ndfree; i++) be->free(g->dfree[i]);
   g->ndfree = 0;
   return st;
+}
+
+static hlo_status case_poll(cpu_exec *x, const tensor *result);
+
+/* Notes, for each conditional loop, the tensors its cond's arguments are
+ * bound to now (a call of its cond's, or any other: then none is bound). */
+static void cond_snap(cpu_exec *x) {
+  graph_state *g = &x->dev->g;
+  for (uint32_t k = 0; k < g->ncw; k++) {
+    const hlo_block *b = x->progs[g->cw[k].cond].block;
+    for (uint32_t i = 0; i < g->cw[k].n && i < b->num_args; i++) {
+      uint32_t id = b->args[i].id;
+      if (id < x->nvals && x->vals[id]) g->cw[k].snap[i] = x->vals[id];
+    }
+  }
 }
 
 /* Records call c with pointers p[0..np) in the deferred run of this
@@ -553,7 +856,9 @@ static hlo_status rec_push(gcall *c, const void *const *p, uint32_t np) {
   if (!x || !x->dev || !x->dev->g.deferring)
     return status_new(HLO_INTERNAL, "device executable: a call recorded outside a deferred run");
   graph_state *g = &x->dev->g;
-  if (g->calls.n >= GRAPH_MAX_CALLS) {
+  cond_snap(x);
+  if (g->copen >= 0 && !g->prerun) HLO_TRY(case_poll(x, NULL));
+  if (g->calls.n >= GRAPH_MAX_CALLS && g->open < 0 && g->copen < 0 && !g->prerun) {
     g->eligible = false;
     g->why = "more calls than a graph takes (GRAPH_MAX_CALLS)";
     if (g->verbose)
@@ -861,10 +1166,198 @@ static hlo_status graph_buffer(cpu_exec *x, size_t bytes, void **out, uint32_t *
   return NULL;
 }
 
+static bool program_eligible(cpu_exec *x, uint32_t pi, uint64_t *calls, int depth);
+
+/* Whether while step s (no known trip count) is recorded as a conditional
+ * WHILE node (see the design): NULL, its cond and body added to *calls
+ * (each once, the cond twice: before the node and in its body, and the
+ * node's copies); else why not. */
+static const char *cond_while_eligible(cpu_exec *x, const step *s, uint64_t *calls, int depth) {
+  graph_state *g = &x->dev->g;
+  const backend *be = x->dev->real;
+  static const char *const no = "a while loop without a known trip count (its predicate read "
+                                "on the host)";
+  if (!g->cond_on) return no;
+  if (g->walk_in_cond)
+    return "a while loop without a known trip count inside another one (conditional graph "
+           "nodes are not nested)";
+  uint32_t n = s->op->num_operands;
+  if (s->nsub != 2 || !n) return no;
+  const program *pc = &x->progs[s->sub[0]], *pb = &x->progs[s->sub[1]];
+  const hlo_op *ct = pc->block->last, *bt = pb->block->last;
+  if (pc->block->num_args != n || pb->block->num_args != n || !ct || ct->num_operands != 1 ||
+      !bt || bt->num_operands != n)
+    return no;
+  const hlo_value *flag = ct->operands[0];
+  hlo_dtype_class k = flag->type->kind == TYPE_TENSOR ? dtype_class(flag->type->dtype)
+                                                      : HLO_CLASS_FLOAT;
+  int64_t fb = cpu_value_bytes(flag);
+  if (type_num_elements(flag->type) != 1 ||
+      (k != HLO_CLASS_BOOL && k != HLO_CLASS_SINT && k != HLO_CLASS_UINT) ||
+      (fb != 1 && fb != 2 && fb != 4 && fb != 8))
+    return "a while loop whose predicate is no integer (conditional graph nodes)";
+  if (flag->id >= x->nvals || x->home[flag->id] != HOME_ARENA || x->prog_of[flag->id] != s->sub[0])
+    return "a while loop whose predicate is not computed by its cond on the device "
+           "(conditional graph nodes)";
+  /* each carried result is the body's own new value, or the carried value
+   * passed through in its slot: nothing else writes or holds the buffers
+   * the node's iterations carry values in */
+  for (uint32_t i = 0; i < n; i++) {
+    const hlo_value *r = bt->operands[i];
+    for (uint32_t j = 0; j < i; j++)
+      if (bt->operands[j] == r)
+        return "a while body returning one value twice (conditional graph nodes)";
+    if (r >= pb->block->args && r < pb->block->args + n) {
+      if (r != &pb->block->args[i])
+        return "a while body passing a carried value to another slot (conditional graph nodes)";
+      continue;
+    }
+    if (r->id >= x->nvals || x->prog_of[r->id] != s->sub[1] || x->consts[r->id] ||
+        x->home[r->id] == HOME_CONST || x->home[r->id] == HOME_ARG)
+      return "a while body returning a value it does not compute (conditional graph nodes)";
+  }
+  backend_cond bc = {BACKEND_COND_WHILE, NULL, (uint32_t)fb, flag->type->dtype == HLO_I1, false,
+                     1};
+  if (!be->graph_cond_takes(&bc))
+    return "a while loop without a known trip count (the backend cannot make conditional graph "
+           "nodes now: a CUDA driver older than 12.4?)";
+  uint64_t cc = 0, bc_calls = 0;
+  g->walk_in_cond = true;
+  bool ok = program_eligible(x, s->sub[0], &cc, depth + 1) &&
+            program_eligible(x, s->sub[1], &bc_calls, depth + 1);
+  g->walk_in_cond = false;
+  if (!ok) return g->why;
+  *calls += 2 * cc + bc_calls + 3 + 3 * (uint64_t)n + s->nin + s->nout;
+  for (uint32_t i = 0; i < g->ncw; i++)
+    if (g->cw[i].s == s) return NULL;
+  if (g->ncw == g->capcw) {
+    uint32_t cap = g->capcw ? 2 * g->capcw : 4;
+    cwhile *c = realloc(g->cw, cap * sizeof *c);
+    if (!c) return "out of memory";
+    g->cw = c;
+    g->capcw = cap;
+  }
+  const tensor **snap = calloc(n, sizeof *snap);
+  if (!snap) return "out of memory";
+  g->cw[g->ncw++] = (cwhile){s, s->sub[0], s->sub[1], flag, (uint32_t)fb,
+                             flag->type->dtype == HLO_I1, snap, n};
+  return NULL;
+}
+
+/* Where value v lies in the executable's arena (an offset of program 0's
+ * arena, which holds every region's), or -1 when it is not an arena value. */
+static int64_t arena_at(const cpu_exec *x, const hlo_value *v) {
+  if (v->id >= x->nvals || x->home[v->id] != HOME_ARENA) return -1;
+  int64_t at = x->offset[v->id];
+  for (uint32_t p = x->prog_of[v->id], k = 0; p && k < 64; p = x->progs[p].arena_parent, k++)
+    at += x->progs[p].arena_offset;
+  return at;
+}
+
+/* Whether case step s is recorded as an IF or SWITCH node: NULL, its
+ * branches added to *calls; else why not. */
+static const char *cond_case_eligible(cpu_exec *x, const step *s, uint64_t *calls, int depth) {
+  graph_state *g = &x->dev->g;
+  static const char *const no = "a case / if (its selector read on the host)";
+  if (!g->cond_on) return no;
+  if (g->walk_in_cond)
+    return "a case / if inside a conditional graph node (they are not nested)";
+  bool is_if = s->op->opcode == OP_IF;
+  if (!s->nsub || s->nin < 1 || (is_if && s->nsub != 2)) return no;
+  if (depth)
+    return "a case / if inside a loop's body (conditional graph nodes: program 0's only)";
+  /* its results are found when the host's walk is past it (case_poll):
+   * each is read by a later call of program 0, or it is the one result,
+   * returned by program 0 (cpu_dev_result) */
+  const program *p0 = &x->progs[0];
+  const hlo_op *t0 = p0->block->last;
+  for (uint32_t i = 0; i < s->nout; i++) {
+    bool read = false, returned = false;
+    for (uint32_t j = (uint32_t)(s - p0->steps) + 1; j < p0->nsteps && !read; j++) {
+      const step *q = &p0->steps[j];
+      if (q->elided || !step_is_native(q->kind)) continue;
+      for (uint32_t k = 0; k < q->nin && !read; k++) read = q->in[k] == s->out[i];
+    }
+    for (uint32_t k = 0; t0 && k < t0->num_operands; k++) returned |= t0->operands[k] == s->out[i];
+    if (!read && !(returned && s->nout == 1))
+      return "a case / if with a result no later call reads (conditional graph nodes)";
+  }
+  const hlo_value *sel = s->in[0];
+  hlo_dtype_class k = sel->type->kind == TYPE_TENSOR ? dtype_class(sel->type->dtype)
+                                                     : HLO_CLASS_FLOAT;
+  int64_t sb = cpu_value_bytes(sel);
+  if (type_num_elements(sel->type) != 1 ||
+      (k != HLO_CLASS_BOOL && k != HLO_CLASS_SINT && k != HLO_CLASS_UINT) ||
+      (sb != 1 && sb != 2 && sb != 4 && sb != 8))
+    return "a case / if whose selector is no integer (conditional graph nodes)";
+  if (arena_at(x, sel) < 0)
+    return "a case / if whose selector is not computed on the device (conditional graph nodes)";
+  /* each branch's results are its own new values */
+  for (uint32_t b = 0; b < s->nsub; b++) {
+    const hlo_op *t = x->progs[s->sub[b]].block->last;
+    if (!t || t->num_operands != s->nout) return no;
+    for (uint32_t i = 0; i < t->num_operands; i++) {
+      const hlo_value *r = t->operands[i];
+      for (uint32_t j = 0; j < i; j++)
+        if (t->operands[j] == r)
+          return "a case / if branch returning one value twice (conditional graph nodes)";
+      if (r->id >= x->nvals || x->prog_of[r->id] != s->sub[b] || x->consts[r->id] ||
+          x->home[r->id] == HOME_CONST || x->home[r->id] == HOME_ARG)
+        return "a case / if branch returning a value it does not compute (conditional graph "
+               "nodes)";
+    }
+  }
+  backend_cond bc = {is_if ? BACKEND_COND_IF : BACKEND_COND_SWITCH, NULL, (uint32_t)sb,
+                     sel->type->dtype == HLO_I1, k == HLO_CLASS_SINT, s->nsub};
+  if (!x->dev->real->graph_cond_takes(&bc) || !x->dev->real->graph_cond_next)
+    return "a case / if (the backend cannot make conditional graph nodes now: a CUDA driver "
+           "older than 12.8?)";
+  uint64_t n = 0;
+  g->walk_in_cond = true;
+  for (uint32_t b = 0; b < s->nsub; b++) {
+    uint64_t c = 0;
+    bool ok = program_eligible(x, s->sub[b], &c, depth + 1);
+    n += c;
+    if (!ok) {
+      g->walk_in_cond = false;
+      return g->why;
+    }
+  }
+  g->walk_in_cond = false;
+  *calls += n + (uint64_t)s->nout * s->nsub + s->nsub + 2;
+  for (uint32_t i = 0; i < g->ncc; i++)
+    if (g->cc[i].s == s) return NULL;
+  if (g->ncc == g->capcc) {
+    uint32_t cap = g->capcc ? 2 * g->capcc : 4;
+    ccase *c = realloc(g->cc, cap * sizeof *c);
+    if (!c) return "out of memory";
+    g->cc = c;
+    g->capcc = cap;
+  }
+  g->cc[g->ncc++] = (ccase){s, sel, bc.kind, (uint32_t)sb, bc.pred_bit, bc.pred_signed};
+  return NULL;
+}
+
+/* Whether two conditional nodes' predicates may lie in one buffer (the
+ * reads that the deferred run intercepts are told apart by address). */
+static bool preds_overlap(cpu_exec *x) {
+  graph_state *g = &x->dev->g;
+  uint32_t n = g->ncw + g->ncc;
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < i; j++) {
+      const hlo_value *a = i < g->ncw ? g->cw[i].flag : g->cc[i - g->ncw].sel;
+      const hlo_value *b = j < g->ncw ? g->cw[j].flag : g->cc[j - g->ncw].sel;
+      int64_t pa = arena_at(x, a), pb = arena_at(x, b);
+      if (pa < pb + cpu_value_bytes(b) && pb < pa + cpu_value_bytes(a)) return true;
+    }
+  return false;
+}
+
 /* Walks program pi for graph_eligible: whether its steps are device work
  * only, a while with a known trip count counting as its body's steps that
- * many times (its cond is not run); *calls gets the calls one run of it
- * makes (saturating at GRAPH_MAX_CALLS + 1); kernels' buffer counts into
+ * many times (its cond is not run), one without as a conditional node
+ * (cond_while_eligible); *calls gets the calls one run of it makes
+ * (saturating at GRAPH_MAX_CALLS + 1); kernels' buffer counts into
  * g->knbufs. */
 static bool program_eligible(cpu_exec *x, uint32_t pi, uint64_t *calls, int depth) {
   const backend *be = x->dev->real;
@@ -912,7 +1405,15 @@ static bool program_eligible(cpu_exec *x, uint32_t pi, uint64_t *calls, int dept
     case STEP_WHILE: {
       /* with a known trip count: the body that many times, unrolled */
       int64_t trips = op_attr_int(s->op, WHILE_KNOWN_TRIP_COUNT, -1);
-      if (trips < 0 || s->nsub != 2) {
+      if (trips < 0) { /* a conditional WHILE node */
+        const char *why = cond_while_eligible(x, s, &n, depth);
+        if (why) {
+          g->why = why;
+          return false;
+        }
+        break;
+      }
+      if (s->nsub != 2) {
         g->why = "a while loop without a known trip count (its predicate read on the host)";
         return false;
       }
@@ -924,9 +1425,14 @@ static bool program_eligible(cpu_exec *x, uint32_t pi, uint64_t *calls, int dept
                                                                  : body * (uint64_t)trips;
       break;
     }
-    case STEP_CASE:
-      g->why = "a case / if (its selector read on the host)";
-      return false;
+    case STEP_CASE: { /* an IF or SWITCH node */
+      const char *why = cond_case_eligible(x, s, &n, depth);
+      if (why) {
+        g->why = why;
+        return false;
+      }
+      break;
+    }
     default:
       g->why = "an interpreter step (on the host)";
       return false;
@@ -955,7 +1461,19 @@ static bool graph_eligible(cpu_exec *x) {
     return false;
   }
   uint64_t calls = 0;
-  if (!program_eligible(x, 0, &calls, 0)) return false;
+  for (uint32_t i = 0; i < g->ncw; i++) free(g->cw[i].snap);
+  g->ncw = g->ncc = 0;
+  g->walk_in_cond = false;
+  bool ok = program_eligible(x, 0, &calls, 0);
+  if (ok && preds_overlap(x)) {
+    ok = false;
+    g->why = "two conditional graph nodes' predicates in one buffer";
+  }
+  if (!ok) {
+    for (uint32_t i = 0; i < g->ncw; i++) free(g->cw[i].snap);
+    g->ncw = g->ncc = 0;
+    return false;
+  }
   if (calls > GRAPH_MAX_CALLS) {
     g->why = "more calls than a graph takes (GRAPH_MAX_CALLS)";
     return false;
@@ -966,6 +1484,12 @@ static bool graph_eligible(cpu_exec *x) {
     g->why = "fewer than two calls";
     return false;
   }
+  if (g->verbose && g->ncw)
+    fprintf(stderr, "hlo: @%s: %u while loop(s) without a known trip count recorded as CUDA "
+            "conditional WHILE nodes\n", x->f->name, g->ncw);
+  if (g->verbose && g->ncc)
+    fprintf(stderr, "hlo: @%s: %u case / if recorded as CUDA conditional SWITCH nodes\n",
+            x->f->name, g->ncc);
   return true;
 }
 
@@ -977,7 +1501,14 @@ static bool graph_may_defer(cpu_exec *x) {
   g->launched = g->replay = NULL;
   g->key.n = 0, g->key.ok = false;
   g->recipe.n = 0, g->recipe.ok = true;
+  g->open = g->copen = -1;
+  g->prerun = false;
+  g->nresults = 0;
+  for (uint32_t i = 0; i < g->ncres; i++) tensor_release(g->cres[i]);
+  g->ncres = 0;
+  for (uint32_t i = 0; i < g->ncw; i++) memset(g->cw[i].snap, 0, g->cw[i].n * sizeof *g->cw[i].snap);
   for (uint32_t i = 0; i < g->ngb; i++) g->gb[i].busy = false;
+  for (uint32_t i = 0; i < g->ntmp; i++) g->tmp[i].busy = false;
   if (!g->enabled || x->profile || x->check) return false;
   if (!g->checked) {
     g->checked = true;
@@ -1014,6 +1545,10 @@ static void graph_init(cpu_dev *d) {
   g->enabled = be->graph_begin && be->graph_end && be->graph_launch && be->graph_destroy &&
                !(env && !strcmp(env, "0"));
   g->verbose = g->enabled && env && !strcmp(env, "verbose");
+  const char *cenv = getenv("HLO_CUDA_COND_GRAPHS");
+  g->cond_on = g->enabled && be->graph_cond_takes && be->graph_cond_begin &&
+               be->graph_cond_set && be->graph_cond_end && !(cenv && !strcmp(cenv, "0"));
+  g->open = g->copen = -1;
   if (g->enabled) {
     g->pool = calloc(1, sizeof *g->pool);
     if (g->pool && pthread_mutex_init(&g->pool->mu, NULL)) {
@@ -1062,6 +1597,16 @@ static void graph_free(cpu_dev *d) {
     gpool_unref(g->pool);
   }
   for (uint32_t i = 0; i < g->ndfree; i++) d->real->free(g->dfree[i]);
+  for (uint32_t i = 0; i < g->ntmp; i++) d->real->free(g->tmp[i].p);
+  free(g->tmp);
+  for (uint32_t i = 0; i < g->ncw; i++) free(g->cw[i].snap);
+  free(g->cw);
+  free(g->cc);
+  for (uint32_t i = 0; i < g->ncbody; i++) glist_free(&g->cbody[i]);
+  free(g->cbody);
+  for (uint32_t i = 0; i < g->ncres; i++) tensor_release(g->cres[i]);
+  free(g->cres);
+  free(g->cs);
   free(g->gb);
   free(g->dfree);
   free(g->knbufs);
@@ -1079,6 +1624,15 @@ void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[5]) {
   out[2] = g ? g->launches : 0;
   out[3] = g ? g->failures : 0;
   out[4] = g ? g->replays : 0;
+}
+
+/* Conditional nodes (tests; declared by them): out[0] recorded by
+ * deferred runs, out[1] in captured graphs. Zeros off a device backend. */
+void cpu_dev_graph_cond_counters(const cpu_exec *x, uint64_t out[2]);
+void cpu_dev_graph_cond_counters(const cpu_exec *x, uint64_t out[2]) {
+  const graph_state *g = x && x->dev ? &x->dev->g : NULL;
+  out[0] = g ? g->cond_nodes : 0;
+  out[1] = g ? g->cond_captured : 0;
 }
 
 static int by_host(const void *a, const void *b) {
@@ -1336,10 +1890,18 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
   return NULL;
 }
 
+static hlo_status cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *took);
+
 hlo_status cpu_dev_host_in(cpu_exec *x, const void *host, size_t bytes) {
   cpu_dev *d = x->dev;
   const uint8_t *p = host;
   if (!d || !bytes || !p) return NULL;
+  if (d->g.deferring && d->g.copen >= 0 && !d->g.prerun) HLO_TRY(case_poll(x, NULL));
+  if (d->g.deferring && (d->g.ncw || d->g.ncc) && in_dev_arena(d, p)) { /* a predicate? */
+    bool took = false;
+    HLO_TRY(cond_pred(x, (uint8_t *)p, bytes, &took));
+    if (took) return NULL;
+  }
   if (in_dev_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
@@ -1674,6 +2236,8 @@ static hlo_status hand_result(cpu_exec *x, tensor *r, uint32_t *gk, bool *hv) {
 hlo_status cpu_dev_result(cpu_exec *x, tensor *r) {
   cpu_dev *d = x->dev;
   if (!d || !r) return NULL;
+  if (d->g.deferring && d->g.copen >= 0) HLO_TRY(case_poll(x, r));
+  d->g.nresults++;
   HLO_TRY(graph_flush(x, true)); /* the steps are done: their calls go */
   uint32_t k;
   bool hv;
@@ -1748,4 +2312,422 @@ hlo_status cpu_dev_replay_result(cpu_exec *x, tensor *r) {
     return status_new(HLO_INTERNAL, "device executable: result %u of a replayed run has no graph "
                       "buffer", i);
   return hand_graph_buffer(x, r, k, g->replay->recipe.hv[i]);
+}
+
+/* ---- conditional WHILE nodes: the loop's predicate (the design: the
+ * header comment) ---- */
+
+/* The device pointer of host memory p[0..bytes) where it is valid on the
+ * device: the arena's, or an entry's; false elsewhere. */
+static bool dev_ptr(const cpu_dev *d, const uint8_t *p, size_t bytes, uint8_t **out) {
+  if (in_dev_arena(d, p)) {
+    if (!valid_on_dev(d, p, bytes)) return false;
+    *out = d->arena + (p - d->host_arena);
+    return true;
+  }
+  int64_t i = find(d, p);
+  if (i < 0 || !(d->e[i].state & ON_DEV) || !d->e[i].dev || p + bytes > d->e[i].host + d->e[i].bytes)
+    return false;
+  *out = d->e[i].dev + (p - d->e[i].host);
+  return true;
+}
+
+/* Whether tensor t is held by its loop only (and the device entry for it):
+ * nothing else reads the buffer, so the node may write it. */
+static bool held_alone(const cpu_exec *x, const tensor *t) {
+  return (int64_t)__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) ==
+         1 + (int64_t)cpu_dev_holds(x, t);
+}
+
+/* A loop-owned buffer of `bytes` (kept across runs: the first free one of
+ * that size, else a new one). Errors: out of (device) memory. */
+static hlo_status cond_temp(cpu_exec *x, size_t bytes, uint8_t **out) {
+  graph_state *g = &x->dev->g;
+  uint32_t k = 0;
+  while (k < g->ntmp && (g->tmp[k].busy || g->tmp[k].bytes != bytes)) k++;
+  if (k == g->ntmp) {
+    ctemp *n = realloc(g->tmp, (g->ntmp + 1) * sizeof *n);
+    if (!n) return cpu_oom();
+    g->tmp = n;
+    void *p = x->dev->real->alloc(bytes);
+    if (!p)
+      return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a loop's buffer of %zu "
+                        "bytes", bytes);
+    g->tmp[g->ntmp++] = (ctemp){p, bytes, false};
+  }
+  g->tmp[k].busy = true;
+  *out = g->tmp[k].p;
+  return NULL;
+}
+
+/* Appends a record of kind `kind` with pointers p[0..np) (and the
+ * predicate's size and form) to the run's calls. */
+static hlo_status cond_push(graph_state *g, gcall_kind kind, const void *const *p, uint32_t np,
+                            uint64_t bytes, uint32_t bit, uint32_t index) {
+  gcall c;
+  memset(&c, 0, sizeof c);
+  c.kind = kind;
+  c.bytes = bytes;
+  c.nin = bit;
+  c.index = index;
+  c.u.cond.kind = BACKEND_COND_WHILE;
+  c.u.cond.nbranches = 1;
+  return glist_add(&g->calls, &c, p, np);
+}
+
+static hlo_status cond_copy(graph_state *g, void *dst, const void *src, size_t n) {
+  const void *p[2] = {dst, src};
+  return cond_push(g, GC_COPY, p, 2, n, 0, 0);
+}
+
+/* The loop's node cannot be made now: this run and the later ones issue
+ * call by call (the caller then reads the predicate as an eager loop). */
+static void cond_refuse(cpu_exec *x, const char *why) {
+  graph_state *g = &x->dev->g;
+  g->eligible = false;
+  g->why = why;
+  if (g->verbose)
+    fprintf(stderr, "hlo: @%s: run %llu: no conditional graph node: %s\n", x->f->name,
+            (unsigned long long)g->runs, why);
+  /* the rest of the run eager (the host reads the predicate; a value valid
+   * on the host needs no download, which would end the deferral: ended
+   * here; an error is the backend's, met again by its next call) */
+  hlo_status_free(graph_flush(x, false));
+}
+
+static bool overlap(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+  return a < b + nb && b < a + na;
+}
+
+/* The first read of loop w's predicate (at host[0..bytes)) in a deferred
+ * run: the carried values' buffers are noted (a), a loop-owned slot made
+ * for each that is not the loop's alone and that the body replaces, the
+ * node begun (its predicate set from the cond's result, computed by the
+ * calls recorded so far), and the host told "true": it walks the body
+ * once, recorded into the node. */
+static hlo_status cond_open(cpu_exec *x, uint32_t k, uint8_t *host, size_t bytes, bool *took) {
+  cpu_dev *d = x->dev;
+  graph_state *g = &d->g;
+  const cwhile *w = &g->cw[k];
+  const program *pc = &x->progs[w->cond], *pb = &x->progs[w->body];
+  uint32_t n = pc->block->num_args;
+  uint8_t *flag = NULL;
+  if (!dev_ptr(d, host, bytes, &flag)) {
+    cond_refuse(x, "a while loop's predicate is not on the device");
+    return NULL;
+  }
+  if (n > g->capcs) {
+    cslot *c = realloc(g->cs, n * sizeof *c);
+    if (!c) return cpu_oom();
+    g->cs = c;
+    g->capcs = n;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const tensor *t = w->snap[i];
+    cslot *c = &g->cs[i];
+    memset(c, 0, sizeof *c);
+    if (!t) {
+      cond_refuse(x, "a while loop's carried value was not bound at its cond's calls");
+      return NULL;
+    }
+    c->bytes = t->nbytes;
+    if (c->bytes && !dev_ptr(d, t->data, t->nbytes, &c->a)) {
+      cond_refuse(x, "a while loop's carried value is not on the device");
+      return NULL;
+    }
+    c->s = c->a;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const tensor *t = w->snap[i];
+    cslot *c = &g->cs[i];
+    bool passed = pb->block->last->operands[i] == &pb->block->args[i];
+    if (!c->bytes || passed || held_alone(x, t)) continue;
+    /* shared (a constant, an argument, a value read after the loop): the
+     * node carries it in a buffer of its own, from a copy */
+    HLO_TRY(cond_temp(x, c->bytes, &c->s));
+    HLO_TRY(cond_copy(g, c->s, c->a, c->bytes));
+  }
+  const void *p[1] = {flag};
+  HLO_TRY(cond_push(g, GC_COND_BEGIN, p, 1, w->pred_size, w->pred_bit, COND_OPEN));
+  memset(w->snap, 0, w->n * sizeof *w->snap); /* the next snapshot: the cond after the body */
+  g->open = (int32_t)k;
+  g->open_at = g->calls.n - 1;
+  g->open_flag = flag;
+  g->ncs = n;
+  memset(host, 0, bytes);
+  host[0] = 1; /* true: the body is walked (recorded) once */
+  *took = true;
+  return NULL;
+}
+
+/* Rewrites, in the calls from `from` on, every pointer into a[0..bytes)
+ * to the same offset of s (the body's recorded calls then work on the
+ * loop-owned slot). */
+static void cond_rebase(graph_state *g, uint32_t from, const uint8_t *a, size_t bytes,
+                        uint8_t *s) {
+  for (uint32_t i = from; i < g->calls.n; i++) {
+    gcall *c = &g->calls.c[i];
+    for (uint32_t j = 0; j < c->nptr; j++) {
+      uint8_t *q = g->calls.p[c->ptr0 + j];
+      if (q >= a && q < a + bytes) g->calls.p[c->ptr0 + j] = s + (q - a);
+    }
+    if (c->kind == GC_COPY_BOX)
+      for (uint32_t j = 0; j < c->u.box.ndyn && j < BACKEND_BOX_MAX_RANK; j++) {
+        const uint8_t *q = c->u.box.dyn_index[j];
+        if (q >= a && q < a + bytes) c->u.box.dyn_index[j] = s + (q - a);
+      }
+  }
+}
+
+/* The second read of the predicate of the open loop: the body and the
+ * cond after it are recorded; the node is closed: the body's calls moved
+ * onto the loop-owned slots, the predicate set, the new values copied into
+ * the carried slots (the next iteration reads them there); after the node,
+ * the carried slots copied to where the host's walk left the results (b).
+ * The host is told "false": its walk ends. */
+static hlo_status cond_close(cpu_exec *x, uint8_t *host, size_t bytes, bool *took) {
+  cpu_dev *d = x->dev;
+  graph_state *g = &d->g;
+  const cwhile *w = &g->cw[g->open];
+  uint32_t n = g->ncs;
+  const char *bad = NULL;
+  for (uint32_t i = 0; i < n && !bad; i++) {
+    const tensor *t = w->snap[i];
+    cslot *c = &g->cs[i];
+    if (!c->bytes) continue;
+    if (!t || t->nbytes != c->bytes || !dev_ptr(d, t->data, t->nbytes, &c->b))
+      bad = "a carried value the body made is not on the device";
+    else if (c->b != c->a && !held_alone(x, t))
+      bad = "a carried value the body made is not the loop's alone";
+    else if (c->s != c->a && overlap(c->b, c->bytes, c->a, c->bytes))
+      bad = "the body wrote over a carried value that is not the loop's alone";
+  }
+  /* the copies between slots must not overlap (each value's buffers are
+   * the loop's own or fresh: checked, not expected) */
+  for (uint32_t i = 0; i < n && !bad; i++)
+    for (uint32_t j = 0; j < n && !bad; j++) {
+      const cslot *ci = &g->cs[i], *cj = &g->cs[j];
+      if (i == j || !ci->bytes || !cj->bytes || ci->b == ci->s || cj->b == cj->s) continue;
+      if (overlap(ci->s, ci->bytes, cj->s, cj->bytes) ||
+          overlap(ci->s, ci->bytes, cj->b, cj->bytes))
+        bad = "the buffers of two carried values overlap";
+    }
+  if (bad) {
+    g->eligible = false;
+    g->cond_on = false;
+    g->why = bad;
+    return status_new(HLO_INTERNAL, "device executable: a while loop of @%s cannot be a "
+                      "conditional graph node: %s (HLO_CUDA_COND_GRAPHS=0 runs it without)",
+                      x->f->name, bad);
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (g->cs[i].bytes && g->cs[i].s != g->cs[i].a)
+      cond_rebase(g, g->open_at + 1, g->cs[i].a, g->cs[i].bytes, g->cs[i].s);
+  const void *p[1] = {g->open_flag};
+  HLO_TRY(cond_push(g, GC_COND_SET, p, 1, w->pred_size, w->pred_bit, 0));
+  for (uint32_t i = 0; i < n; i++)
+    if (g->cs[i].bytes && g->cs[i].b != g->cs[i].s)
+      HLO_TRY(cond_copy(g, g->cs[i].s, g->cs[i].b, g->cs[i].bytes));
+  HLO_TRY(cond_push(g, GC_COND_END, NULL, 0, 0, 0, g->open_at));
+  g->calls.c[g->open_at].index = g->calls.n - 1;
+  for (uint32_t i = 0; i < n; i++)
+    if (g->cs[i].bytes && g->cs[i].b != g->cs[i].s)
+      HLO_TRY(cond_copy(g, g->cs[i].b, g->cs[i].s, g->cs[i].bytes));
+  memset(w->snap, 0, w->n * sizeof *w->snap);
+  g->open = -1;
+  g->cond_nodes++;
+  memset(host, 0, bytes); /* false: the walk ends (the node runs the iterations) */
+  *took = true;
+  return NULL;
+}
+
+/* cpu_dev_host_in in a deferred run with conditional loops: when
+ * host[0..bytes) is the predicate of one (its cond's arguments bound: its
+ * cond was just run), *took and the host's copy of the predicate written
+ * (see cond_open, cond_close); else nothing (an ordinary read). */
+static hlo_status case_open(cpu_exec *x, uint32_t k, uint8_t *host, size_t bytes, bool *took);
+
+static hlo_status cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *took) {
+  graph_state *g = &x->dev->g;
+  *took = false;
+  for (uint32_t k = 0; k < g->ncc && g->open < 0 && g->copen < 0 && !g->prerun; k++) {
+    const ccase *c = &g->cc[k];
+    int64_t at = arena_at(x, c->sel);
+    if (at >= 0 && x->progs[0].arena && host == x->progs[0].arena + at && bytes == c->pred_size)
+      return case_open(x, k, host, bytes, took);
+  }
+  if (g->prerun || g->copen >= 0) return NULL;
+  for (uint32_t k = 0; k < g->ncw; k++) {
+    if (g->open >= 0 && (uint32_t)g->open != k) continue;
+    const cwhile *w = &g->cw[k];
+    const program *pf = &x->progs[w->cond];
+    const hlo_value *f = w->flag;
+    if (!pf->arena || bytes != w->pred_size || host != pf->arena + x->offset[f->id]) continue;
+    return g->open >= 0 ? cond_close(x, host, bytes, took) : cond_open(x, k, host, bytes, took);
+  }
+  return NULL;
+}
+
+/* ---- conditional IF / SWITCH nodes: a case's selector (the design: the
+ * header comment) ---- */
+
+/* The read of case k's selector (at host[0..bytes)) in a deferred run: its
+ * branches but the first are run now, each recorded into a list of its
+ * own (cbody), their results held (cres); the host is told "branch 0" and
+ * walks it, recorded from copen_at on; case_poll then closes the node. */
+static hlo_status case_open(cpu_exec *x, uint32_t k, uint8_t *host, size_t bytes, bool *took) {
+  cpu_dev *d = x->dev;
+  graph_state *g = &d->g;
+  const ccase *c = &g->cc[k];
+  const step *s = c->s;
+  uint8_t *sel = NULL;
+  if (!dev_ptr(d, host, bytes, &sel)) {
+    cond_refuse(x, "a case's selector is not on the device");
+    return NULL;
+  }
+  uint32_t nb = s->nsub, nout = s->nout;
+  if (nb - 1 > g->ncbody) {
+    glist *n = realloc(g->cbody, (nb - 1) * sizeof *n);
+    if (!n) return cpu_oom();
+    for (uint32_t i = g->ncbody; i < nb - 1; i++) n[i] = (glist){0};
+    g->cbody = n;
+    g->ncbody = nb - 1;
+  }
+  uint32_t need = (nb - 1) * nout;
+  if (need > g->capcres) {
+    tensor **n = realloc(g->cres, need * sizeof *n);
+    if (!n) return cpu_oom();
+    g->cres = n;
+    g->capcres = need;
+  }
+  g->ncres = 0;
+  g->prerun = true;
+  hlo_status st = NULL;
+  for (uint32_t b = 1; b < nb && !st; b++) {
+    glist saved = g->calls;
+    g->calls = g->cbody[b - 1];
+    g->calls.n = g->calls.np = 0;
+    tensor **res = NULL;
+    uint32_t nr = 0;
+    st = cpu_run_program(x, s->sub[b], NULL, 0, &res, &nr);
+    g->cbody[b - 1] = g->calls;
+    g->calls = saved;
+    if (!st && nr != nout)
+      st = status_new(HLO_INTERNAL, "device executable: branch %u returned %u values, expected "
+                      "%u", b, nr, nout);
+    for (uint32_t i = 0; i < nr; i++) {
+      if (!st) g->cres[g->ncres++] = res[i];
+      else tensor_release(res[i]);
+    }
+    free(res);
+  }
+  g->prerun = false;
+  if (st) return st;
+  g->copen = (int32_t)k;
+  g->copen_at = g->calls.n;
+  g->copen_sel = sel;
+  memset(host, 0, bytes); /* branch 0: a case's index 0, an if's true */
+  if (c->kind == BACKEND_COND_IF) host[0] = 1;
+  *took = true;
+  return NULL;
+}
+
+/* After the host's walk of branch 0 of the open case: when its results are
+ * found (each bound to its value: a later step runs; or, for a one-result
+ * case, `result`, the run's result cpu_dev_result is handing over, when
+ * program 0 returns it there), the node is made: branch 0's calls since
+ * copen_at moved after a GC_COND_BEGIN, each other branch's after a
+ * GC_COND_NEXT, followed by copies of its results into branch 0's (the
+ * buffers the host's walk goes on with), then GC_COND_END. */
+static hlo_status case_poll(cpu_exec *x, const tensor *result) {
+  cpu_dev *d = x->dev;
+  graph_state *g = &d->g;
+  const ccase *c = &g->cc[g->copen];
+  const step *s = c->s;
+  uint32_t nout = s->nout, nb = s->nsub;
+  if (nout > g->capcs) {
+    cslot *n = realloc(g->cs, nout * sizeof *n);
+    if (!n) return cpu_oom();
+    g->cs = n;
+    g->capcs = nout;
+  }
+  const hlo_op *t0 = x->progs[0].block->last;
+  for (uint32_t i = 0; i < nout; i++) {
+    const tensor *t = s->out[i]->id < x->nvals ? x->vals[s->out[i]->id] : NULL;
+    if (!t && result && nout == 1 && t0 && g->nresults < t0->num_operands &&
+        t0->operands[g->nresults] == s->out[0])
+      t = result;
+    if (!t) return NULL; /* not past the case yet */
+    cslot *cs = &g->cs[i];
+    memset(cs, 0, sizeof *cs);
+    cs->bytes = t->nbytes;
+    if (cs->bytes && (!dev_ptr(d, t->data, t->nbytes, &cs->a) ||
+                      (int64_t)__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) >
+                          2 + (int64_t)cpu_dev_holds(x, t))) {
+      g->eligible = false;
+      g->cond_on = false;
+      g->copen = -1;
+      return status_new(HLO_INTERNAL, "device executable: a case's result of @%s is not its own "
+                        "buffer on the device (HLO_CUDA_COND_GRAPHS=0 runs it without)",
+                        x->f->name);
+    }
+  }
+  /* branch 0's calls, out of the list (they go into the node) */
+  glist b0 = {0};
+  hlo_status st = NULL;
+  for (uint32_t i = g->copen_at; i < g->calls.n && !st; i++)
+    st = glist_add(&b0, &g->calls.c[i], (const void *const *)g->calls.p + g->calls.c[i].ptr0,
+                   g->calls.c[i].nptr);
+  if (!st && g->copen_at < g->calls.n) {
+    g->calls.np = g->calls.c[g->copen_at].ptr0;
+    g->calls.n = g->copen_at;
+  }
+  gcall bc;
+  memset(&bc, 0, sizeof bc);
+  bc.kind = GC_COND_BEGIN;
+  bc.bytes = c->pred_size;
+  bc.nin = c->pred_bit;
+  bc.u.cond.kind = c->kind;
+  bc.u.cond.nbranches = nb;
+  bc.u.cond.is_signed = c->pred_signed;
+  const void *sp[1] = {g->copen_sel};
+  uint32_t at = g->calls.n;
+  if (!st) st = glist_add(&g->calls, &bc, sp, 1);
+  for (uint32_t i = 0; i < b0.n && !st; i++)
+    st = glist_add(&g->calls, &b0.c[i], (const void *const *)b0.p + b0.c[i].ptr0, b0.c[i].nptr);
+  uint32_t first_next = g->calls.n;
+  for (uint32_t b = 1; b < nb && !st; b++) {
+    st = cond_push(g, GC_COND_NEXT, NULL, 0, 0, 0, 0);
+    const glist *l = &g->cbody[b - 1];
+    for (uint32_t i = 0; i < l->n && !st; i++)
+      st = glist_add(&g->calls, &l->c[i], (const void *const *)l->p + l->c[i].ptr0, l->c[i].nptr);
+    for (uint32_t i = 0; i < nout && !st; i++) {
+      const tensor *r = g->cres[(b - 1) * nout + i];
+      uint8_t *src = NULL;
+      if (!g->cs[i].bytes) continue;
+      if (!r || r->nbytes != g->cs[i].bytes || !dev_ptr(d, r->data, r->nbytes, &src) ||
+          overlap(src, r->nbytes, g->cs[i].a, g->cs[i].bytes))
+        st = status_new(HLO_INTERNAL, "device executable: branch %u's result %u of a case of @%s "
+                        "is not on the device apart", b, i, x->f->name);
+      else
+        st = cond_copy(g, g->cs[i].a, src, r->nbytes);
+    }
+  }
+  uint32_t end = g->calls.n;
+  if (!st) st = cond_push(g, GC_COND_END, NULL, 0, 0, 0, at);
+  glist_free(&b0);
+  for (uint32_t i = 0; i < g->ncres; i++) tensor_release(g->cres[i]);
+  g->ncres = 0;
+  g->copen = -1;
+  if (st) {
+    g->eligible = false;
+    g->cond_on = false;
+    return st;
+  }
+  g->calls.c[at].index = end;
+  g->calls.c[end].u.cond.kind = c->kind;
+  for (uint32_t i = first_next; i < end; i++)
+    if (g->calls.c[i].kind == GC_COND_NEXT) g->calls.c[i].index = end;
+  g->cond_nodes++;
+  return NULL;
 }

@@ -928,10 +928,16 @@ done:
  * captures, graph launches, failed captures, launches that skipped the
  * run's steps (a run of the same key as the graph's: cpu_dev_replay). */
 void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[5]);
+/* Its conditional nodes: recorded by deferred runs, in captured graphs. */
+void cpu_dev_graph_cond_counters(const cpu_exec *x, uint64_t out[2]);
 
 enum { FK_MAX_CALLS = 6000, FK_MAX_PTRS = 16, FK_MAX_KERNELS = 4096 };
 typedef struct fk_call {
-  int kind; /* 0 launch, 1 gemm, 2 copy_box, 3 fill_box, 4 gather, 5 scatter */
+  int kind; /* 0 launch, 1 gemm, 2 copy_box, 3 fill_box, 4 gather, 5 scatter; a conditional
+               node: 6 its begin, 7 the setting of a WHILE's condition in its body, 8 the
+               last body's end, 9 the next body's start (IF, SWITCH) (p[0]: the
+               predicate; value[0]: its size, [1]: bit 0 only, [2]: the kind, [3]:
+               signed, index: the branches) */
   backend_module *m;
   uint32_t index, np;
   void *p[FK_MAX_PTRS];
@@ -956,6 +962,8 @@ static int fk_nelog;
 static uint32_t fk_nbufs[FK_MAX_KERNELS]; /* buffers of each kernel, from the executable's steps */
 static int fk_faults, fk_live_graphs, fk_graph_launches, fk_last_graph_calls;
 static int fk_eager_launches, fk_eager_gemms, fk_eager_calls; /* work run outside graphs */
+static bool fk_cond_ok;               /* graph_cond_takes' answer (off: as a driver < 12.4) */
+static int fk_cond_depth, fk_cond_iters; /* bodies open in the capture; iterations run */
 
 /* The record of a work call: in the capture (fk_capturing), else in the
  * eager log (fk_logging), else a scratch one; NULL past FK_MAX_CALLS (a
@@ -1055,6 +1063,10 @@ static hlo_status fk_graph_end(void **graph) {
   *graph = NULL;
   if (!fk_capturing) return status_new(HLO_INTERNAL, "fake: no capture");
   fk_capturing = false;
+  if (fk_cond_depth) {
+    fk_cond_depth = 0;
+    return status_new(HLO_INTERNAL, "fake: a conditional body left open");
+  }
   if (fk_fail_end) return status_new(HLO_INTERNAL, "fake: the capture failed (test)");
   fk_graph *g = calloc(1, sizeof *g);
   g->c = malloc((size_t)(fk_nrec ? fk_nrec : 1) * sizeof *g->c);
@@ -1066,13 +1078,93 @@ static hlo_status fk_graph_end(void **graph) {
   return NULL;
 }
 
+static bool fk_cond_takes(const backend_cond *c) {
+  return fk_cond_ok &&
+         (c->kind == BACKEND_COND_WHILE || (c->kind == BACKEND_COND_IF && c->nbranches == 2) ||
+          (c->kind == BACKEND_COND_SWITCH && c->nbranches >= 1)) &&
+         (c->pred_size == 1 || c->pred_size == 2 || c->pred_size == 4 || c->pred_size == 8);
+}
+
+static hlo_status fk_cond_rec(int kind, const backend_cond *c) {
+  if (!fk_capturing) return status_new(HLO_INVALID_ARGUMENT, "fake: a conditional node outside a capture");
+  if (kind < 8 && !fk_cond_takes(c)) return status_new(HLO_UNAVAILABLE, "fake: no conditional nodes");
+  if (kind == 7 && !fk_cond_depth) return status_new(HLO_INVALID_ARGUMENT, "fake: no body open");
+  if ((kind == 8 || kind == 9) && !fk_cond_depth)
+    return status_new(HLO_INVALID_ARGUMENT, "fake: no body open");
+  fk_call *r = fk_record(kind);
+  if (!r) return status_new(HLO_INTERNAL, "fake: too many calls");
+  if (c) r->p[0] = (void *)(uintptr_t)c->pred, r->value[0] = (uint8_t)c->pred_size,
+         r->value[1] = c->pred_bit, r->value[2] = (uint8_t)c->kind, r->value[3] = c->pred_signed,
+         r->index = c->nbranches;
+  fk_cond_depth += kind == 6 ? 1 : kind == 8 ? -1 : 0;
+  return NULL;
+}
+static hlo_status fk_cond_next(void) { return fk_cond_rec(9, NULL); }
+static hlo_status fk_cond_begin(const backend_cond *c) { return fk_cond_rec(6, c); }
+static hlo_status fk_cond_set(const backend_cond *c) { return fk_cond_rec(7, c); }
+static hlo_status fk_cond_end(void) { return fk_cond_rec(8, NULL); }
+
+/* The condition a conditional record reads: its predicate, on the device. */
+static uint64_t fk_pred_value(const fk_call *c) {
+  uint8_t b[8] = {0};
+  hlo_status st = fk_dm->copy(b, c->p[0], c->value[0]);
+  CHECK(!st);
+  hlo_status_free(st);
+  uint64_t v = 0;
+  for (int i = 0; i < c->value[0]; i++) v |= (uint64_t)b[i] << (8 * i);
+  if (c->value[3] && c->value[0] < 8 && (v >> (8 * c->value[0] - 1)) & 1) /* sign-extended */
+    v |= ~0ull << (8 * c->value[0]);
+  return v;
+}
+static bool fk_pred(const fk_call *c) {
+  uint64_t v = fk_pred_value(c);
+  return c->value[1] ? (v & 1) : v != 0;
+}
+/* The body a SWITCH or IF node runs: stablehlo.case's clamp, if's order. */
+static uint32_t fk_branch(const fk_call *c) {
+  uint64_t v = fk_pred_value(c);
+  uint32_t n = c->index;
+  if (c->value[2] == BACKEND_COND_IF) return fk_pred(c) ? 0 : 1;
+  if (c->value[3]) return (int64_t)v < 0 || (int64_t)v >= (int64_t)n ? n - 1 : (uint32_t)v;
+  return v >= n ? n - 1 : (uint32_t)v;
+}
+
 static hlo_status fk_graph_launch(void *graph) {
   fk_graph *g = graph;
   if (fk_capturing || !g) return status_new(HLO_INTERNAL, "fake: launch during a capture");
   fk_graph_launches++;
+  bool again = false;
   for (int i = 0; i < g->n; i++) {
     const fk_call *c = &g->c[i];
     hlo_status st = NULL;
+    if (c->kind >= 6) { /* a conditional WHILE node, run as the GPU runs it */
+      int end = i, depth = 0;
+      if (c->kind == 6 && c->value[2] != BACKEND_COND_WHILE) { /* to the start of body b */
+        uint32_t b = fk_branch(c);
+        for (int k = i + 1; b && k < g->n; k++) {
+          if (g->c[k].kind == 9 && !depth && !--b) i = k;
+          depth += g->c[k].kind == 6 ? 1 : g->c[k].kind == 8 ? -1 : 0;
+        }
+        fk_cond_iters++;
+      } else if (c->kind == 9) { /* a body's end: after the node's end */
+        for (i = i + 1; i < g->n && (g->c[i].kind != 8 || depth); i++)
+          depth += g->c[i].kind == 6 ? 1 : g->c[i].kind == 8 ? -1 : 0;
+      } else if (c->kind == 6) { /* its end */
+        for (end = i + 1; end < g->n && (g->c[end].kind != 8 || depth); end++)
+          depth += g->c[end].kind == 6 ? 1 : g->c[end].kind == 8 ? -1 : 0;
+        if (!fk_pred(c)) i = end;
+      } else if (c->kind == 7) {
+        again = fk_pred(c);
+        fk_cond_iters++;
+      } else { /* an end: a WHILE's body again while its condition holds */
+        int b = i - 1;
+        for (depth = 0; b >= 0 && (g->c[b].kind != 6 || depth); b--)
+          depth += g->c[b].kind == 8 ? 1 : g->c[b].kind == 6 ? -1 : 0;
+        if (b >= 0 && g->c[b].value[2] == BACKEND_COND_WHILE && again) i = b;
+        again = false;
+      }
+      continue;
+    }
     switch (c->kind) {
     case 0: st = fk_dm->launch(c->m, c->index, c->p); break;
     case 1: st = fk_dm->gemm(&c->g, c->p[0], c->p[1], c->p[2]); break;
@@ -1103,6 +1195,9 @@ static const backend *fake_graph_backend(void) {
   fk.alloc = fk_alloc, fk.free = fk_free, fk.copy = fk_copy, fk.synchronize = fk_synchronize;
   fk.graph_begin = fk_graph_begin, fk.graph_end = fk_graph_end;
   fk.graph_launch = fk_graph_launch, fk.graph_destroy = fk_graph_destroy;
+  fk.graph_cond_takes = fk_cond_takes, fk.graph_cond_begin = fk_cond_begin;
+  fk.graph_cond_set = fk_cond_set, fk.graph_cond_next = fk_cond_next;
+  fk.graph_cond_end = fk_cond_end;
   return &fk;
 }
 
@@ -1652,6 +1747,344 @@ TEST(graph_replay_loop_limits) {
   printf("graph_replay_loop_limits: 600 iterations: %d calls, one graph; 1100: eager\n", calls1);
 }
 
+/* ---- conditional WHILE nodes (loops without a known trip count) ---- */
+
+/* A Collatz loop (shared/models/while_collatz, its helpers inlined): the
+ * trip count depends on the argument's value. */
+static const char *collatz_program =
+    "func.func @main(%n: tensor<i32>) -> (tensor<i32>, tensor<i32>) {\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %r:2 = stablehlo.while(%x = %n, %k = %c0) : tensor<i32>, tensor<i32>\n"
+    "    cond {\n"
+    "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "      %p = stablehlo.compare NE, %x, %one, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "      stablehlo.return %p : tensor<i1>\n"
+    "    } do {\n"
+    "      %two = stablehlo.constant dense<2> : tensor<i32>\n"
+    "      %zero = stablehlo.constant dense<0> : tensor<i32>\n"
+    "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "      %three = stablehlo.constant dense<3> : tensor<i32>\n"
+    "      %m = stablehlo.remainder %x, %two : tensor<i32>\n"
+    "      %e = stablehlo.compare EQ, %m, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "      %h = stablehlo.divide %x, %two : tensor<i32>\n"
+    "      %t = stablehlo.multiply %three, %x : tensor<i32>\n"
+    "      %t1 = stablehlo.add %t, %one : tensor<i32>\n"
+    "      %nx = stablehlo.select %e, %h, %t1 : tensor<i1>, tensor<i32>\n"
+    "      %k1 = stablehlo.add %k, %one : tensor<i32>\n"
+    "      stablehlo.return %nx, %k1 : tensor<i32>, tensor<i32>\n"
+    "    }\n"
+    "  return %r#1, %r#0 : tensor<i32>, tensor<i32>\n"
+    "}\n";
+
+/* Runs e on the device argument `arg` (its value set to v first, in the
+ * same buffer) and checks the two i32 results against want (when set). */
+static void collatz_run(gx_exec *e, tensor *arg, int32_t v, int32_t *out) {
+  *(int32_t *)arg->data = v;
+  hlo_status st = fk.copy(arg->device->ptr, &v, 4);
+  CHECK(!st);
+  hlo_status_free(st);
+  uint8_t *want[2] = {0};
+  CHECK_EQ_INT(gx_run(e, &arg, 1, want), 0);
+  for (int i = 0; i < 2; i++) {
+    if (want[i]) memcpy(&out[i], want[i], 4);
+    free(want[i]);
+  }
+}
+
+/* The loop becomes one conditional WHILE node of the graph: run 1 is
+ * deferred and issued call by call (the predicate read after each
+ * iteration, as eagerly), run 2 captured (the cond, the node: the body
+ * recorded once) and launched, runs 3.. launched without their steps (the
+ * same key) whatever the trip count: 111 iterations (27), none (1), 8 (6),
+ * 1 (2); results the eager executable's. With HLO_CUDA_COND_GRAPHS=0, or a
+ * backend that cannot make the nodes, the old path: not deferred. */
+TEST(graph_cond_while_collatz) {
+  gx_exec eager, g;
+  fk_cond_ok = true;
+  fk_faults = 0;
+  if (!gx_make_piped(collatz_program, true, NULL, PASS_PIPELINE_CPU, &eager)) return;
+  if (!gx_make_piped(collatz_program, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    gx_free(&eager);
+    return;
+  }
+  const hlo_type *t = eager.x->f->body.block.args[0].type; /* eager's: it lives to the end */
+  tensor *ae = gx_arg(t, 1, true), *ag = gx_arg(t, 1, true);
+  static const int32_t inputs[] = {27, 27, 27, 1, 6, 2, 97, 27};
+  int graphs0 = fk_graph_launches;
+  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+    int32_t we[2] = {-1, -1}, wg[2] = {-2, -2};
+    collatz_run(&eager, ae, inputs[i], we);
+    fk_cond_iters = 0;
+    collatz_run(&g, ag, inputs[i], wg);
+    CHECK_EQ_INT(wg[0], we[0]);
+    CHECK_EQ_INT(wg[1], we[1]);
+    if (i >= 1) CHECK_EQ_INT(fk_cond_iters, we[0]); /* the node ran every iteration */
+  }
+  CHECK_EQ_INT(inputs[0], 27);
+  int32_t w27[2];
+  collatz_run(&eager, ae, 27, w27);
+  CHECK_EQ_INT(w27[0], 111);
+  CHECK_EQ_INT(w27[1], 1);
+  uint64_t c[5], cc[2];
+  gx_counters(&g, c);
+  cpu_dev_graph_cond_counters(g.x, cc);
+  CHECK_EQ_INT(c[0], 8);  /* every run deferred */
+  CHECK_EQ_INT(c[1], 1);  /* one capture */
+  CHECK_EQ_INT(c[2], 7);  /* runs 2 to 8: one graph launch each */
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(c[4], 6);  /* runs 3 to 8: the same key, steps skipped */
+  CHECK_EQ_INT(cc[0], 2); /* runs 1 and 2 recorded the node */
+  CHECK_EQ_INT(cc[1], 1);
+  CHECK_EQ_INT(fk_graph_launches - graphs0, 7);
+  CHECK_EQ_INT(fk_faults, 0);
+  /* the graph: the cond's calls, the node's begin, the body, the cond
+   * again, the setting of the predicate, the copies back into the carried
+   * slots, the end, the copies out */
+  int begin = -1, set = -1, end = -1;
+  for (int i = 0; i < fk_last_graph_calls; i++) {
+    if (fk_rec[i].kind == 6) {
+      CHECK(begin < 0);
+      begin = i;
+    }
+    if (fk_rec[i].kind == 7) {
+      CHECK(set < 0);
+      set = i;
+    }
+    if (fk_rec[i].kind == 8) {
+      CHECK(end < 0);
+      end = i;
+    }
+  }
+  CHECK(begin >= 1 && set > begin + 1 && end > set);
+  if (begin >= 1 && set > begin && end > set) {
+    CHECK(fk_rec[begin].p[0] == fk_rec[set].p[0]); /* one predicate buffer */
+    CHECK_EQ_INT(fk_rec[begin].value[0], 1);       /* an i1 */
+    CHECK_EQ_INT(fk_rec[begin].value[1], 1);
+    /* the cond's kernel before the node and before the setting in it */
+    int k0 = begin - 1, k1 = set - 1;
+    while (k0 > 0 && fk_rec[k0].kind != 0) k0--;
+    CHECK(fk_rec[k0].kind == 0 && fk_rec[k1].kind == 0);
+    CHECK(fk_rec[k0].m == fk_rec[k1].m && fk_rec[k0].index == fk_rec[k1].index);
+    char shape[64];
+    int ns = 0;
+    for (int i = 0; i < fk_last_graph_calls && ns + 1 < (int)sizeof shape; i++)
+      shape[ns++] = "KGBFgs({)|"[fk_rec[i].kind];
+    shape[ns] = 0;
+    printf("graph_cond_while_collatz: the graph: %s (K kernel, B copy, ( begin, { set, ) end)\n",
+           shape);
+    printf("graph_cond_while_collatz: %d calls: %d before the node, %d in its body, %d after\n",
+           fk_last_graph_calls, begin, end - begin - 1, fk_last_graph_calls - end - 1);
+  }
+  tensor_release(ae);
+  tensor_release(ag);
+  gx_free(&g);
+  /* HLO_CUDA_COND_GRAPHS=0: not deferred (the predicate read each iteration) */
+  setenv("HLO_CUDA_COND_GRAPHS", "0", 1);
+  bool made = gx_make_piped(collatz_program, false, NULL, PASS_PIPELINE_CPU, &g);
+  unsetenv("HLO_CUDA_COND_GRAPHS");
+  if (made) {
+    ag = gx_arg(t, 1, true);
+    for (int i = 0; i < 3; i++) {
+      int32_t wg[2] = {0, 0};
+      collatz_run(&g, ag, 27, wg);
+      CHECK_EQ_INT(wg[0], 111);
+    }
+    gx_counters(&g, c);
+    CHECK_EQ_INT(c[0], 0);
+    tensor_release(ag);
+    gx_free(&g);
+  }
+  /* a backend that cannot make them now (graph_cond_takes false): the same */
+  fk_cond_ok = false;
+  if (gx_make_piped(collatz_program, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    ag = gx_arg(t, 1, true);
+    for (int i = 0; i < 3; i++) {
+      int32_t wg[2] = {0, 0};
+      collatz_run(&g, ag, 6, wg);
+      CHECK_EQ_INT(wg[0], 8);
+    }
+    gx_counters(&g, c);
+    CHECK_EQ_INT(c[0], 0);
+    tensor_release(ag);
+    gx_free(&g);
+  }
+  gx_free(&eager);
+  CHECK_EQ_INT(fk_live_graphs, 0);
+}
+
+/* A scan whose trip count is an argument (lstm_scan without a known trip
+ * count: a dynamic_slice, a gemm, kernels and a dynamic_update_slice per
+ * iteration) is one graph with a conditional node: runs 2 and 3 launch it,
+ * run 3 with other values (5 iterations instead of 4) in the same buffers;
+ * results the eager executable's, bit for bit, nothing run outside the
+ * graph on run 3. */
+TEST(graph_cond_while_scan) {
+  char text[4096];
+  scan_text(text, sizeof text, 4, true);
+  fk_cond_ok = true;
+  fk_faults = 0;
+  int graphs0 = fk_graph_launches, calls1 = -1;
+  uint64_t c[5];
+  fk_cond_iters = 0;
+  if (!gx_compare_runs(text, 4, 3, c, &calls1)) {
+    fk_cond_ok = false;
+    return;
+  }
+  fk_cond_ok = false;
+  CHECK_EQ_INT(c[0], 3);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(c[4], 1); /* run 3: the same key as run 2 */
+  CHECK_EQ_INT(fk_graph_launches - graphs0, 2);
+  CHECK_EQ_INT(fk_eager_calls, 0);
+  CHECK_EQ_INT(fk_faults, 0);
+  CHECK_EQ_INT(fk_cond_iters, 4 + 5); /* run 2: 4 iterations, run 3: 5 */
+  int nodes = 0, body = 0, inside = 0;
+  for (int i = 0; i < fk_last_graph_calls; i++) {
+    nodes += fk_rec[i].kind == 6;
+    inside += fk_rec[i].kind == 6 ? 1 : fk_rec[i].kind == 8 ? -1 : 0;
+    body += inside && fk_rec[i].kind < 6;
+  }
+  CHECK_EQ_INT(nodes, 1);
+  CHECK(body >= 4); /* a slice, a gemm, a kernel, an update: recorded once */
+  printf("graph_cond_while_scan: %d calls in the graph, %d in the loop's body\n",
+         fk_last_graph_calls, body);
+}
+
+/* A case (shared/models/cond_switch with its selector computed on the
+ * device) and an if: one graph with a SWITCH node (IF: two branches) whose
+ * selector the device reads: run 1 issued call by call (the selector read
+ * on the host), run 2 captured, runs 3.. launched without their steps,
+ * each with another selector in the same buffer (out of range takes the
+ * last branch); results the eager executable's, bit for bit. */
+static const char *case_program =
+    "func.func @main(%i: tensor<i32>, %x: tensor<5xf32>) -> tensor<5xf32> {\n"
+    "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "  %s = stablehlo.subtract %i, %one : tensor<i32>\n"
+    "  %r = \"stablehlo.case\"(%s) ({\n"
+    "    %a = stablehlo.sine %x : tensor<5xf32>\n"
+    "    stablehlo.return %a : tensor<5xf32>\n"
+    "  }, {\n"
+    "    %a = stablehlo.cosine %x : tensor<5xf32>\n"
+    "    %two = stablehlo.constant dense<2.0> : tensor<5xf32>\n"
+    "    %b = stablehlo.multiply %a, %two : tensor<5xf32>\n"
+    "    stablehlo.return %b : tensor<5xf32>\n"
+    "  }, {\n"
+    "    %a = stablehlo.multiply %x, %x : tensor<5xf32>\n"
+    "    %b = stablehlo.multiply %a, %x : tensor<5xf32>\n"
+    "    stablehlo.return %b : tensor<5xf32>\n"
+    "  }) : (tensor<i32>) -> tensor<5xf32>\n"
+    "  return %r : tensor<5xf32>\n"
+    "}\n";
+static const char *if_program =
+    "func.func @main(%i: tensor<i32>, %x: tensor<5xf32>) -> (tensor<5xf32>, tensor<5xf32>) {\n"
+    "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "  %p = stablehlo.compare GT, %i, %one, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "  %r:2 = \"stablehlo.if\"(%p) ({\n"
+    "    %a = stablehlo.sine %x : tensor<5xf32>\n"
+    "    %b = stablehlo.exponential %x : tensor<5xf32>\n"
+    "    stablehlo.return %a, %b : tensor<5xf32>, tensor<5xf32>\n"
+    "  }, {\n"
+    "    %a = stablehlo.cosine %x : tensor<5xf32>\n"
+    "    %b = stablehlo.tanh %x : tensor<5xf32>\n"
+    "    stablehlo.return %a, %b : tensor<5xf32>, tensor<5xf32>\n"
+    "  }) : (tensor<i1>) -> (tensor<5xf32>, tensor<5xf32>)\n"
+    "  %s = stablehlo.add %r#0, %r#1 : tensor<5xf32>\n"
+    "  return %s, %r#1 : tensor<5xf32>, tensor<5xf32>\n"
+    "}\n";
+
+/* Runs `text` on the fake backend (conditional nodes on) and eagerly for
+ * each selector of sels (set in the same device buffer); every result
+ * bit-identical; c, cc: the graph executable's counters. */
+static bool gx_case_runs(const char *text, const int32_t *sels, int n, uint64_t c[5],
+                         uint64_t cc[2]) {
+  gx_exec eager, g;
+  fk_cond_ok = true;
+  if (!gx_make_piped(text, true, NULL, PASS_PIPELINE_CPU, &eager)) return false;
+  if (!gx_make_piped(text, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    gx_free(&eager);
+    return false;
+  }
+  const hlo_func *f = g.x->f;
+  tensor *args[2], *eargs[2];
+  for (int i = 0; i < 2; i++) {
+    args[i] = gx_arg(f->body.block.args[i].type, 31 + (uint64_t)i, true);
+    eargs[i] = gx_arg(f->body.block.args[i].type, 31 + (uint64_t)i, true);
+  }
+  uint32_t nres = f->num_results;
+  for (int k = 0; k < n; k++) {
+    for (int a = 0; a < 2; a++) {
+      tensor *t = a ? eargs[0] : args[0];
+      *(int32_t *)t->data = sels[k];
+      hlo_status st = fk.copy(t->device->ptr, &sels[k], 4);
+      CHECK(!st);
+      hlo_status_free(st);
+    }
+    uint8_t *want[2] = {0};
+    CHECK_EQ_INT(gx_run(&eager, eargs, 2, want), 0);
+    fk_cond_iters = 0;
+    int bad = gx_run(&g, args, 2, want); /* compared with the eager bytes */
+    if (bad) printf("  selector %d (run %d): results differ\n", sels[k], k + 1);
+    CHECK_EQ_INT(bad, 0);
+    if (k >= 1) CHECK_EQ_INT(fk_cond_iters, 1); /* the node chose a branch */
+    for (uint32_t i = 0; i < nres; i++) free(want[i]);
+  }
+  gx_counters(&g, c);
+  cpu_dev_graph_cond_counters(g.x, cc);
+  for (int i = 0; i < 2; i++) {
+    tensor_release(args[i]);
+    tensor_release(eargs[i]);
+  }
+  gx_free(&g);
+  gx_free(&eager);
+  fk_cond_ok = false;
+  return true;
+}
+
+TEST(graph_cond_case_and_if) {
+  /* run 1 (call by call) takes branch 2, run 2 (the capture) branch 1 */
+  static const int32_t sels[] = {3, 2, 1, 1, 9, -4, 2, 0};
+  static const int32_t if_sels[] = {0, 3, 1, 2, 9, -4, 2, 0}; /* run 1: branch 1 */
+  int n = (int)(sizeof sels / sizeof *sels);
+  uint64_t c[5], cc[2];
+  fk_faults = 0;
+  int graphs0 = fk_graph_launches;
+  if (!gx_case_runs(case_program, sels, n, c, cc)) return;
+  CHECK_EQ_INT(c[0], (uint64_t)n);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], (uint64_t)n - 1);
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(c[4], (uint64_t)n - 2);
+  CHECK_EQ_INT(cc[0], 2);
+  CHECK_EQ_INT(cc[1], 1);
+  CHECK_EQ_INT(fk_graph_launches - graphs0, n - 1);
+  int nexts = 0, begin = -1;
+  for (int i = 0; i < fk_last_graph_calls; i++) {
+    nexts += fk_rec[i].kind == 9;
+    if (fk_rec[i].kind == 6) begin = i;
+  }
+  CHECK_EQ_INT(nexts, 2); /* three branches */
+  CHECK(begin >= 0 && fk_rec[begin].value[2] == BACKEND_COND_SWITCH && fk_rec[begin].index == 3 &&
+        fk_rec[begin].value[3] == 1 && fk_rec[begin].value[0] == 4);
+  printf("graph_cond_case_and_if: case: %d calls in one graph\n", fk_last_graph_calls);
+  if (!gx_case_runs(if_program, if_sels, n, c, cc)) return;
+  CHECK_EQ_INT(c[0], (uint64_t)n);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], (uint64_t)n - 1);
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(cc[1], 1);
+  nexts = 0, begin = -1;
+  for (int i = 0; i < fk_last_graph_calls; i++) {
+    nexts += fk_rec[i].kind == 9;
+    if (fk_rec[i].kind == 6) begin = i;
+  }
+  CHECK_EQ_INT(nexts, 1);
+  CHECK(begin >= 0 && fk_rec[begin].value[2] == BACKEND_COND_IF && fk_rec[begin].value[1] == 1);
+  CHECK_EQ_INT(fk_faults, 0);
+  printf("graph_cond_case_and_if: if: %d calls in one graph\n", fk_last_graph_calls);
+}
+
 /* Results fed back as the next run's arguments (a training loop): the
  * results hold the graph buffers they were written in (no copy); the
  * graph buffers a result took are remade, and given back when it is
@@ -1808,6 +2241,170 @@ static void shared_models_on(const backend *be, const char *test) {
 
 TEST(graph_replay_shared_models) { shared_models_on(NULL, "graph_replay_shared_models"); }
 
+/* The shared models with control flow decided on the device
+ * (while_collatz: a loop without a known trip count, its argument 27;
+ * cond_switch: a case; lstm_scan: a scan) on the fake graph backend with
+ * conditional nodes: one graph each, captured on run 2, replayed on runs 3
+ * and 4; results bit-identical to eager runs. Skipped without ../shared. */
+TEST(graph_cond_shared_models) {
+  static const char *const models[] = {"while_collatz", "cond_switch", "lstm_scan"};
+  const char *shared = getenv("HLO_SHARED");
+  for (size_t m = 0; m < sizeof models / sizeof *models; m++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/models/%s/%s.mlir", shared ? shared : "../shared", models[m],
+             models[m]);
+    size_t len = 0;
+    char *text = tl_read_file(path, &len);
+    if (!text) {
+      printf("graph_cond_shared_models: skipped: no %s\n", path);
+      return;
+    }
+    fk_cond_ok = true;
+    gx_exec eager, g;
+    bool ok = gx_make_piped(text, true, NULL, PASS_PIPELINE_CPU, &eager);
+    if (ok && !gx_make_piped(text, false, NULL, PASS_PIPELINE_CPU, &g)) {
+      gx_free(&eager);
+      ok = false;
+    }
+    free(text);
+    if (!ok) {
+      fk_cond_ok = false;
+      return;
+    }
+    const hlo_func *f = g.x->f;
+    uint32_t n = f->num_args;
+    tensor **args = calloc(n, sizeof *args);
+    uint8_t **want = calloc(f->num_results, sizeof *want);
+    for (uint32_t i = 0; i < n; i++) {
+      args[i] = gx_arg(f->body.block.args[i].type, 41 + i, true);
+      if (args[i]->type->dtype == HLO_I32 && args[i]->num_elems == 1) {
+        int32_t v = m == 0 ? 27 : 2; /* Collatz of 27: 111 steps; branch 2 */
+        *(int32_t *)args[i]->data = v;
+        hlo_status st = fk.copy(args[i]->device->ptr, &v, 4);
+        CHECK(!st);
+        hlo_status_free(st);
+      }
+    }
+    CHECK_EQ_INT(gx_run(&eager, args, n, want), 0);
+    fk_faults = 0;
+    for (int run = 0; run < 4; run++) CHECK_EQ_INT(gx_run(&g, args, n, want), 0);
+    uint64_t c[5], cc[2];
+    gx_counters(&g, c);
+    cpu_dev_graph_cond_counters(g.x, cc);
+    CHECK_EQ_INT(c[0], 4);
+    CHECK_EQ_INT(c[1], 1);
+    CHECK_EQ_INT(c[2], 3);
+    CHECK_EQ_INT(c[3], 0);
+    CHECK_EQ_INT(fk_faults, 0);
+    if (m < 2) CHECK_EQ_INT(cc[1], 1);
+    printf("graph_cond_shared_models: %s: %d calls in one graph, %llu conditional node(s), "
+           "bit-identical to eager runs\n", models[m], fk_last_graph_calls,
+           (unsigned long long)cc[1]);
+    for (uint32_t i = 0; i < n; i++) tensor_release(args[i]);
+    for (uint32_t i = 0; i < f->num_results; i++) free(want[i]);
+    free(args);
+    free(want);
+    gx_free(&g);
+    gx_free(&eager);
+    fk_cond_ok = false;
+  }
+}
+
+/* Conditional nodes are not nested: an if inside a loop without a known
+ * trip count keeps the old path (not deferred), with the eager results. */
+TEST(graph_cond_nested_falls_back) {
+  static const char *text =
+      "func.func @main(%n: tensor<i32>, %x: tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>) {\n"
+      "  %r:2 = stablehlo.while(%i = %n, %y = %x) : tensor<i32>, tensor<4xf32>\n"
+      "    cond {\n"
+      "      %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "      %p = stablehlo.compare GT, %i, %z, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %p : tensor<i1>\n"
+      "    } do {\n"
+      "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %two = stablehlo.constant dense<2> : tensor<i32>\n"
+      "      %m = stablehlo.remainder %i, %two : tensor<i32>\n"
+      "      %z = stablehlo.constant dense<0> : tensor<i32>\n"
+      "      %e = stablehlo.compare EQ, %m, %z, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      %v = \"stablehlo.if\"(%e) ({\n"
+      "        %a = stablehlo.sine %y : tensor<4xf32>\n"
+      "        stablehlo.return %a : tensor<4xf32>\n"
+      "      }, {\n"
+      "        %a = stablehlo.cosine %y : tensor<4xf32>\n"
+      "        stablehlo.return %a : tensor<4xf32>\n"
+      "      }) : (tensor<i1>) -> tensor<4xf32>\n"
+      "      %j = stablehlo.subtract %i, %one : tensor<i32>\n"
+      "      stablehlo.return %j, %v : tensor<i32>, tensor<4xf32>\n"
+      "    }\n"
+      "  return %r#0, %r#1 : tensor<i32>, tensor<4xf32>\n"
+      "}\n";
+  gx_exec eager, g;
+  fk_cond_ok = true;
+  if (!gx_make_piped(text, true, NULL, PASS_PIPELINE_CPU, &eager)) return;
+  if (!gx_make_piped(text, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    gx_free(&eager);
+    return;
+  }
+  tensor *args[2];
+  for (int i = 0; i < 2; i++) args[i] = gx_arg(g.x->f->body.block.args[i].type, 51 + (uint64_t)i, true);
+  int32_t v = 5;
+  *(int32_t *)args[0]->data = v;
+  hlo_status st = fk.copy(args[0]->device->ptr, &v, 4);
+  CHECK(!st);
+  hlo_status_free(st);
+  uint8_t *want[2] = {0};
+  CHECK_EQ_INT(gx_run(&eager, args, 2, want), 0);
+  for (int run = 0; run < 3; run++) CHECK_EQ_INT(gx_run(&g, args, 2, want), 0);
+  uint64_t c[5];
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[0], 0);
+  for (int i = 0; i < 2; i++) {
+    free(want[i]);
+    tensor_release(args[i]);
+  }
+  gx_free(&g);
+  gx_free(&eager);
+  fk_cond_ok = false;
+}
+
+/* A capture that fails with conditional nodes in it (graph_end's error):
+ * the calls go one by one (the loop's predicate read on the host), the
+ * results right; nothing left open in the backend. */
+TEST(graph_cond_capture_fails) {
+  gx_exec eager, g;
+  fk_cond_ok = true;
+  if (!gx_make_piped(collatz_program, true, NULL, PASS_PIPELINE_CPU, &eager)) return;
+  if (!gx_make_piped(collatz_program, false, NULL, PASS_PIPELINE_CPU, &g)) {
+    gx_free(&eager);
+    return;
+  }
+  const hlo_type *t = g.x->f->body.block.args[0].type;
+  tensor *ae = gx_arg(t, 1, true), *ag = gx_arg(t, 1, true);
+  static const int32_t inputs[] = {27, 6, 7, 1};
+  fk_fail_end = true;
+  for (int i = 0; i < 4; i++) {
+    int32_t we[2] = {-1, -1}, wg[2] = {-2, -2};
+    collatz_run(&eager, ae, inputs[i], we);
+    collatz_run(&g, ag, inputs[i], wg);
+    CHECK_EQ_INT(wg[0], we[0]);
+    CHECK_EQ_INT(wg[1], we[1]);
+  }
+  fk_fail_end = false;
+  uint64_t c[5];
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[0], 4);
+  CHECK_EQ_INT(c[1], 3); /* runs 2, 3, 4 tried */
+  CHECK_EQ_INT(c[3], 3);
+  CHECK_EQ_INT(c[2], 0);
+  CHECK_EQ_INT(fk_cond_depth, 0);
+  tensor_release(ae);
+  tensor_release(ag);
+  gx_free(&g);
+  gx_free(&eager);
+  fk_cond_ok = false;
+  CHECK_EQ_INT(fk_live_graphs, 0);
+}
+
 /* The same on a device (CUDA): each model one graph, replayed, results
  * bit-identical to an HLO_CUDA_GRAPHS=0 executable's. */
 TEST(graph_replay_shared_models_on_device) {
@@ -1906,7 +2503,7 @@ static const char mock_driver_source[] =
     "  NEED_CTX;\n"
     "  if (!n) return 1;\n"
     "  if (n > ((size_t)1 << 40)) return 2;\n"
-    "  void *m = malloc(n);\n"
+    "  void *m = calloc(1, n); /* zeroed: a loop's predicate read before any kernel ran is false */\n"
     "  if (!m) return 2;\n"
     "  *p = (dptr)(uintptr_t)m;\n"
     "  return 0;\n"
@@ -1951,6 +2548,8 @@ static const char mock_driver_source[] =
     "int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
     "  NEED_CTX;\n"
     "  (void)m;\n"
+    "  if (!strcmp(name, \"hlo_cond_set\")) { *f = (void *)0x5e7; return 0; } /* the PTX setters */\n"
+    "  if (!strcmp(name, \"hlo_cond_index\")) { *f = (void *)0x5e8; return 0; }\n"
     "  if (!strncmp(name, \"hlo_\", 4)) { /* the library units' kernels (cuda_copy.c, ...) */\n"
     "    unsigned h = 0;\n"
     "    for (const char *c = name; *c; c++) h = h * 31 + (unsigned char)*c;\n"
@@ -1986,6 +2585,71 @@ static const char mock_driver_source[] =
     "  mock_tile_begin = r->t0, mock_tile_end = r->t1;\n"
     "  if (mock_nlog < 1024) mock_log[mock_nlog++] = *r;\n"
     "}\n"
+    "/* conditional nodes (CUDA 12.4): a capture's structure traced in mock_trace: k a kernel,\n"
+    " * b one in a body, S the setter, H a handle, W{ a WHILE node and its body begun, } its end */\n"
+    "char mock_trace[4096];\n"
+    "int mock_ntrace, mock_ptx_modules, mock_nodes, body_depth;\n"
+    "unsigned long long mock_set_handle, mock_handles;\n"
+    "void *mock_set_pred;\n"
+    "unsigned mock_set_size, mock_set_bit;\n"
+    "int mock_node_type, mock_node_cond_type, mock_node_size;\n"
+    "static void *bodies[256];\n"
+    "static int nbodies;\n"
+    "unsigned mock_index_mode, mock_index_n;\n"
+    "static void trace(char c) { if (mock_ntrace < 4095) mock_trace[mock_ntrace++] = c, mock_trace[mock_ntrace] = 0; }\n"
+    "int cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *o, void **v) {\n"
+    "  NEED_CTX;\n"
+    "  (void)n, (void)o, (void)v;\n"
+    "  if (!strstr((const char *)img, \".entry hlo_cond_set\") || !strstr((const char *)img, \".entry hlo_cond_index\") ||\n"
+    "      !strstr((const char *)img, \"cudaGraphSetConditional\")) return 200;\n"
+    "  *m = (void *)0xc0d, mock_ptx_modules++;\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuStreamGetCaptureInfo_v3(void *s, int *st, unsigned long long *id, void **g, const void **deps, const void **edges, size_t *nd) {\n"
+    "  NEED_CTX;\n"
+    "  (void)id;\n"
+    "  if (s != the_stream) return 1;\n"
+    "  *st = capturing == 1, *g = capturing ? (void *)0x96a : 0, *deps = 0, *edges = 0, *nd = 0;\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuGraphConditionalHandleCreate(unsigned long long *h, void *g, void *ctx, unsigned v, unsigned f) {\n"
+    "  NEED_CTX;\n"
+    "  if (g != (void *)0x96a || ctx != the_ctx || v || f) return 1;\n"
+    "  *h = ++mock_handles;\n"
+    "  trace('H');\n"
+    "  return 0;\n"
+    "}\n"
+    "typedef struct cond_params { unsigned long long handle; int type; unsigned size; void **out; void *ctx; } cond_params;\n"
+    "int cuGraphAddNode_v2(void **node, void *g, const void *deps, const void *edges, size_t nd, void *params) {\n"
+    "  NEED_CTX;\n"
+    "  (void)deps, (void)edges, (void)nd;\n"
+    "  int *p = params;\n"
+    "  cond_params *c = (cond_params *)((char *)params + 16);\n"
+    "  if (g != (void *)0x96a || capturing != 1) return 1;\n"
+    "  mock_node_type = p[0], mock_node_cond_type = c->type, mock_node_size = (int)c->size;\n"
+    "  if (c->type == 2) trace('X'); /* a SWITCH (then W) */\n"
+    "  if (p[0] != 13 || c->ctx != the_ctx || c->handle != mock_handles || !c->size || nbodies + (int)c->size > 256) return 1;\n"
+    "  if (c->type == 1 ? c->size != 1 : c->type != 2) return 1; /* a WHILE of one body, or a SWITCH */\n"
+    "  for (unsigned k = 0; k < c->size; k++) bodies[nbodies + (int)k] = (void *)(uintptr_t)(0xb0d0 + nbodies + (int)k);\n"
+    "  c->out = &bodies[nbodies];\n"
+    "  nbodies += (int)c->size;\n"
+    "  *node = (void *)(uintptr_t)(0x40de + mock_nodes++);\n"
+    "  trace('W');\n"
+    "  return 0;\n"
+    "}\n"
+    "int cuStreamUpdateCaptureDependencies_v2(void *s, void **deps, const void *e, size_t n, unsigned f) {\n"
+    "  NEED_CTX;\n"
+    "  (void)e;\n"
+    "  return s == the_stream && n == 1 && f == 1 && deps && deps[0] ? 0 : 1;\n"
+    "}\n"
+    "int cuStreamBeginCaptureToGraph(void *s, void *g, const void *d, const void *e, size_t n, int m) {\n"
+    "  NEED_CTX;\n"
+    "  (void)d, (void)e, (void)n;\n"
+    "  if (s != the_stream || capturing != 1 || !g || m != 2) return 1;\n"
+    "  body_depth++;\n"
+    "  trace('{');\n"
+    "  return 0;\n"
+    "}\n"
     "int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,\n"
     "                   unsigned bz, unsigned sh, void *st, void **params, void **extra) {\n"
     "  NEED_CTX;\n"
@@ -1999,6 +2663,22 @@ static const char mock_driver_source[] =
     "  } else { /* a library kernel: its first pointer parameters */\n"
     "    for (int i = 1; i < 3 && params[i]; i++) r.bufs[i - 1] = *(void **)params[i];\n"
     "  }\n"
+    "  if (f == (void *)0x5e7) { /* the conditional nodes' setter: traced, not logged */\n"
+    "    if (capturing != 1) return 1;\n"
+    "    mock_set_handle = *(unsigned long long *)params[0], mock_set_pred = *(void **)params[1];\n"
+    "    mock_set_size = *(unsigned *)params[2], mock_set_bit = *(unsigned *)params[3];\n"
+    "    trace('S');\n"
+    "    return 0;\n"
+    "  }\n"
+    "  if (f == (void *)0x5e8) { /* an IF's or SWITCH's setter */\n"
+    "    if (capturing != 1) return 1;\n"
+    "    mock_set_handle = *(unsigned long long *)params[0], mock_set_pred = *(void **)params[1];\n"
+    "    mock_set_size = *(unsigned *)params[2], mock_index_mode = *(unsigned *)params[3];\n"
+    "    mock_index_n = *(unsigned *)params[4];\n"
+    "    trace('I');\n"
+    "    return 0;\n"
+    "  }\n"
+    "  if (capturing == 1) trace(body_depth ? 'b' : 'k');\n"
     "  if (capturing == 1 && ncap < 1024) { cap[ncap++] = r; return 0; }\n"
     "  if (capturing) return 901;\n"
     "  run_rec(&r);\n"
@@ -2008,13 +2688,14 @@ static const char mock_driver_source[] =
     "int cuStreamBeginCapture_v2(void *s, int m) {\n"
     "  NEED_CTX;\n"
     "  if (s != the_stream || capturing) return 1;\n"
-    "  capturing = 1, ncap = 0, mock_capture_mode = m;\n"
+    "  capturing = 1, ncap = 0, mock_capture_mode = m, mock_ntrace = 0, body_depth = 0;\n"
     "  return 0;\n"
     "}\n"
     "int cuStreamEndCapture(void *s, void **g) {\n"
     "  NEED_CTX;\n"
     "  *g = 0;\n"
     "  if (s != the_stream || !capturing) return 1;\n"
+    "  if (body_depth) { body_depth--; *g = (void *)0xb0d0; trace('}'); return capturing == 2 ? 901 : 0; }\n"
     "  int bad = capturing == 2;\n"
     "  capturing = 0;\n"
     "  if (bad) return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */\n"
@@ -2294,6 +2975,140 @@ static void mock_runtime_loop_graph(const backend *be, void *mock) {
   CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
 }
 
+/* A loop without a known trip count (the Collatz loop) on the CUDA backend
+ * over the mock driver (kernels are not run: its memory is zeroed, so the
+ * predicate reads false): run 1 is issued call by call (the predicate read
+ * on the host: no iteration), run 2 captured: the cond's kernel, a handle,
+ * the setter, the WHILE node and its body (the body's kernels, the cond's,
+ * the setter, the copies back), then the copies out; run 3 launches the
+ * graph. The node's parameters (a conditional WHILE of one body in the
+ * context), the setter's (the handle, the i1 predicate) as the driver gets
+ * them; nothing in the capture breaks it. HLO_CUDA_COND_GRAPHS=0: not
+ * deferred. */
+static void mock_runtime_cond_graph(const backend *be, void *mock) {
+  setenv("HLO_CACHE_DIR", "off", 1);
+  gx_exec e;
+  if (!gx_make_piped(collatz_program, false, be, PASS_PIPELINE_CPU, &e)) return;
+  tensor *arg = tensor_new(e.x->f->body.block.args[0].type);
+  CHECK(arg != NULL);
+  if (!arg) return;
+  tensor_device *d = malloc(sizeof *d);
+  void *p = be->alloc(arg->nbytes);
+  CHECK(d && p);
+  *d = (tensor_device){p, be, false, true, mock_release_device};
+  arg->device = d;
+  int faults = MOCK(int, mock_capture_faults), graphs0 = MOCK(int, mock_graph_launches);
+  for (int run = 0; run < 3; run++) {
+    tensor **res = NULL;
+    hlo_status st = cpu_exec_run(e.x, &arg, 1, &res);
+    CHECK(!st);
+    if (st) hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    for (uint32_t i = 0; res && i < 2; i++) tensor_release(res[i]);
+    free(res);
+    CHECK_EQ_INT(MOCK(int, mock_graph_launches) - graphs0, run);
+    if (run == 1) {
+      const char *tr = (const char *)dlsym(mock, "mock_trace");
+      const char *w = strstr(tr, "HSW{");
+      CHECK(w != NULL && w > tr && w[-1] == 'k'); /* the cond's kernel first */
+      const char *set = w ? strchr(w + 4, 'S') : NULL, *end = w ? strchr(w + 4, '}') : NULL;
+      CHECK(set && end && set < end);
+      int body = 0;
+      for (const char *c = w ? w + 4 : tr; set && c < set; c++) body += *c == 'b';
+      CHECK(body >= 2); /* the body's kernels and the cond's */
+      CHECK(set && set[1] == 'b'); /* a copy back into a carried slot */
+      CHECK(end && end[1] == 'k' && !strchr(end, 'W')); /* the copies out; one node */
+      printf("mock_driver: a loop without a known trip count: the capture %s (k kernel, H "
+             "handle, S setter, W{ a WHILE node's body, })\n", tr);
+    }
+  }
+  CHECK_EQ_INT(MOCK(int, mock_node_type), CU_GRAPH_NODE_TYPE_CONDITIONAL);
+  CHECK_EQ_INT(MOCK(int, mock_node_cond_type), CU_GRAPH_COND_TYPE_WHILE);
+  CHECK_EQ_INT(MOCK(int, mock_node_size), 1);
+  CHECK_EQ_INT(MOCK(int, mock_nodes), 1);
+  CHECK_EQ_INT(MOCK(int, mock_ptx_modules), 1);
+  CHECK(MOCK(unsigned long long, mock_set_handle) == MOCK(unsigned long long, mock_handles));
+  CHECK_EQ_INT(MOCK(unsigned, mock_set_size), 1);
+  CHECK_EQ_INT(MOCK(unsigned, mock_set_bit), 1);
+  CHECK(MOCK(void *, mock_set_pred) != NULL);
+  CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  uint64_t c[5], cc[2];
+  cpu_dev_graph_counters(e.x, c);
+  cpu_dev_graph_cond_counters(e.x, cc);
+  CHECK_EQ_INT(c[0], 3);
+  CHECK_EQ_INT(c[1], 1);
+  CHECK_EQ_INT(c[2], 2);
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(cc[1], 1);
+  tensor_release(arg); /* its type is e's */
+  gx_free(&e);
+  /* a case of three branches: a SWITCH node of three bodies */
+  if (gx_make_piped(case_program, false, be, PASS_PIPELINE_CPU, &e)) {
+    tensor *cargs[2];
+    for (int i = 0; i < 2; i++) {
+      cargs[i] = tensor_new(e.x->f->body.block.args[i].type);
+      tensor_device *cd = malloc(sizeof *cd);
+      void *cp = cargs[i] ? be->alloc(cargs[i]->nbytes) : NULL;
+      CHECK(cargs[i] && cd && cp);
+      *cd = (tensor_device){cp, be, false, true, mock_release_device};
+      cargs[i]->device = cd;
+    }
+    for (int run = 0; run < 3; run++) {
+      tensor **res = NULL;
+      hlo_status st = cpu_exec_run(e.x, cargs, 2, &res);
+      CHECK(!st);
+      if (st) hlo_status_print(st, stderr);
+      hlo_status_free(st);
+      if (res) tensor_release(res[0]);
+      free(res);
+      if (run == 1) {
+        const char *tr = (const char *)dlsym(mock, "mock_trace");
+        const char *w = strstr(tr, "HIXW{");
+        CHECK(w != NULL);
+        int bodies = 0, ends = 0;
+        for (const char *q = w ? w : tr; *q; q++) bodies += *q == '{', ends += *q == '}';
+        CHECK_EQ_INT(bodies, 3);
+        CHECK_EQ_INT(ends, 3);
+        printf("mock_driver: a case of three branches: the capture %s (I the index setter, XW "
+               "a SWITCH node)\n", tr);
+      }
+    }
+    CHECK_EQ_INT(MOCK(int, mock_node_cond_type), CU_GRAPH_COND_TYPE_SWITCH);
+    CHECK_EQ_INT(MOCK(int, mock_node_size), 3);
+    CHECK_EQ_INT(MOCK(unsigned, mock_index_mode), 2); /* a signed index */
+    CHECK_EQ_INT(MOCK(unsigned, mock_index_n), 3);
+    CHECK_EQ_INT(MOCK(unsigned, mock_set_size), 4);
+    CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+    cpu_dev_graph_counters(e.x, c);
+    CHECK_EQ_INT(c[1], 1);
+    CHECK_EQ_INT(c[3], 0);
+    for (int i = 0; i < 2; i++) tensor_release(cargs[i]);
+    gx_free(&e);
+  }
+  setenv("HLO_CUDA_COND_GRAPHS", "0", 1);
+  bool made = gx_make_piped(collatz_program, false, be, PASS_PIPELINE_CPU, &e);
+  unsetenv("HLO_CUDA_COND_GRAPHS");
+  if (made) {
+    tensor **res = NULL;
+    arg = tensor_new(e.x->f->body.block.args[0].type);
+    tensor_device *d2 = malloc(sizeof *d2);
+    void *p2 = arg ? be->alloc(arg->nbytes) : NULL;
+    CHECK(arg && d2 && p2);
+    *d2 = (tensor_device){p2, be, false, true, mock_release_device};
+    arg->device = d2;
+    hlo_status st = cpu_exec_run(e.x, &arg, 1, &res);
+    CHECK(!st);
+    hlo_status_free(st);
+    for (uint32_t i = 0; res && i < 2; i++) tensor_release(res[i]);
+    free(res);
+    cpu_dev_graph_counters(e.x, c);
+    CHECK_EQ_INT(c[0], 0);
+    tensor_release(arg);
+    gx_free(&e);
+  }
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
+}
+
 /* Checks, in the child whose HLO_CUDA_LIB is the mock: the start, memory
  * (from another thread too), gemm's device-free paths (k = 0: C zeroed
  * around its padding; a short row stride), compile (stats, dump,
@@ -2424,6 +3239,7 @@ static int mock_checks(const char *lib) {
   free_programs(ms, ks);
   mock_runtime_graphs(be, mock);
   mock_runtime_loop_graph(be, mock);
+  mock_runtime_cond_graph(be, mock);
   dlclose(mock);
   return test_failed_checks ? 1 : 0;
 }

@@ -77,6 +77,13 @@ static void load_driver(void) {
   size_t i = 0;
 #define CUDA_API_SET(name, ret, params) memcpy(&driver.name, &slots[i++], sizeof(void *));
   CUDA_DRIVER_FUNCTIONS(CUDA_API_SET)
+  /* optional: NULL when the driver lacks them */
+#define CUDA_API_OPTIONAL(name, ret, params)                                                  \
+  {                                                                                           \
+    void *p = dlsym(lib, #name);                                                              \
+    memcpy(&driver.name, &p, sizeof p);                                                       \
+  }
+  CUDA_DRIVER_OPTIONAL_FUNCTIONS(CUDA_API_OPTIONAL)
   int v = 0;
   if (driver.cuDriverGetVersion(&v) == CUDA_SUCCESS) driver.version = v;
   driver_result.code = HLO_OK;

@@ -43,6 +43,41 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef unsigned long long CUgraphConditionalHandle;
+/* cuda.h: an edge's data (CUgraphEdgeData_st; 8 bytes, passed through) */
+typedef struct CUgraphEdgeData {
+  unsigned char from_port, to_port, type, reserved[5];
+} CUgraphEdgeData;
+/* cuda.h: CUDA_CONDITIONAL_NODE_PARAMS (CUDA 12.3+) */
+typedef struct CUDA_CONDITIONAL_NODE_PARAMS {
+  CUgraphConditionalHandle handle;
+  int type;                               /* CUgraphConditionalNodeType */
+  unsigned int size;                      /* bodies: 1 for a WHILE */
+  CUgraph *phGraph_out;                   /* the driver's array of the bodies */
+  CUcontext ctx;
+} CUDA_CONDITIONAL_NODE_PARAMS;
+/* cuda.h: CUgraphNodeParams (256 bytes: the union is 29 long longs) */
+typedef struct CUgraphNodeParams {
+  int type;                               /* CUgraphNodeType */
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    CUDA_CONDITIONAL_NODE_PARAMS conditional;
+  } u;
+  long long reserved2;
+} CUgraphNodeParams;
+_Static_assert(sizeof(CUgraphNodeParams) == 256, "CUgraphNodeParams as cuda.h lays it out");
+_Static_assert(sizeof(CUDA_CONDITIONAL_NODE_PARAMS) == 32, "as cuda.h lays it out");
+/* CUgraphNodeType, CUgraphConditionalNodeType, CUstreamUpdateCaptureDependencies_flags,
+ * CUstreamCaptureStatus (cuda.h) */
+enum {
+  CU_GRAPH_NODE_TYPE_CONDITIONAL = 13,
+  CU_GRAPH_COND_TYPE_WHILE = 1,
+  CU_GRAPH_COND_TYPE_SWITCH = 2,
+  CU_STREAM_SET_CAPTURE_DEPENDENCIES = 1,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+};
 
 /* CUresult values (cuda.h, enum cudaError_enum) */
 enum {
@@ -120,9 +155,30 @@ enum {
   X(cuEventElapsedTime, CUresult, (float *ms, CUevent start, CUevent end))                    \
   X(cuEventDestroy_v2, CUresult, (CUevent e))
 
+/* Driver functions a driver may lack (NULL then; the load does not fail):
+ * conditional graph nodes (CUDA 12.3 / 12.4: cuda_graph_cond.c). */
+#define CUDA_DRIVER_OPTIONAL_FUNCTIONS(X)                                                     \
+  X(cuModuleLoadDataEx, CUresult,                                                             \
+    (CUmodule *m, const void *image, unsigned int n, int *options, void **values))            \
+  X(cuStreamGetCaptureInfo_v3, CUresult,                                                      \
+    (CUstream s, int *status, unsigned long long *id, CUgraph *graph,                         \
+     const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps))                \
+  X(cuGraphConditionalHandleCreate, CUresult,                                                 \
+    (CUgraphConditionalHandle *h, CUgraph g, CUcontext ctx, unsigned int value,              \
+     unsigned int flags))                                                                     \
+  X(cuGraphAddNode_v2, CUresult,                                                              \
+    (CUgraphNode *node, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,     \
+     size_t ndeps, CUgraphNodeParams *params))                                                \
+  X(cuStreamUpdateCaptureDependencies_v2, CUresult,                                           \
+    (CUstream s, CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n, unsigned int f))  \
+  X(cuStreamBeginCaptureToGraph, CUresult,                                                    \
+    (CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,  \
+     int mode))
+
 typedef struct cuda_driver_api {
 #define CUDA_API_MEMBER(name, ret, params) ret(*name) params;
   CUDA_DRIVER_FUNCTIONS(CUDA_API_MEMBER)
+  CUDA_DRIVER_OPTIONAL_FUNCTIONS(CUDA_API_MEMBER)
   int version;            /* cuDriverGetVersion's (13000: 13.0); 0 if it failed */
 } cuda_driver_api;
 
@@ -249,6 +305,26 @@ HLO_MUST_USE hlo_status cuda_make_current(const cuda_device_state *s, const char
 
 /* HLO_INTERNAL "WHAT: NAME (description)" for a failed driver call. */
 hlo_status cuda_error(const cuda_device_state *s, CUresult r, const char *what);
+
+/* The stream the capture open on this thread records on (cuda_backend.c's
+ * graph_begin: the thread's capture stream, or a conditional body's), or
+ * NULL when none is open; cuda_capture_set_stream changes it (a body
+ * begun or ended: cuda_graph_cond.c). */
+CUstream cuda_capture_stream(void);
+void cuda_capture_set_stream(CUstream s);
+
+/* The backend's conditional-node slots (cuda_graph_cond.c; contract:
+ * backend.graph_cond_* in backend.h): CUDA 12.4's conditional WHILE nodes
+ * (IF and SWITCH: SWITCH nodes, CUDA 12.8),
+ * the condition set by a kernel of a PTX module loaded once per process
+ * (the driver's JIT resolves cudaGraphSetConditional). graph_cond_abort
+ * ends every body still open on this thread (graph_end, after an error). */
+bool cuda_graph_cond_takes(const backend_cond *c);
+HLO_MUST_USE hlo_status cuda_graph_cond_begin(const backend_cond *c);
+HLO_MUST_USE hlo_status cuda_graph_cond_set(const backend_cond *c);
+HLO_MUST_USE hlo_status cuda_graph_cond_next(void);
+HLO_MUST_USE hlo_status cuda_graph_cond_end(void);
+void cuda_graph_cond_abort(void);
 
 /* The backend's gemm slot (cuda_gemm.c; contract: backend_gemm in
  * backend.h): cuBLASLt, asynchronous on s->stream. Element types: F32

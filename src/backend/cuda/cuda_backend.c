@@ -36,6 +36,7 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_conv.h"
 #include "backend/cuda/cuda_copy.h"
+#include "backend/cuda/cuda_sort.h"
 #include "backend/cuda/cuda_window.h"
 #include "backend/cuda/emit_cuda.h"
 #include "backend/cuda/nvrtc.h"
@@ -59,6 +60,12 @@ static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static _Thread_local bool tl_capturing;
 static _Thread_local cuda_device_state tl_state;
 static _Thread_local CUstream tl_stream; /* made on the thread's first capture, kept */
+
+CUstream cuda_capture_stream(void) { return tl_capturing ? tl_state.stream : NULL; }
+
+void cuda_capture_set_stream(CUstream s) {
+  if (tl_capturing) tl_state.stream = s;
+}
 
 const cuda_device_state *cuda_state(void) {
   if (tl_capturing) return &tl_state;
@@ -603,6 +610,7 @@ static hlo_status cuda_graph_end(void **graph) {
   *graph = NULL;
   if (!tl_capturing)
     return status_new(HLO_INTERNAL, "cuda: graph_end: no capture is open on this thread");
+  cuda_graph_cond_abort(); /* bodies left open by an error: ended, the capture fails below */
   tl_capturing = false;
   const cuda_device_state *s = cuda_state();
   HLO_TRY(cuda_make_current(s, "graph_end"));
@@ -668,10 +676,15 @@ static const backend cuda_backend = {
     .window_takes = cuda_window_takes,
     .reduce_window = cuda_reduce_window,
     .select_and_scatter = cuda_select_and_scatter,
+    .sort_takes = cuda_sort_takes,
+    .sort = cuda_sort,
     .copy_box = cuda_copy_box, .dyn_box = true, .fill_box = cuda_fill_box, .gather_rows = cuda_gather_rows,
     .scatter_rows = cuda_scatter_rows,
     .graph_begin = cuda_graph_begin, .graph_end = cuda_graph_end,
     .graph_launch = cuda_graph_launch, .graph_destroy = cuda_graph_destroy,
+    .graph_cond_takes = cuda_graph_cond_takes, .graph_cond_begin = cuda_graph_cond_begin,
+    .graph_cond_set = cuda_graph_cond_set, .graph_cond_next = cuda_graph_cond_next,
+    .graph_cond_end = cuda_graph_cond_end,
 };
 
 hlo_status backend_cuda(const backend **out) {
