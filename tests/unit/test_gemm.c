@@ -7,14 +7,18 @@
  * accumulating, with leading dimensions past the matrix; the errors; and
  * products from several threads at once (the one-time thread setup);
  * strided operands (a batch dim inside the rows); the epilogue's contract
- * on pools of 1 to 7 threads (child processes). The pool has 3 threads
+ * on pools of 1 to 7 threads (child processes); OpenBLAS's kernels are not
+ * its SSE3 fallback on a CPU with AVX2 or AVX-512. The pool has 3 threads
  * unless HLO_NUM_THREADS says otherwise, so that the split paths run on
  * any machine. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/gemm.h"
@@ -470,6 +474,28 @@ TEST(from_several_threads) {
   for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
   CHECK_EQ_INT(bad[0] + bad[1] + bad[2], 0);
   CHECK(cpu_gemm_threads() >= 1);
+}
+
+/* OpenBLAS's kernels fit the CPU: not its SSE3 fallback "Prescott" on a CPU
+ * with AVX2 or AVX-512, which OpenBLAS 0.3.21 picks for a model it does not
+ * know (gemm.c, "OpenBLAS's kernel set", chooses again at start-up) unless
+ * the user chose with OPENBLAS_CORETYPE or HLO_OPENBLAS_KEEP_CORE. A
+ * product on the small path (OpenBLAS) is checked to run after it. */
+TEST(openblas_kernels_fit_the_cpu) {
+  char *(*corename)(void);
+  *(void **)&corename = dlsym(RTLD_DEFAULT, "openblas_get_corename");
+  if (!corename || getenv("OPENBLAS_CORETYPE") || getenv("HLO_OPENBLAS_KEEP_CORE")) return;
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  bool wide = (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ||
+              __builtin_cpu_supports("avx512f");
+  const char *now = corename();
+  CHECK(now != NULL);
+  if (wide && now) CHECK(strcasecmp(now, "Prescott") != 0);
+#endif
+  backend_gemm tiny = {.dtype = HLO_F32, .batch = 2, .m = 16, .n = 16, .k = 8},
+               f64 = {.dtype = HLO_F64, .batch = 1, .m = 20, .n = 30, .k = 40};
+  CHECK_EQ_INT(run_case(tiny, HLO_F32, 2e-5, 0) + run_case(f64, HLO_F64, 1e-13, 0), 0);
 }
 
 TEST_MAIN()

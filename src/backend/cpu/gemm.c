@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "backend/cpu/cpu.h"
 #include "support/float.h"
 #include "support/thread_pool.h"
@@ -45,6 +46,54 @@ dnnl_status dnnl_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k
 dnnl_status dnnl_gemm_bf16bf16f32(char transa, char transb, int64_t m, int64_t n, int64_t k,
                                   float alpha, const uint16_t *a, int64_t lda, const uint16_t *b,
                                   int64_t ldb, float beta, float *c, int64_t ldc);
+
+/* ----------------------------------------------- OpenBLAS's kernel set */
+
+/* OpenBLAS (a DYNAMIC_ARCH build, as Debian's) picks its kernels once, when
+ * it is loaded, from the CPU's family and model numbers. A model it does
+ * not know gets "Prescott", its SSE3 fallback: 0.3.21 does not know model
+ * 207 (0xCF, Emerald Rapids), and on such a VM (AVX-512 F/BW/VL/DQ, 2
+ * cores) every product hlo gives OpenBLAS ran at a sixth of its rate:
+ * 24 GFLOP/s at 32^3 against 153 with the SkylakeX kernels, 27 against 120
+ * on 256x1024x64 (bench/blas/gemm_rate, one thread, by CPU time);
+ * tiny_llama_train_step's small products made it 478 -> 349 us a run (one
+ * thread, min). OpenBLAS's own remedy is the environment variable
+ * OPENBLAS_CORETYPE, read at load, before hlo's code runs; so at start-up
+ * (a constructor: one thread, no product made yet), when OpenBLAS fell
+ * back to Prescott, the variable is unset, and the CPU (with the OS's
+ * support, as __builtin_cpu_supports checks it) has AVX-512 F/BW/VL/DQ
+ * (SkylakeX kernels) or AVX2 and FMA (Haswell's), OpenBLAS's kernel table
+ * is chosen again by its own entry points: gotoblas_dynamic_quit, the
+ * variable set for the call, gotoblas_dynamic_init (driver/others/
+ * dynamic.c), then the variable removed. Those are looked up, not linked:
+ * an OpenBLAS without them (not DYNAMIC_ARCH) or another BLAS is left as
+ * it is. HLO_OPENBLAS_KEEP_CORE (any value) turns this off (for measuring
+ * it). */
+#if defined(__x86_64__) && defined(__GNUC__)
+static void openblas_core_fix(void) __attribute__((constructor));
+static void openblas_core_fix(void) {
+  if (getenv("OPENBLAS_CORETYPE") || getenv("HLO_OPENBLAS_KEEP_CORE")) return;
+  char *(*corename)(void);
+  void (*dyn_init)(void), (*dyn_quit)(void);
+  *(void **)&corename = dlsym(RTLD_DEFAULT, "openblas_get_corename");
+  *(void **)&dyn_init = dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init");
+  *(void **)&dyn_quit = dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
+  if (!corename || !dyn_init || !dyn_quit) return;
+  const char *now = corename();
+  if (!now || strcasecmp(now, "Prescott")) return;
+  __builtin_cpu_init();
+  const char *want = NULL;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    want = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    want = "Haswell";
+  if (!want || setenv("OPENBLAS_CORETYPE", want, 1)) return;
+  dyn_quit();
+  dyn_init();
+  unsetenv("OPENBLAS_CORETYPE");
+}
+#endif
 
 /* ------------------------------------------------------------- threads */
 

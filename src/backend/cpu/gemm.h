@@ -14,6 +14,9 @@
  *              result is bf16; on a CPU without AVX-512 (oneDNN answers
  *              dnnl_unimplemented) A and B widened to f32 (exact) and the
  *              f32 product (same f32 products and sums; slower).
+ * OpenBLAS's kernels are its own choice for the CPU, except where it falls
+ * back to its SSE3 set on a model it does not know (0.3.21 on Emerald
+ * Rapids): gemm.c then chooses again at start-up (openblas_core_fix).
  * LAPACK (the interpreter's linear algebra) is OpenBLAS's too. Both
  * libraries are linked by path (the Makefile), not through Debian's
  * libblas.so.3 alternative.
