@@ -860,12 +860,14 @@ hlo_status cpu_exec_create(interp *it, const hlo_func *f, const cpu_exec_options
   x->dump_dir = dump_dir ? strdup(dump_dir) : NULL;
   x->consts = calloc(x->nvals ? x->nvals : 1, sizeof *x->consts);
   x->vals = calloc(x->nvals ? x->nvals : 1, sizeof *x->vals);
+  if (!x->be->device_memory) x->spare = calloc(x->nvals ? x->nvals : 1, sizeof *x->spare);
   builder b;
   memset(&b, 0, sizeof b);
   b.x = x;
   b.filled = calloc(x->nvals ? x->nvals : 1, sizeof *b.filled);
   uint32_t p0 = 0;
-  hlo_status st = x->consts && x->vals && b.filled && (x->dump_dir || !dump_dir) ? NULL : cpu_oom();
+  hlo_status st = x->consts && x->vals && b.filled && (x->dump_dir || !dump_dir) &&
+                   (x->spare || x->be->device_memory) ? NULL : cpu_oom();
   if (!st) st = compile_block(&b, &f->body.block, &p0);
   if (!st && !check) st = cpu_fuse_epilogues(x, b.ks, b.nks);
   if (!st) st = cpu_plan_buffers(x, dump_dir);
@@ -943,6 +945,8 @@ void cpu_exec_destroy(cpu_exec *x) {
   cpu_clear_vals(x);
   for (uint32_t i = 0; x->consts && i < x->nvals; i++) tensor_release(x->consts[i]);
   free(x->consts);
+  for (uint32_t i = 0; x->spare && i < x->nvals; i++) tensor_release(x->spare[i]);
+  free(x->spare);
   free(x->vals);
   free(x->home);
   free(x->prog_of);

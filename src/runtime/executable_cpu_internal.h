@@ -173,6 +173,13 @@ struct cpu_exec {
   uint32_t *in_result_of;
   const hlo_value **result_homes; /* the values H allocated at a run's start */
   uint32_t nresult_homes;
+#define SPARE_MAX_BYTES 4096 /* the largest tensor kept as a value's spare */
+  /* spare[id]: a small heap tensor value id held last, kept when it was
+   * dropped (drop_val) for the value's next definition by a native step
+   * (run_native_step), so that a loop's per-iteration values are not freed
+   * and allocated again each iteration; NULL on a device backend. At most
+   * SPARE_MAX_BYTES each; released with the executable. */
+  tensor **spare;
   struct cpu_dev *dev;         /* a device_memory backend's mirror state
                                   (executable_cpu_device.c); NULL on the CPU */
 };

@@ -80,11 +80,30 @@ static inline bool in_arena(const cpu_exec *x, const void *p) {
 }
 
 /* Drops the run's entry of value id (a lent one is only cleared). */
+/* Whether t may become a spare: a small heap tensor nothing else holds. */
+static inline bool spare_fits(const cpu_exec *x, uint32_t id, const tensor *t) {
+  return x->spare && !x->spare[id] && !t->borrowed && !t->device && !t->num_tuple &&
+         t->nbytes <= SPARE_MAX_BYTES && __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* A while loop's carried tensor t, replaced by the next iteration's: kept
+ * as the spare of the body result `id` that makes it (the next iteration's
+ * body writes there) when it fits, else released. */
+static void retire_carried(cpu_exec *x, uint32_t id, tensor *t) {
+  if (t && id < x->nvals && spare_fits(x, id, t)) x->spare[id] = t;
+  else tensor_release(t);
+}
+
+/* Drops the run's reference to value id. A small heap tensor that nothing
+ * else holds is kept as the value's spare (x->spare: taken back by the
+ * next native step defining it, run_native_step) instead of freed. */
 static inline void drop_val(cpu_exec *x, uint32_t id) {
   tensor *t = x->vals[id];
   if (!t) return;
   x->vals[id] = NULL;
-  if (x->home[id] != HOME_ARG) tensor_release(t);
+  if (x->home[id] == HOME_ARG) return;
+  if (spare_fits(x, id, t)) x->spare[id] = t;
+  else tensor_release(t);
 }
 
 static hlo_status no_buffer(const hlo_op *op, const hlo_value *v) {
@@ -311,6 +330,12 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
        * it, leaving the value no entry (value_tensor finds the argument);
        * a loop's state slot (an arena slot, run_while) is written so too */
       bufs[s->nin + i] = carried->data;
+    } else if (x->spare && x->spare[v->id]) {
+      /* the tensor this value had before (a loop's last iteration): the
+       * step writes it whole */
+      out[i] = x->spare[v->id];
+      x->spare[v->id] = NULL;
+      bufs[s->nin + i] = out[i]->data;
     } else {
       st = new_uninit(v->type, &s->op->loc, &out[i]); /* the step writes it whole */
       if (!st) bufs[s->nin + i] = out[i]->data;
@@ -584,7 +609,7 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
       break;
     }
     for (uint32_t i = 0; i < n; i++) {
-      if (!reused[i]) tensor_release(cur[i]);
+      if (!reused[i]) retire_carried(x, pb->block->last->operands[i]->id, cur[i]);
       cur[i] = nx[i];
     }
   }
