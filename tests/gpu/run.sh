@@ -18,7 +18,7 @@
 #      integers exact), and tiny_llama's 3 training steps on cuda;
 #   4. the StableHLO conformance corpus on --backend cuda
 #      (tests/conformance.sh through a wrapper that adds the flag);
-#   5. compute-sanitizer (memcheck) on a few models;
+#   5. compute-sanitizer (memcheck) on a few models (CS_MODELS: the names);
 #   6. `hlo run --check` (the CPU backend beside the interpreter) on every
 #      model, as suite_models does.
 # It finds the shared data in ../shared, else ./shared (copy
@@ -137,8 +137,8 @@ if want sanitizer; then
     row "compute-sanitizer" - - "skipped: not installed"
   else
     p=0; f=0
-    for m in mlp_block_f32 llama_block_bf16 softmax_xent tiny_llama_train_step sort_topk moe_layer \
-             while_collatz cond_switch cnn_sgd_step; do
+    for m in ${CS_MODELS:-mlp_block_f32 llama_block_bf16 softmax_xent tiny_llama_train_step sort_topk \
+             moe_layer while_collatz cond_switch cnn_sgd_step}; do
       d="$SHARED/models/$m"
       [ -d "$d" ] || continue
       n=$(ls "$d/inputs" | wc -l); args=""; i=0
