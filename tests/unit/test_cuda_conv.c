@@ -796,7 +796,10 @@ TEST(kernels_on_the_host) {
 }
 
 /* The rule's shapes and paths for the five convolutions of
- * cnn_sgd_step_64x28x28 at full size (printed for bench/CONV.md). */
+ * cnn_sgd_step_64x28x28 at full size (printed for bench/CONV.md): im2col
+ * for conv 1 (the 16 -> 32 forward conv) and conv 2 (its weight
+ * gradient), the tiled kernel for the other three (the paths measured
+ * faster on the H200: cuda_conv.h, CUDA_CONV_GEMM_MIN_*). */
 TEST(cnn_shapes) {
   backend_conv c[5];
   layout_desc(&c[0], "b01f", "01io", "b01f", 64, 1, 28, 28, 16, 3, 3, 1);
@@ -808,7 +811,7 @@ TEST(cnn_shapes) {
     c[i].lhs_dtype = c[i].rhs_dtype = c[i].result_dtype = HLO_F32;
     cuda_conv_tile_shape sh;
     bool ok = cuda_conv_tile_plan(&c[i], CUDA_CONV_SCRATCH_TARGET, &sh);
-    CHECK(ok && cuda_conv_choose(&c[i]) == CUDA_CONV_TILED);
+    CHECK(ok && cuda_conv_choose(&c[i]) == (i == 1 || i == 2 ? CUDA_CONV_IM2COL : CUDA_CONV_TILED));
     printf("cnn conv %d: %.1f M MACs, tile %lld x %lld, split %lld x %lld (ks %lld), %lld threads, "
            "scratch %zu bytes, model %.1f us\n", i, conv_macs(&c[i]) / 1e6, (long long)sh.tm,
            (long long)sh.tn, (long long)sh.ksw, (long long)sh.ksc, (long long)sh.ks,

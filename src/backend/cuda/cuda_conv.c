@@ -770,7 +770,8 @@ cuda_conv_path cuda_conv_choose(const backend_conv *c) {
     return CUDA_CONV_DIRECT;
   /* 2. a GEMM large on every side: cuBLASLt */
   if (p.fits_int && p.row_bytes <= CUDA_CONV_SCRATCH_TARGET && p.cout_g >= CUDA_CONV_GEMM_MIN_N &&
-      p.K >= CUDA_CONV_GEMM_MIN_K && p.M >= CUDA_CONV_GEMM_MIN_M)
+      p.K >= CUDA_CONV_GEMM_MIN_K &&
+      (p.M >= CUDA_CONV_GEMM_MIN_M || p.M * p.cout_g >= CUDA_CONV_GEMM_MIN_MN))
     return CUDA_CONV_IM2COL;
   /* 3. the tiled kernel */
   if (tiled) return CUDA_CONV_TILED;

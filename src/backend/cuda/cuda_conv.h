@@ -110,10 +110,17 @@ HLO_MUST_USE hlo_status cuda_conv(const backend_conv *c, const void *lhs, const 
 #define CUDA_CONV_DIRECT_MAX_K 4096
 
 /* The GEMM sizes (per group) from which im2col + cuBLASLt is chosen over
- * the tiled kernel: output features, contraction, rows. */
-#define CUDA_CONV_GEMM_MIN_N 64
+ * the tiled kernel: output features, contraction, and rows or rows x
+ * output features. Fitted on the H200 (2026-12-02, cnn_sgd_step_64x28x28,
+ * each conv timed on both paths): im2col won the 64x14x14x16 -> 32
+ * forward conv (N 32, K 144, M 12544: 72 vs 85 us) and its weight
+ * gradient (N 32, K 12544, M 144: 98 vs 180 us); the tiled kernel won the
+ * N 16 forms (41 vs 63, 81 vs 121 us) and the 3x3x1x16 weight gradient
+ * (M 9, K 50176: 64 vs 285 us). */
+#define CUDA_CONV_GEMM_MIN_N 32
 #define CUDA_CONV_GEMM_MIN_K 64
 #define CUDA_CONV_GEMM_MIN_M 2048
+#define CUDA_CONV_GEMM_MIN_MN 4096
 
 /* The tiled kernel: its largest tile (rows x output features, the sizes
  * its registers are compiled for), the spatial dims it takes, the threads
