@@ -1,6 +1,7 @@
 /* arena.c — bump allocator in chunks of at least 64 KiB. */
 #include "support/arena.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,11 @@ static int should_fail(void) {
 void *xmalloc(size_t n) {
   if (should_fail()) return NULL;
   return malloc(n ? n : 1);
+}
+
+void *xmalloc_aligned64(size_t n) {
+  if (should_fail() || n > SIZE_MAX - 63) return NULL;
+  return aligned_alloc(64, n ? (n + 63) & ~(size_t)63 : 64);
 }
 
 void *xrealloc(void *p, size_t n) {

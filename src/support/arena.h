@@ -39,4 +39,9 @@ extern long hlo_fail_alloc_after;
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 void *xcalloc(size_t count, size_t size);
+/* xmalloc at a 64-byte aligned address (a cache line: tensors that
+ * vectorised kernels and libraries read), the size rounded up to 64;
+ * honours hlo_fail_alloc_after; NULL on out of memory or a size past
+ * SIZE_MAX - 63. The caller frees with free(). */
+void *xmalloc_aligned64(size_t n);
 #endif
