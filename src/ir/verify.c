@@ -605,9 +605,47 @@ static hlo_status verify_func_results(vctx *c, const hlo_func *f) {
   return NULL;
 }
 
+/* Input-output aliasing (JAX's donation, `tf.aliasing_output = K` on an
+ * argument: the argument's buffer may become result K): K an integer
+ * naming a result of the argument's type, no result named twice (XLA's
+ * HloInputOutputAliasConfig::Verify). */
+static hlo_status verify_func_aliasing(const hlo_func *f) {
+  for (uint32_t a = 0; f->arg_attrs && a < f->num_args; a++) {
+    const attr_list *l = &f->arg_attrs[a];
+    for (uint32_t k = 0; k < l->n; k++) {
+      if (strcmp(l->items[k].name, "tf.aliasing_output")) continue;
+      const hlo_attr *v = l->items[k].value;
+      if (!v || v->kind != ATTR_INT)
+        return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: argument #%u: tf.aliasing_output "
+                         "must be an integer (a result index)", f->name, a);
+      int64_t r = v->u.i.v;
+      if (r < 0 || r >= (int64_t)f->num_results)
+        return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: argument #%u: tf.aliasing_output "
+                         "= %lld names no result (the function has %u)", f->name, a,
+                         (long long)r, f->num_results);
+      const hlo_type *at = a < f->body.block.num_args ? f->body.block.args[a].type : NULL;
+      if (at && f->result_types && !type_equal(at, f->result_types[r]))
+        return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: argument #%u is aliased to result "
+                         "#%lld (tf.aliasing_output) but their types differ", f->name, a,
+                         (long long)r);
+      for (uint32_t b = 0; b < a; b++)
+        for (uint32_t j = 0; j < f->arg_attrs[b].n; j++) {
+          const named_attr *o = &f->arg_attrs[b].items[j];
+          if (!strcmp(o->name, "tf.aliasing_output") && o->value && o->value->kind == ATTR_INT &&
+              o->value->u.i.v == r)
+            return status_at(HLO_VERIFY_ERROR, &f->loc, "func @%s: arguments #%u and #%u are both "
+                             "aliased to result #%lld (tf.aliasing_output)", f->name, b, a,
+                             (long long)r);
+        }
+    }
+  }
+  return NULL;
+}
+
 static hlo_status verify_func(vctx *c, const hlo_func *f) {
   const hlo_block *b = &f->body.block;
   HLO_TRY(verify_sdy_func(c->m, f));
+  HLO_TRY(verify_func_aliasing(f));
   if (!b->first) { /* a declaration */
     for (uint32_t i = 0; i < b->num_args; i++) {
       char what[48];

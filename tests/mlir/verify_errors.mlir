@@ -1224,3 +1224,26 @@ func.func @main(%a: tensor<2x2xf8E4M3FN>, %b: tensor<2x2xf16>) -> tensor<2x2xf32
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = f8E4M3FN, rhs_precision_type = f16, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2x2xf8E4M3FN>, tensor<2x2xf16>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
+
+// -----
+
+// expected-error@+1 {{tf.aliasing_output = 5 names no result}}
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 5 : i32}) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{arguments #0 and #1 are both aliased to result #0}}
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}, %b: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
+  %c = stablehlo.add %a, %b : tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{argument #0 is aliased to result #0 (tf.aliasing_output) but their types differ}}
+func.func @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xi32> {
+  %c = stablehlo.convert %a : (tensor<4xf32>) -> tensor<4xi32>
+  return %c : tensor<4xi32>
+}
