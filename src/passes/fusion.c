@@ -315,6 +315,25 @@ static bool may_join(const block_ctx *c, uint32_t j, int32_t g, int64_t space) {
 
 /* The most ops one fusion holds; a longer chain becomes several fusions. */
 #define FUSION_MAX_OPS 128
+/* A full group still takes up to this many generator ops (below). */
+#define FUSION_GEN_SLACK 16
+
+/* Whether ops[j] computes its value from iotas and constants only (within
+ * `depth` more ops): a generator, which a group past FUSION_MAX_OPS may
+ * still take (up to FUSION_GEN_SLACK more ops): it adds a few index
+ * computations and no load, and is never stored (random_normal's threefry
+ * counters, iota * 32 + iota of 64x32xui64, were three 16 KB buffers beside
+ * the full kernel reading them). */
+static bool generator_op(const block_ctx *c, uint32_t j, int depth) {
+  const hlo_op *op = c->ops[j];
+  if (op->opcode == OP_IOTA || op->opcode == OP_CONSTANT) return true;
+  if (depth <= 0 || !op->num_operands || op->num_regions) return false;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    int64_t k = op_index(c, op->operands[i]->def);
+    if (k < 0 || !generator_op(c, (uint32_t)k, depth - 1)) return false;
+  }
+  return true;
+}
 
 /* Forms the groups of the block (see the header). */
 static hlo_status form_groups(block_ctx *c) {
@@ -340,7 +359,9 @@ static hlo_status form_groups(block_ctx *c) {
       pending--;
       /* a bounded group: the lowering recurses along the group's chains
        * (a 4000-op elementwise chain overflowed the stack) */
-      if (size >= FUSION_MAX_OPS || !may_join(c, j, g, space)) continue;
+      if (size >= FUSION_MAX_OPS + FUSION_GEN_SLACK ||
+          (size >= FUSION_MAX_OPS && !generator_op(c, j, 8)) || !may_join(c, j, g, space))
+        continue;
       c->group[j] = g;
       size++;
       add_candidates(c, j, g, &pending);
