@@ -219,12 +219,13 @@ TEST(loop_state_lies_in_a_result) {
 
 /* Results that are not allocations of the run's (an argument passed
  * through, a constant, one value returned twice) beside one that holds a
- * temporary, with an argument donated to it (tf.aliasing_output: this
- * runtime still gives the result memory of its own, and never writes the
- * argument): every result is right, on two runs. */
+ * temporary, with an argument donated to a result of its type, the
+ * passed-through one (tf.aliasing_output: this runtime still gives the
+ * result memory of its own, and never writes the argument): every result
+ * is right, on two runs. */
 TEST(passed_through_twice_and_donated) {
   const char *text =
-      "func.func @main(%a: tensor<63x64xf32> {tf.aliasing_output = 0 : i32},\n"
+      "func.func @main(%a: tensor<63x64xf32> {tf.aliasing_output = 1 : i32},\n"
       "                %b: tensor<63x64xf32>) -> (tensor<64x64xf32>, tensor<63x64xf32>,\n"
       "                tensor<4xf32>, tensor<64xf32>, tensor<64xf32>) {\n"
       "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
