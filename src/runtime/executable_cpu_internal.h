@@ -146,6 +146,9 @@ typedef enum value_home {
                    tensor is the loop's alone at run time (else its own allocation) */
 } value_home;
 
+/* The largest tensor kept as a value's spare (cpu_exec.spare). */
+#define SPARE_MAX_BYTES 4096
+
 struct cpu_exec {
   const backend *be;
   interp *it;
@@ -173,7 +176,6 @@ struct cpu_exec {
   uint32_t *in_result_of;
   const hlo_value **result_homes; /* the values H allocated at a run's start */
   uint32_t nresult_homes;
-#define SPARE_MAX_BYTES 4096 /* the largest tensor kept as a value's spare */
   /* spare[id]: a small heap tensor value id held last, kept when it was
    * dropped (drop_val) for the value's next definition by a native step
    * (run_native_step), so that a loop's per-iteration values are not freed

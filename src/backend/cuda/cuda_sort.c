@@ -46,14 +46,7 @@
 /* The device prelude: what the body needs of the host prelude's names. */
 #define SORT_PRELUDE                                                                     \
   "/* No #include: NVRTC compiles this alone. */\n"                                      \
-  "typedef signed char int8_t;\n"                                                        \
-  "typedef short int16_t;\n"                                                             \
-  "typedef int int32_t;\n"                                                               \
-  "typedef long long int64_t;\n"                                                         \
-  "typedef unsigned char uint8_t;\n"                                                     \
-  "typedef unsigned short uint16_t;\n"                                                   \
-  "typedef unsigned int uint32_t;\n"                                                     \
-  "typedef unsigned long long uint64_t;\n"                                               \
+  NVRTC_INT_TYPEDEFS                                                                     \
   "typedef unsigned long long uintptr_t;\n"                                              \
   "#define SK_KERNEL extern \"C\" __global__ void __launch_bounds__(256)\n"              \
   "#define SK_DEV static __device__ __forceinline__\n"                                   \

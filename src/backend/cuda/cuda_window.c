@@ -47,14 +47,7 @@
 #define WINDOW_PRELUDE                                                                   \
   "/* No #include: NVRTC compiles this alone. */\n"                                      \
   "#pragma nv_diag_suppress 177 /* helpers of the other element types, unused */\n"      \
-  "typedef signed char int8_t;\n"                                                        \
-  "typedef short int16_t;\n"                                                             \
-  "typedef int int32_t;\n"                                                               \
-  "typedef long long int64_t;\n"                                                         \
-  "typedef unsigned char uint8_t;\n"                                                     \
-  "typedef unsigned short uint16_t;\n"                                                   \
-  "typedef unsigned int uint32_t;\n"                                                     \
-  "typedef unsigned long long uint64_t;\n"                                               \
+  NVRTC_INT_TYPEDEFS                                                                     \
   "#define WK_KERNEL extern \"C\" __global__ void\n"                                     \
   "#define WK_DEV static __device__ __forceinline__\n"                                   \
   "#define WK_TID ((int64_t)blockIdx.x * blockDim.x + threadIdx.x)\n"                    \

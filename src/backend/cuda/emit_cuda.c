@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/cuda/nvrtc.h"
 #include "ir/element.h"
 #include "support/status.h"
 
@@ -47,14 +48,7 @@
 
 static const char preamble[] =
     "/* No #include: NVRTC compiles this alone. */\n"
-    "typedef signed char int8_t;\n"
-    "typedef short int16_t;\n"
-    "typedef int int32_t;\n"
-    "typedef long long int64_t;\n"
-    "typedef unsigned char uint8_t;\n"
-    "typedef unsigned short uint16_t;\n"
-    "typedef unsigned int uint32_t;\n"
-    "typedef unsigned long long uint64_t;\n"
+    NVRTC_INT_TYPEDEFS
     "/* The kernels' buffers, passed by value: inputs, then outputs. */\n"
     "typedef struct { void *p[" HLO_STR(CUDA_MAX_BUFS) "]; } hlo_bufs;\n"
     "#define HLO_D static __device__ __forceinline__\n"

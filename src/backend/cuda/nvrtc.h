@@ -7,6 +7,19 @@
 #include <stddef.h>
 #include "hlo/hlo.h"
 
+/* The fixed-width integer types a unit compiled by NVRTC declares itself
+ * (NVRTC has no <stdint.h>): text for the start of a unit's prelude, as C
+ * string literals to concatenate. */
+#define NVRTC_INT_TYPEDEFS \
+  "typedef signed char int8_t;\n" \
+  "typedef short int16_t;\n" \
+  "typedef int int32_t;\n" \
+  "typedef long long int64_t;\n" \
+  "typedef unsigned char uint8_t;\n" \
+  "typedef unsigned short uint16_t;\n" \
+  "typedef unsigned int uint32_t;\n" \
+  "typedef unsigned long long uint64_t;\n"
+
 /* Loads libnvrtc once per process (thread-safe): libnvrtc.so.13, .so.12,
  * .so, then /usr/local/cuda/lib64/libnvrtc.so.13; the environment variable
  * HLO_NVRTC_LIB, when set and non-empty, replaces that list (paths or
