@@ -79,7 +79,7 @@
  * of the size that no live tensor of the run holds, so runs making the
  * same allocations and frees get the same pointers, and a loop's
  * iterations reuse the buffers of values that died), and frees wait until
- * the calls are issued. When the steps are done (graph_flush: the first
+ * the calls are issued. When the steps are done (cpu_dev_graph_flush: the first
  * result handed over) the calls are issued: with one graph launch when a
  * graph captured earlier recorded exactly the same calls (same kernels,
  * parameters and pointers: arguments, arena, constants, graph buffers);
@@ -111,7 +111,7 @@
  * carried value of another slot, one value twice). The host's walk is not
  * changed: the runtime runs the cond and reads the predicate
  * (cond_value -> cpu_dev_host_in), which a deferred run intercepts
- * (cond_pred): at the first read (cond_open), the cond's calls so far stay
+ * (cpu_dev_cond_pred): at the first read (cond_open), the cond's calls so far stay
  * before the node; the carried values' buffers (a: the tensors the cond's
  * arguments were bound to at its calls, cond_snap) are noted, a
  * loop-owned buffer (s: cond_temp, kept across runs) made and copied into
@@ -148,7 +148,7 @@
  * (cpu_run_program), its calls recorded into a list of its own and its
  * results held; the host is told "branch 0" (case 0, if true) and walks
  * it, recorded into the run's list. Once the host is past the case (its
- * results bound: case_poll, at the next recorded call, host read or
+ * results bound: cpu_dev_case_poll, at the next recorded call, host read or
  * result), the node is made: GC_COND_BEGIN (the selector's device
  * pointer), branch 0's calls, then per other branch GC_COND_NEXT, its
  * calls and copies of its results into branch 0's (the buffers the host
@@ -179,254 +179,8 @@
 #include "runtime/executable_cpu_internal.h"
 #include "support/runmap.h"
 
-enum { ON_HOST = 1, ON_DEV = 2 };
+#include "runtime/executable_cpu_device_internal.h"
 
-typedef struct dev_entry {
-  uint8_t *host;        /* the host mirror (key): a tensor's data */
-  size_t bytes;
-  uint8_t *dev;         /* its device buffer (backend alloc) */
-  uint8_t state;        /* ON_HOST | ON_DEV */
-  bool pinned;          /* a constant's: kept for the executable's life */
-  bool lent;            /* dev is not the entry's to free: an argument's device copy (the
-                           caller's), a graph buffer, a result's (handed over) */
-  bool gbuf;            /* dev is graph buffer gbi (handed to the tensor when a result) */
-  uint32_t gbi;
-  tensor *owner;        /* a reference: keeps `host` allocated */
-} dev_entry;
-
-/* ---- graph replay (the design: the header comment) ---- */
-
-enum {
-  GRAPH_SLOTS = 4,          /* captured graphs kept per executable */
-  GRAPH_MAX_CAPTURES = 8,   /* captures per executable, failed ones included */
-  GRAPH_MAX_CALLS = 4096,   /* calls one graph records at most (loops unrolled) */
-};
-
-/* The kinds of a recorded call: the backend's work slots, and a device to
- * device copy (issued as copy_box). */
-typedef enum gcall_kind {
-  GC_LAUNCH, GC_GEMM, GC_CONV, GC_REDUCE_WINDOW, GC_SELECT_SCATTER, GC_SORT, GC_COPY_BOX,
-  GC_FILL_BOX, GC_GATHER, GC_SCATTER, GC_COPY,
-  /* a conditional WHILE node (cpu_dev_host_in: the loop's predicate): the
-   * setting of its condition from p[0] (bytes: its size, nin: bit 0 only)
-   * and the node; then the body's calls; GC_COND_SET, the setting of the
-   * condition in the body; GC_COND_END, the body's end. index: the END's
-   * position (BEGIN; COND_OPEN while the body is being recorded), the
-   * BEGIN's (END) */
-  GC_COND_BEGIN, GC_COND_SET, GC_COND_END,
-  /* an IF or SWITCH node (a case / if): GC_COND_BEGIN (u.cond: its kind,
-   * branches, a signed selector), branch 0's calls, GC_COND_NEXT (index:
-   * the END's position) and the next branch's calls ..., GC_COND_END */
-  GC_COND_NEXT,
-} gcall_kind;
-
-/* One recorded call. Zeroed before it is filled field by field, so that
- * two records of the same call compare equal byte for byte (memcmp). */
-typedef struct gcall {
-  uint32_t kind;            /* gcall_kind */
-  uint32_t index;           /* GC_LAUNCH: the kernel */
-  uint32_t ptr0, nptr;      /* its pointers: glist.p[ptr0 .. ptr0 + nptr) */
-  uint32_t nin;             /* GC_SORT: inputs (then as many outputs) */
-  uint32_t pad_;
-  backend_module *mod;      /* GC_LAUNCH: the module */
-  const void *desc;         /* the conv, window or sort descriptor (the step's) */
-  uint64_t bytes;           /* GC_COPY */
-  union {
-    backend_gemm g;
-    backend_box box;
-    backend_rows rows;
-    struct {
-      uint32_t kind, nbranches; /* GC_COND_BEGIN, GC_COND_SET: BACKEND_COND_* */
-      bool is_signed;
-    } cond;
-  } u;
-  uint8_t value[16];        /* GC_FILL_BOX: the element */
-} gcall;
-
-typedef struct glist {
-  gcall *c;
-  uint32_t n, cap;
-  void **p;
-  uint32_t np, capp;
-} glist;
-
-/* What a run's calls depend on (graph_key): per argument its device
- * pointer and what the runtime's decisions read of it, the pointer of
- * every graph buffer, the arena's validity. Two runs of an eligible program with the same key
- * make the same calls (the program reads nothing on the host: its steps,
- * allocations and frees follow from these alone). */
-typedef struct gkey {
-  uint64_t *w;
-  uint32_t n, cap;
-  bool ok;                  /* made (no tuple argument, no out of memory) */
-} gkey;
-
-/* How a replay without the steps makes the results (graph_result):
- * result i is handed graph buffer res[i] (NONE: none, a zero-byte
- * result), its host mirror valid when hv[i]. */
-typedef struct grecipe {
-  uint32_t *res;
-  bool *hv;
-  uint32_t n, cap;
-  bool ok;
-} grecipe;
-
-typedef struct gslot {
-  void *exec;               /* the backend's graph (NULL: empty slot) */
-  glist calls;              /* what it recorded */
-  uint64_t used;            /* the run that last launched it (replacement: the oldest) */
-  gkey key;                 /* the key of the last run that launched it, with ... */
-  grecipe recipe;           /* ... its results (ok: a later run of that key skips its steps) */
-} gslot;
-
-/* A graph buffer: device memory kept across runs for the allocations of
- * deferred runs (graph_buffer). p NULL: handed to a result (its pointer
- * may come back through the pool when the result is released). */
-typedef struct gbuffer {
-  void *p;
-  size_t bytes;
-  bool busy;                /* holds a live tensor of this run */
-} gbuffer;
-
-/* Where released results give their graph buffers back (shared by the
- * executable and its results' tensor_device, which may outlive it or be
- * released from another thread: a mutex and a reference count). ret[k]:
- * the pointer of graph buffer k given back, or NULL. */
-typedef struct gpool {
-  pthread_mutex_t mu;
-  uint32_t refs;            /* the executable's, one per result holding a buffer */
-  bool dead;                /* the executable is gone: buffers given back are freed */
-  const backend *be;
-  void **ret;
-  uint32_t n;
-} gpool;
-
-/* A result's device copy that is a graph buffer (tensor_device first). */
-typedef struct gresult {
-  tensor_device d;
-  gpool *pool;
-  uint32_t k;
-} gresult;
-
-/* A while loop without a known trip count that a deferred run records as
- * a conditional WHILE node (program_eligible; the design: the header
- * comment). */
-typedef struct cwhile {
-  const step *s;
-  uint32_t cond, body;      /* its programs */
-  const hlo_value *flag;    /* the cond's result (in the cond's arena) */
-  uint32_t pred_size;       /* its bytes */
-  bool pred_bit;            /* an i1: bit 0 */
-  /* the tensors its cond's arguments were bound to at the calls recorded
-   * since its predicate was last read (cond_snap): the carried values the
-   * cond just ran on (an argument is unbound after its last reader) */
-  const tensor **snap;
-  uint32_t n;
-} cwhile;
-
-/* Carried value i of the loop whose body a deferred run is recording:
- * where it lies at the start of an iteration on the host's walk (a), where
- * the body leaves it (b), the slot the node's iterations carry it in (s: a,
- * or a loop-owned buffer when a is not the loop's alone). */
-typedef struct cslot {
-  uint8_t *a, *b, *s;
-  size_t bytes;
-} cslot;
-
-/* A loop-owned buffer (cond_temp): kept across runs, so that a run making
- * the same calls gets the same pointers. */
-typedef struct ctemp {
-  void *p;
-  size_t bytes;
-  bool busy;                /* taken by this run */
-} ctemp;
-
-enum { COND_OPEN = 0xffffffffu };
-
-/* A case / if that a deferred run records as an IF or SWITCH node
- * (cond_case_eligible; the design: the header comment). */
-typedef struct ccase {
-  const step *s;
-  const hlo_value *sel;     /* its selector (in the arena) */
-  uint32_t kind;            /* BACKEND_COND_IF, BACKEND_COND_SWITCH */
-  uint32_t pred_size;
-  bool pred_bit, pred_signed;
-} ccase;
-
-typedef struct graph_state {
-  bool enabled;             /* the backend has graphs, HLO_CUDA_GRAPHS is not 0 */
-  bool cond_on;             /* the backend has conditional nodes, HLO_CUDA_COND_GRAPHS is
-                               not 0 */
-  bool walk_in_cond;        /* program_eligible: inside a conditional loop's programs */
-  cwhile *cw;               /* the loops a deferred run records as conditional nodes */
-  uint32_t ncw, capcw;
-  int32_t open;             /* cw index of the loop whose body is being recorded, or -1 */
-  uint32_t open_at;         /* its GC_COND_BEGIN in calls */
-  void *open_flag;          /* the device pointer of its predicate */
-  cslot *cs;                /* its carried values */
-  uint32_t ncs, capcs;
-  ctemp *tmp;               /* loop-owned buffers */
-  uint32_t ntmp;
-  ccase *cc;                /* the cases / ifs a deferred run records as conditional nodes */
-  uint32_t ncc, capcc;
-  int32_t copen;            /* cc index of the case whose branch 0 the host is walking, or -1 */
-  uint32_t copen_at;        /* where branch 0's calls begin in calls */
-  void *copen_sel;          /* the device pointer of its selector */
-  bool prerun;              /* its other branches are being recorded (case_open) */
-  glist *cbody;             /* their calls: branch b in cbody[b - 1] */
-  uint32_t ncbody;
-  tensor **cres;            /* their results: branch b's i-th in cres[(b - 1) * nout + i] */
-  uint32_t ncres, capcres;
-  uint32_t nresults;        /* cpu_dev_result calls of this run */
-  uint64_t cond_nodes;      /* conditional nodes recorded (deferred runs) */
-  uint64_t cond_captured;   /* conditional nodes in captured graphs */
-  bool verbose;             /* HLO_CUDA_GRAPHS=verbose: each capture told on stderr */
-  bool checked, eligible;   /* program 0 is device work only (graph_eligible) */
-  bool deferring;           /* this run's work calls are being recorded */
-  bool warm;                /* a deferred run was issued (the libraries are set up) */
-  bool told;                /* verbose: why program 0 is not deferred, told once */
-  bool told_recipe;         /* verbose: why a graph is replayed with its steps, told once */
-  const char *why;          /* why it is not (graph_eligible), or NULL */
-  uint32_t *knbufs;         /* buffers of each kernel (inputs + outputs), by index */
-  uint32_t nk;
-  glist calls;              /* the run's recorded calls */
-  gkey key;                 /* the run's key (graph_key) */
-  grecipe recipe;           /* its results so far (cpu_dev_result) */
-  gslot *launched;          /* the slot this run launched, or NULL */
-  gslot *replay;            /* the slot replayed without the steps (cpu_dev_replay) */
-  uint32_t nreplayed;       /* results made by cpu_dev_replay_result so far */
-  gslot slot[GRAPH_SLOTS];
-  gbuffer *gb;              /* graph buffers (graph_buffer) */
-  uint32_t ngb;
-  gpool *pool;              /* results' graph buffers given back (NULL: out of memory) */
-  void **dfree;             /* frees deferred to the issue */
-  uint32_t ndfree, capdfree;
-  uint64_t runs, captures, launches, failures, replays;
-  backend shadow;           /* x->be while deferring */
-} graph_state;
-
-struct cpu_dev {
-  uint8_t *arena;       /* the device arena (progs[0].temp_bytes, rounded up) */
-  uint8_t *host_arena;  /* progs[0].arena when the device arena was made */
-  size_t arena_bytes;
-  /* the state (ON_HOST | ON_DEV) of each 64-byte granule of the arena, as
-   * runs (support/runmap.h): a step's bookkeeping costs O(runs), not
-   * O(bytes / 64) (a 128 MiB buffer is 2M granules, one run) */
-  runmap granules;
-  dev_entry *e;         /* e[0..npinned): the constants', then e[npinned..nfixed) the
-                           run's arguments' (cpu_dev_begin_run: they live as long as the
-                           run), each part sorted by host address; then the others */
-  uint32_t n, cap, npinned, nfixed;
-  size_t *vbytes;       /* cpu_value_bytes by value id (SIZE_MAX: not yet known) */
-  uint8_t **onb;        /* per program, per step: cpu_copy_on_backend + 1 (0: not yet known) */
-  void *empty;          /* a device pointer for zero-byte buffers */
-  const backend *real;  /* the backend (x->be but while a run is deferred) */
-  graph_state g;
-};
-
-#define GRANULE 64
-
-static hlo_status graph_flush(cpu_exec *x, bool allow_graph);
 
 /* Verbose (HLO_CUDA_GRAPHS=verbose): a deferred run ends early, by `what`
  * of n bytes (its calls so far and the rest go one by one). */
@@ -438,7 +192,7 @@ static hlo_status be_copy(cpu_exec *x, void *dst, const void *src, size_t n) {
   if (!n) return NULL;
   if (x->dev->g.deferring) {
     deferral_ends(x, "an upload", n);
-    HLO_TRY(graph_flush(x, false));
+    HLO_TRY(cpu_dev_graph_flush(x, false));
   }
   return x->dev->real->copy(dst, src, n);
 }
@@ -449,7 +203,7 @@ static hlo_status be_download(cpu_exec *x, void *dst, const void *src, size_t n)
   if (!n) return NULL;
   if (x->dev->g.deferring) {
     deferral_ends(x, "a download", n);
-    HLO_TRY(graph_flush(x, false));
+    HLO_TRY(cpu_dev_graph_flush(x, false));
   }
   HLO_TRY(x->dev->real->synchronize());
   return x->dev->real->copy(dst, src, n);
@@ -469,7 +223,7 @@ static void deferral_ends(const cpu_exec *x, const char *what, size_t n) {
 static _Thread_local cpu_exec *g_rec;
 
 /* Appends call *c with pointers p[0..np) to l. Errors: out of memory. */
-static hlo_status glist_add(glist *l, const gcall *c, const void *const *p, uint32_t np) {
+hlo_status cpu_dev_glist_add(glist *l, const gcall *c, const void *const *p, uint32_t np) {
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? 2 * l->cap : 32;
     gcall *nc = realloc(l->c, cap * sizeof *nc);
@@ -493,7 +247,7 @@ static hlo_status glist_add(glist *l, const gcall *c, const void *const *p, uint
   return NULL;
 }
 
-static void glist_free(glist *l) {
+void cpu_dev_glist_free(glist *l) {
   free(l->c);
   free(l->p);
   *l = (glist){0};
@@ -778,7 +532,7 @@ static hlo_status graph_capture_launch(cpu_exec *x) {
  * its calls: one graph launch when a graph recorded the same calls; else
  * a capture (allow_graph, from the second deferred run on); else one by
  * one. Then the deferred frees. A no-op when the run is not deferred. */
-static hlo_status graph_flush(cpu_exec *x, bool allow_graph) {
+hlo_status cpu_dev_graph_flush(cpu_exec *x, bool allow_graph) {
   cpu_dev *d = x->dev;
   graph_state *g = &d->g;
   if (!g->deferring) return NULL;
@@ -832,7 +586,6 @@ static hlo_status graph_flush(cpu_exec *x, bool allow_graph) {
   return st;
 }
 
-static hlo_status case_poll(cpu_exec *x, const tensor *result);
 
 /* Notes, for each conditional loop, the tensors its cond's arguments are
  * bound to now (a call of its cond's, or any other: then none is bound). */
@@ -857,17 +610,17 @@ static hlo_status rec_push(gcall *c, const void *const *p, uint32_t np) {
     return status_new(HLO_INTERNAL, "device executable: a call recorded outside a deferred run");
   graph_state *g = &x->dev->g;
   cond_snap(x);
-  if (g->copen >= 0 && !g->prerun) HLO_TRY(case_poll(x, NULL));
+  if (g->copen >= 0 && !g->prerun) HLO_TRY(cpu_dev_case_poll(x, NULL));
   if (g->calls.n >= GRAPH_MAX_CALLS && g->open < 0 && g->copen < 0 && !g->prerun) {
     g->eligible = false;
     g->why = "more calls than a graph takes (GRAPH_MAX_CALLS)";
     if (g->verbose)
       fprintf(stderr, "hlo: @%s: a run makes over %d device calls: not replayed as a graph\n",
               x->f->name, (int)GRAPH_MAX_CALLS);
-    HLO_TRY(graph_flush(x, false));
+    HLO_TRY(cpu_dev_graph_flush(x, false));
     return issue_one(x->dev->real, c, (void *const *)p);
   }
-  return glist_add(&g->calls, c, p, np);
+  return cpu_dev_glist_add(&g->calls, c, p, np);
 }
 
 static void box_record(gcall *c, const backend_box *b) {
@@ -909,7 +662,7 @@ static hlo_status rec_launch(backend_module *m, uint32_t index, void *const *buf
   if (!x) return rec_push(NULL, NULL, 0); /* its error */
   const graph_state *g = &x->dev->g;
   if (index >= g->nk || !g->knbufs[index]) { /* a kernel no step named: issued now */
-    HLO_TRY(graph_flush(x, false));
+    HLO_TRY(cpu_dev_graph_flush(x, false));
     return x->be->launch(m, index, bufs);
   }
   gcall c;
@@ -977,7 +730,7 @@ static hlo_status rec_sort(const backend_sort *so, void *const *in, void *const 
   if (!g_rec) return rec_push(NULL, NULL, 0);
   uint32_t n = so->num_operands;
   if (n > MAXOPS) { /* more than a record holds: issued now */
-    HLO_TRY(graph_flush(g_rec, false));
+    HLO_TRY(cpu_dev_graph_flush(g_rec, false));
     return g_rec->be->sort(so, in, out);
   }
   gcall c;
@@ -1002,7 +755,7 @@ static hlo_status rec_copy_box(void *dst, const void *src, const backend_box *b)
 static hlo_status rec_fill_box(void *dst, const void *value, const backend_box *b) {
   if (!value || b->esize > sizeof ((gcall *)0)->value) { /* the backend's error, now */
     if (!g_rec) return rec_push(NULL, NULL, 0);
-    HLO_TRY(graph_flush(g_rec, false));
+    HLO_TRY(cpu_dev_graph_flush(g_rec, false));
     return g_rec->be->fill_box(dst, value, b);
   }
   gcall c;
@@ -1036,14 +789,14 @@ static hlo_status rec_scatter(void *out, const void *upd, const void *idx, const
 static hlo_status shadow_synchronize(void) {
   cpu_exec *x = g_rec;
   if (!x) return rec_push(NULL, NULL, 0);
-  HLO_TRY(graph_flush(x, false));
+  HLO_TRY(cpu_dev_graph_flush(x, false));
   return x->be->synchronize();
 }
 
 static hlo_status shadow_copy(void *dst, const void *src, size_t n) {
   cpu_exec *x = g_rec;
   if (!x) return rec_push(NULL, NULL, 0);
-  HLO_TRY(graph_flush(x, false));
+  HLO_TRY(cpu_dev_graph_flush(x, false));
   return x->be->copy(dst, src, n);
 }
 
@@ -1076,7 +829,7 @@ static void dev_free(cpu_exec *x, void *p) {
     }
     /* no room to wait: the calls go now (an error here is the backend's,
      * and is met again by the next call that needs the device) */
-    hlo_status_free(graph_flush(x, false));
+    hlo_status_free(cpu_dev_graph_flush(x, false));
   }
   x->dev->real->free(p);
 }
@@ -1246,7 +999,7 @@ static const char *cond_while_eligible(cpu_exec *x, const step *s, uint64_t *cal
 
 /* Where value v lies in the executable's arena (an offset of program 0's
  * arena, which holds every region's), or -1 when it is not an arena value. */
-static int64_t arena_at(const cpu_exec *x, const hlo_value *v) {
+int64_t cpu_dev_arena_at(const cpu_exec *x, const hlo_value *v) {
   if (v->id >= x->nvals || x->home[v->id] != HOME_ARENA) return -1;
   int64_t at = x->offset[v->id];
   for (uint32_t p = x->prog_of[v->id], k = 0; p && k < 64; p = x->progs[p].arena_parent, k++)
@@ -1266,7 +1019,7 @@ static const char *cond_case_eligible(cpu_exec *x, const step *s, uint64_t *call
   if (!s->nsub || s->nin < 1 || (is_if && s->nsub != 2)) return no;
   if (depth)
     return "a case / if inside a loop's body (conditional graph nodes: program 0's only)";
-  /* its results are found when the host's walk is past it (case_poll):
+  /* its results are found when the host's walk is past it (cpu_dev_case_poll):
    * each is read by a later call of program 0, or it is the one result,
    * returned by program 0 (cpu_dev_result) */
   const program *p0 = &x->progs[0];
@@ -1290,7 +1043,7 @@ static const char *cond_case_eligible(cpu_exec *x, const step *s, uint64_t *call
       (k != HLO_CLASS_BOOL && k != HLO_CLASS_SINT && k != HLO_CLASS_UINT) ||
       (sb != 1 && sb != 2 && sb != 4 && sb != 8))
     return "a case / if whose selector is no integer (conditional graph nodes)";
-  if (arena_at(x, sel) < 0)
+  if (cpu_dev_arena_at(x, sel) < 0)
     return "a case / if whose selector is not computed on the device (conditional graph nodes)";
   /* each branch's results are its own new values */
   for (uint32_t b = 0; b < s->nsub; b++) {
@@ -1347,7 +1100,7 @@ static bool preds_overlap(cpu_exec *x) {
     for (uint32_t j = 0; j < i; j++) {
       const hlo_value *a = i < g->ncw ? g->cw[i].flag : g->cc[i - g->ncw].sel;
       const hlo_value *b = j < g->ncw ? g->cw[j].flag : g->cc[j - g->ncw].sel;
-      int64_t pa = arena_at(x, a), pb = arena_at(x, b);
+      int64_t pa = cpu_dev_arena_at(x, a), pb = cpu_dev_arena_at(x, b);
       if (pa < pb + cpu_value_bytes(b) && pb < pa + cpu_value_bytes(a)) return true;
     }
   return false;
@@ -1579,7 +1332,7 @@ static void graph_free(cpu_dev *d) {
   graph_state *g = &d->g;
   for (uint32_t i = 0; i < GRAPH_SLOTS; i++) {
     if (g->slot[i].exec) d->real->graph_destroy(g->slot[i].exec);
-    glist_free(&g->slot[i].calls);
+    cpu_dev_glist_free(&g->slot[i].calls);
     free(g->slot[i].key.w);
     free(g->slot[i].recipe.res);
     free(g->slot[i].recipe.hv);
@@ -1587,7 +1340,7 @@ static void graph_free(cpu_dev *d) {
   free(g->key.w);
   free(g->recipe.res);
   free(g->recipe.hv);
-  glist_free(&g->calls);
+  cpu_dev_glist_free(&g->calls);
   for (uint32_t i = 0; i < g->ngb; i++) d->real->free(g->gb[i].p);
   if (g->pool) { /* results still out free their buffers themselves */
     pthread_mutex_lock(&g->pool->mu);
@@ -1602,7 +1355,7 @@ static void graph_free(cpu_dev *d) {
   for (uint32_t i = 0; i < g->ncw; i++) free(g->cw[i].snap);
   free(g->cw);
   free(g->cc);
-  for (uint32_t i = 0; i < g->ncbody; i++) glist_free(&g->cbody[i]);
+  for (uint32_t i = 0; i < g->ncbody; i++) cpu_dev_glist_free(&g->cbody[i]);
   free(g->cbody);
   for (uint32_t i = 0; i < g->ncres; i++) tensor_release(g->cres[i]);
   free(g->cres);
@@ -1703,7 +1456,7 @@ void cpu_dev_destroy(cpu_exec *x) {
   cpu_dev *d = x->dev;
   if (!d) return;
   if (d->g.deferring) { /* not expected: every run ends with cpu_dev_end_run */
-    hlo_status_free(graph_flush(x, false));
+    hlo_status_free(cpu_dev_graph_flush(x, false));
   }
   while (d->n) drop_entry(x, d->n - 1);
   free(d->e);
@@ -1749,14 +1502,14 @@ static int64_t find_sorted(const dev_entry *e, uint32_t lo, uint32_t hi, const u
 
 /* The entry whose host range holds p, or -1: the run's own entries, then
  * binary searches of the arguments' and the constants'. */
-static int64_t find(const cpu_dev *d, const uint8_t *p) {
+int64_t cpu_dev_find(const cpu_dev *d, const uint8_t *p) {
   for (uint32_t i = d->nfixed; i < d->n; i++)
     if (p >= d->e[i].host && p < d->e[i].host + d->e[i].bytes) return i;
   int64_t i = find_sorted(d->e, d->npinned, d->nfixed, p);
   return i >= 0 ? i : find_sorted(d->e, 0, d->npinned, p);
 }
 
-static bool in_dev_arena(const cpu_dev *d, const uint8_t *p) {
+bool cpu_dev_in_arena(const cpu_dev *d, const uint8_t *p) {
   return d->host_arena && p >= d->host_arena && p < d->host_arena + d->arena_bytes;
 }
 
@@ -1808,7 +1561,7 @@ static hlo_status entry_slot(cpu_dev *d, uint32_t *out) {
 static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t bytes, bool make,
                            int64_t *out) {
   cpu_dev *d = x->dev;
-  *out = find(d, host);
+  *out = cpu_dev_find(d, host);
   if (*out >= 0 || !make || !owner) return NULL;
   bool gbuf = d->g.deferring; /* a deferred run's buffers: the graph's, kept across runs */
   void *dev = NULL;
@@ -1837,10 +1590,10 @@ hlo_status cpu_dev_in(cpu_exec *x, tensor *owner, void *host, size_t bytes, void
   cpu_dev *d = x->dev;
   uint8_t *p = host;
   if (!bytes) {
-    *dev = in_dev_arena(d, p) ? d->arena + (p - d->host_arena) : d->empty;
+    *dev = cpu_dev_in_arena(d, p) ? d->arena + (p - d->host_arena) : d->empty;
     return NULL;
   }
-  if (in_dev_arena(d, p)) {
+  if (cpu_dev_in_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
     HLO_TRY(arena_sync(x, g0, g1, ON_DEV));
@@ -1865,10 +1618,10 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
   cpu_dev *d = x->dev;
   uint8_t *p = host;
   if (!bytes) {
-    *dev = in_dev_arena(d, p) ? d->arena + (p - d->host_arena) : d->empty;
+    *dev = cpu_dev_in_arena(d, p) ? d->arena + (p - d->host_arena) : d->empty;
     return NULL;
   }
-  if (in_dev_arena(d, p)) {
+  if (cpu_dev_in_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
     HLO_TRY(runmap_set(&d->granules, g0, g1, ON_DEV));
@@ -1890,24 +1643,23 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
   return NULL;
 }
 
-static hlo_status cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *took);
 
 hlo_status cpu_dev_host_in(cpu_exec *x, const void *host, size_t bytes) {
   cpu_dev *d = x->dev;
   const uint8_t *p = host;
   if (!d || !bytes || !p) return NULL;
-  if (d->g.deferring && d->g.copen >= 0 && !d->g.prerun) HLO_TRY(case_poll(x, NULL));
-  if (d->g.deferring && (d->g.ncw || d->g.ncc) && in_dev_arena(d, p)) { /* a predicate? */
+  if (d->g.deferring && d->g.copen >= 0 && !d->g.prerun) HLO_TRY(cpu_dev_case_poll(x, NULL));
+  if (d->g.deferring && (d->g.ncw || d->g.ncc) && cpu_dev_in_arena(d, p)) { /* a predicate? */
     bool took = false;
-    HLO_TRY(cond_pred(x, (uint8_t *)p, bytes, &took));
+    HLO_TRY(cpu_dev_cond_pred(x, (uint8_t *)p, bytes, &took));
     if (took) return NULL;
   }
-  if (in_dev_arena(d, p)) {
+  if (cpu_dev_in_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
     return arena_sync(x, g0, g1, ON_HOST);
   }
-  int64_t i = find(d, p);
+  int64_t i = cpu_dev_find(d, p);
   if (i < 0) return NULL; /* host memory only */
   dev_entry *e = &d->e[i];
   if (!(e->state & ON_HOST)) {
@@ -1921,12 +1673,12 @@ hlo_status cpu_dev_host_out(cpu_exec *x, const void *host, size_t bytes) {
   cpu_dev *d = x->dev;
   const uint8_t *p = host;
   if (!d || !bytes || !p) return NULL;
-  if (in_dev_arena(d, p)) {
+  if (cpu_dev_in_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
     return runmap_set(&d->granules, g0, g1, ON_HOST);
   }
-  int64_t i = find(d, p);
+  int64_t i = cpu_dev_find(d, p);
   if (i < 0) return NULL;
   dev_entry *e = &d->e[i];
   /* a write of part of the entry: the rest must be valid on the host first */
@@ -1956,29 +1708,29 @@ hlo_status cpu_dev_tensor_wrote(cpu_exec *x, const tensor *t) {
 
 /* Whether the memory at p is valid on the device (and not only there: the
  * state bits of its arena granules or entry). */
-static bool valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes) {
-  if (in_dev_arena(d, p)) {
+bool cpu_dev_valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes) {
+  if (cpu_dev_in_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
     for (size_t g = g0, e; g < g1; g = e)
       if (!(d->granules.state[runmap_find(&d->granules, g, &e)] & ON_DEV)) return false;
     return true;
   }
-  int64_t i = find(d, p);
+  int64_t i = cpu_dev_find(d, p);
   return i >= 0 && (d->e[i].state & ON_DEV);
 }
 
 /* Whether the memory at p is valid on the host (untracked memory is;
  * arena granules never written are garbage on both sides). */
 static bool valid_on_host(const cpu_dev *d, const uint8_t *p, size_t bytes) {
-  if (in_dev_arena(d, p)) {
+  if (cpu_dev_in_arena(d, p)) {
     size_t g0, g1;
     arena_range(d, p, bytes, &g0, &g1);
     for (size_t g = g0, e; g < g1; g = e)
       if (d->granules.state[runmap_find(&d->granules, g, &e)] == ON_DEV) return false;
     return true;
   }
-  int64_t i = find(d, p);
+  int64_t i = cpu_dev_find(d, p);
   return i < 0 || (d->e[i].state & ON_HOST);
 }
 
@@ -1990,7 +1742,7 @@ hlo_status cpu_dev_copy(cpu_exec *x, tensor *dst_owner, void *dst, const void *s
    * host, as a host step's output); on the device when it is only there,
    * or when it is valid there in a deferred run (a host copy would be
    * uploaded again by the device step reading it, ending the deferral) */
-  if (d && (!valid_on_host(d, src, bytes) || d->g.deferring) && valid_on_dev(d, src, bytes)) {
+  if (d && (!valid_on_host(d, src, bytes) || d->g.deferring) && cpu_dev_valid_on_dev(d, src, bytes)) {
     void *ds, *dd;
     HLO_TRY(cpu_dev_in(x, NULL, (void *)src, bytes, &ds));
     HLO_TRY(cpu_dev_out(x, dst_owner, dst, bytes, &dd));
@@ -2025,7 +1777,7 @@ void cpu_dev_end_run(cpu_exec *x) {
   /* a deferred run is flushed by its results or the run's synchronize;
    * after an error before those, its calls are issued here (as an eager
    * run would have: its error, if any, is the backend's again later) */
-  if (d->g.deferring) hlo_status_free(graph_flush(x, false));
+  if (d->g.deferring) hlo_status_free(cpu_dev_graph_flush(x, false));
   for (uint32_t i = d->npinned; i < d->n;) {
     if (!d->e[i].pinned) drop_entry(x, i);
     else i++;
@@ -2046,7 +1798,7 @@ static hlo_status lend_argument(cpu_exec *x, tensor *t, bool *all_lent) {
     *all_lent = false;
     return NULL;
   }
-  if (find(d, t->data) >= 0) return NULL; /* the same tensor passed twice */
+  if (cpu_dev_find(d, t->data) >= 0) return NULL; /* the same tensor passed twice */
   uint32_t i = 0;
   HLO_TRY(entry_slot(d, &i));
   uint8_t state = ON_DEV | (t->device->host_valid ? ON_HOST : 0);
@@ -2067,7 +1819,7 @@ static hlo_status upload_argument(cpu_exec *x, tensor *t) {
   }
   if (!t->nbytes || !t->data || (t->device && t->device->backend == (const void *)d->real))
     return NULL;
-  if (find(d, t->data) >= 0) return NULL; /* the same tensor passed twice */
+  if (cpu_dev_find(d, t->data) >= 0) return NULL; /* the same tensor passed twice */
   void *dev = NULL;
   uint32_t i = 0, gbi = 0;
   HLO_TRY(graph_buffer(x, t->nbytes, &dev, &gbi));
@@ -2104,7 +1856,7 @@ static void graph_key(cpu_exec *x, tensor *const *args, uint32_t n) {
       k->ok = false;
       return;
     }
-    int64_t e = t->nbytes && t->data ? find(d, t->data) : -1;
+    int64_t e = t->nbytes && t->data ? cpu_dev_find(d, t->data) : -1;
     uint32_t same = 0;
     for (uint32_t j = 0; j < i && !same; j++)
       if (args[j] && args[j]->data == t->data) same = j + 1;
@@ -2187,7 +1939,7 @@ static hlo_status hand_result(cpu_exec *x, tensor *r, uint32_t *gk, bool *hv) {
     return NULL;
   }
   if (r->device && r->device->own) return NULL; /* a result given twice: moved already */
-  int64_t k = find(d, r->data);
+  int64_t k = cpu_dev_find(d, r->data);
   if (k >= 0) {
     dev_entry *e = &d->e[k];
     bool own = e->owner == r && !e->pinned && (!e->lent || e->gbuf) && e->host == r->data &&
@@ -2236,9 +1988,9 @@ static hlo_status hand_result(cpu_exec *x, tensor *r, uint32_t *gk, bool *hv) {
 hlo_status cpu_dev_result(cpu_exec *x, tensor *r) {
   cpu_dev *d = x->dev;
   if (!d || !r) return NULL;
-  if (d->g.deferring && d->g.copen >= 0) HLO_TRY(case_poll(x, r));
+  if (d->g.deferring && d->g.copen >= 0) HLO_TRY(cpu_dev_case_poll(x, r));
   d->g.nresults++;
-  HLO_TRY(graph_flush(x, true)); /* the steps are done: their calls go */
+  HLO_TRY(cpu_dev_graph_flush(x, true)); /* the steps are done: their calls go */
   uint32_t k;
   bool hv;
   HLO_TRY(hand_result(x, r, &k, &hv));
@@ -2312,422 +2064,4 @@ hlo_status cpu_dev_replay_result(cpu_exec *x, tensor *r) {
     return status_new(HLO_INTERNAL, "device executable: result %u of a replayed run has no graph "
                       "buffer", i);
   return hand_graph_buffer(x, r, k, g->replay->recipe.hv[i]);
-}
-
-/* ---- conditional WHILE nodes: the loop's predicate (the design: the
- * header comment) ---- */
-
-/* The device pointer of host memory p[0..bytes) where it is valid on the
- * device: the arena's, or an entry's; false elsewhere. */
-static bool dev_ptr(const cpu_dev *d, const uint8_t *p, size_t bytes, uint8_t **out) {
-  if (in_dev_arena(d, p)) {
-    if (!valid_on_dev(d, p, bytes)) return false;
-    *out = d->arena + (p - d->host_arena);
-    return true;
-  }
-  int64_t i = find(d, p);
-  if (i < 0 || !(d->e[i].state & ON_DEV) || !d->e[i].dev || p + bytes > d->e[i].host + d->e[i].bytes)
-    return false;
-  *out = d->e[i].dev + (p - d->e[i].host);
-  return true;
-}
-
-/* Whether tensor t is held by its loop only (and the device entry for it):
- * nothing else reads the buffer, so the node may write it. */
-static bool held_alone(const cpu_exec *x, const tensor *t) {
-  return (int64_t)__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) ==
-         1 + (int64_t)cpu_dev_holds(x, t);
-}
-
-/* A loop-owned buffer of `bytes` (kept across runs: the first free one of
- * that size, else a new one). Errors: out of (device) memory. */
-static hlo_status cond_temp(cpu_exec *x, size_t bytes, uint8_t **out) {
-  graph_state *g = &x->dev->g;
-  uint32_t k = 0;
-  while (k < g->ntmp && (g->tmp[k].busy || g->tmp[k].bytes != bytes)) k++;
-  if (k == g->ntmp) {
-    ctemp *n = realloc(g->tmp, (g->ntmp + 1) * sizeof *n);
-    if (!n) return cpu_oom();
-    g->tmp = n;
-    void *p = x->dev->real->alloc(bytes);
-    if (!p)
-      return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a loop's buffer of %zu "
-                        "bytes", bytes);
-    g->tmp[g->ntmp++] = (ctemp){p, bytes, false};
-  }
-  g->tmp[k].busy = true;
-  *out = g->tmp[k].p;
-  return NULL;
-}
-
-/* Appends a record of kind `kind` with pointers p[0..np) (and the
- * predicate's size and form) to the run's calls. */
-static hlo_status cond_push(graph_state *g, gcall_kind kind, const void *const *p, uint32_t np,
-                            uint64_t bytes, uint32_t bit, uint32_t index) {
-  gcall c;
-  memset(&c, 0, sizeof c);
-  c.kind = kind;
-  c.bytes = bytes;
-  c.nin = bit;
-  c.index = index;
-  c.u.cond.kind = BACKEND_COND_WHILE;
-  c.u.cond.nbranches = 1;
-  return glist_add(&g->calls, &c, p, np);
-}
-
-static hlo_status cond_copy(graph_state *g, void *dst, const void *src, size_t n) {
-  const void *p[2] = {dst, src};
-  return cond_push(g, GC_COPY, p, 2, n, 0, 0);
-}
-
-/* The loop's node cannot be made now: this run and the later ones issue
- * call by call (the caller then reads the predicate as an eager loop). */
-static void cond_refuse(cpu_exec *x, const char *why) {
-  graph_state *g = &x->dev->g;
-  g->eligible = false;
-  g->why = why;
-  if (g->verbose)
-    fprintf(stderr, "hlo: @%s: run %llu: no conditional graph node: %s\n", x->f->name,
-            (unsigned long long)g->runs, why);
-  /* the rest of the run eager (the host reads the predicate; a value valid
-   * on the host needs no download, which would end the deferral: ended
-   * here; an error is the backend's, met again by its next call) */
-  hlo_status_free(graph_flush(x, false));
-}
-
-static bool overlap(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
-  return a < b + nb && b < a + na;
-}
-
-/* The first read of loop w's predicate (at host[0..bytes)) in a deferred
- * run: the carried values' buffers are noted (a), a loop-owned slot made
- * for each that is not the loop's alone and that the body replaces, the
- * node begun (its predicate set from the cond's result, computed by the
- * calls recorded so far), and the host told "true": it walks the body
- * once, recorded into the node. */
-static hlo_status cond_open(cpu_exec *x, uint32_t k, uint8_t *host, size_t bytes, bool *took) {
-  cpu_dev *d = x->dev;
-  graph_state *g = &d->g;
-  const cwhile *w = &g->cw[k];
-  const program *pc = &x->progs[w->cond], *pb = &x->progs[w->body];
-  uint32_t n = pc->block->num_args;
-  uint8_t *flag = NULL;
-  if (!dev_ptr(d, host, bytes, &flag)) {
-    cond_refuse(x, "a while loop's predicate is not on the device");
-    return NULL;
-  }
-  if (n > g->capcs) {
-    cslot *c = realloc(g->cs, n * sizeof *c);
-    if (!c) return cpu_oom();
-    g->cs = c;
-    g->capcs = n;
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    const tensor *t = w->snap[i];
-    cslot *c = &g->cs[i];
-    memset(c, 0, sizeof *c);
-    if (!t) {
-      cond_refuse(x, "a while loop's carried value was not bound at its cond's calls");
-      return NULL;
-    }
-    c->bytes = t->nbytes;
-    if (c->bytes && !dev_ptr(d, t->data, t->nbytes, &c->a)) {
-      cond_refuse(x, "a while loop's carried value is not on the device");
-      return NULL;
-    }
-    c->s = c->a;
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    const tensor *t = w->snap[i];
-    cslot *c = &g->cs[i];
-    bool passed = pb->block->last->operands[i] == &pb->block->args[i];
-    if (!c->bytes || passed || held_alone(x, t)) continue;
-    /* shared (a constant, an argument, a value read after the loop): the
-     * node carries it in a buffer of its own, from a copy */
-    HLO_TRY(cond_temp(x, c->bytes, &c->s));
-    HLO_TRY(cond_copy(g, c->s, c->a, c->bytes));
-  }
-  const void *p[1] = {flag};
-  HLO_TRY(cond_push(g, GC_COND_BEGIN, p, 1, w->pred_size, w->pred_bit, COND_OPEN));
-  memset(w->snap, 0, w->n * sizeof *w->snap); /* the next snapshot: the cond after the body */
-  g->open = (int32_t)k;
-  g->open_at = g->calls.n - 1;
-  g->open_flag = flag;
-  g->ncs = n;
-  memset(host, 0, bytes);
-  host[0] = 1; /* true: the body is walked (recorded) once */
-  *took = true;
-  return NULL;
-}
-
-/* Rewrites, in the calls from `from` on, every pointer into a[0..bytes)
- * to the same offset of s (the body's recorded calls then work on the
- * loop-owned slot). */
-static void cond_rebase(graph_state *g, uint32_t from, const uint8_t *a, size_t bytes,
-                        uint8_t *s) {
-  for (uint32_t i = from; i < g->calls.n; i++) {
-    gcall *c = &g->calls.c[i];
-    for (uint32_t j = 0; j < c->nptr; j++) {
-      uint8_t *q = g->calls.p[c->ptr0 + j];
-      if (q >= a && q < a + bytes) g->calls.p[c->ptr0 + j] = s + (q - a);
-    }
-    if (c->kind == GC_COPY_BOX)
-      for (uint32_t j = 0; j < c->u.box.ndyn && j < BACKEND_BOX_MAX_RANK; j++) {
-        const uint8_t *q = c->u.box.dyn_index[j];
-        if (q >= a && q < a + bytes) c->u.box.dyn_index[j] = s + (q - a);
-      }
-  }
-}
-
-/* The second read of the predicate of the open loop: the body and the
- * cond after it are recorded; the node is closed: the body's calls moved
- * onto the loop-owned slots, the predicate set, the new values copied into
- * the carried slots (the next iteration reads them there); after the node,
- * the carried slots copied to where the host's walk left the results (b).
- * The host is told "false": its walk ends. */
-static hlo_status cond_close(cpu_exec *x, uint8_t *host, size_t bytes, bool *took) {
-  cpu_dev *d = x->dev;
-  graph_state *g = &d->g;
-  const cwhile *w = &g->cw[g->open];
-  uint32_t n = g->ncs;
-  const char *bad = NULL;
-  for (uint32_t i = 0; i < n && !bad; i++) {
-    const tensor *t = w->snap[i];
-    cslot *c = &g->cs[i];
-    if (!c->bytes) continue;
-    if (!t || t->nbytes != c->bytes || !dev_ptr(d, t->data, t->nbytes, &c->b))
-      bad = "a carried value the body made is not on the device";
-    else if (c->b != c->a && !held_alone(x, t))
-      bad = "a carried value the body made is not the loop's alone";
-    else if (c->s != c->a && overlap(c->b, c->bytes, c->a, c->bytes))
-      bad = "the body wrote over a carried value that is not the loop's alone";
-  }
-  /* the copies between slots must not overlap (each value's buffers are
-   * the loop's own or fresh: checked, not expected) */
-  for (uint32_t i = 0; i < n && !bad; i++)
-    for (uint32_t j = 0; j < n && !bad; j++) {
-      const cslot *ci = &g->cs[i], *cj = &g->cs[j];
-      if (i == j || !ci->bytes || !cj->bytes || ci->b == ci->s || cj->b == cj->s) continue;
-      if (overlap(ci->s, ci->bytes, cj->s, cj->bytes) ||
-          overlap(ci->s, ci->bytes, cj->b, cj->bytes))
-        bad = "the buffers of two carried values overlap";
-    }
-  if (bad) {
-    g->eligible = false;
-    g->cond_on = false;
-    g->why = bad;
-    return status_new(HLO_INTERNAL, "device executable: a while loop of @%s cannot be a "
-                      "conditional graph node: %s (HLO_CUDA_COND_GRAPHS=0 runs it without)",
-                      x->f->name, bad);
-  }
-  for (uint32_t i = 0; i < n; i++)
-    if (g->cs[i].bytes && g->cs[i].s != g->cs[i].a)
-      cond_rebase(g, g->open_at + 1, g->cs[i].a, g->cs[i].bytes, g->cs[i].s);
-  const void *p[1] = {g->open_flag};
-  HLO_TRY(cond_push(g, GC_COND_SET, p, 1, w->pred_size, w->pred_bit, 0));
-  for (uint32_t i = 0; i < n; i++)
-    if (g->cs[i].bytes && g->cs[i].b != g->cs[i].s)
-      HLO_TRY(cond_copy(g, g->cs[i].s, g->cs[i].b, g->cs[i].bytes));
-  HLO_TRY(cond_push(g, GC_COND_END, NULL, 0, 0, 0, g->open_at));
-  g->calls.c[g->open_at].index = g->calls.n - 1;
-  for (uint32_t i = 0; i < n; i++)
-    if (g->cs[i].bytes && g->cs[i].b != g->cs[i].s)
-      HLO_TRY(cond_copy(g, g->cs[i].b, g->cs[i].s, g->cs[i].bytes));
-  memset(w->snap, 0, w->n * sizeof *w->snap);
-  g->open = -1;
-  g->cond_nodes++;
-  memset(host, 0, bytes); /* false: the walk ends (the node runs the iterations) */
-  *took = true;
-  return NULL;
-}
-
-/* cpu_dev_host_in in a deferred run with conditional loops: when
- * host[0..bytes) is the predicate of one (its cond's arguments bound: its
- * cond was just run), *took and the host's copy of the predicate written
- * (see cond_open, cond_close); else nothing (an ordinary read). */
-static hlo_status case_open(cpu_exec *x, uint32_t k, uint8_t *host, size_t bytes, bool *took);
-
-static hlo_status cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *took) {
-  graph_state *g = &x->dev->g;
-  *took = false;
-  for (uint32_t k = 0; k < g->ncc && g->open < 0 && g->copen < 0 && !g->prerun; k++) {
-    const ccase *c = &g->cc[k];
-    int64_t at = arena_at(x, c->sel);
-    if (at >= 0 && x->progs[0].arena && host == x->progs[0].arena + at && bytes == c->pred_size)
-      return case_open(x, k, host, bytes, took);
-  }
-  if (g->prerun || g->copen >= 0) return NULL;
-  for (uint32_t k = 0; k < g->ncw; k++) {
-    if (g->open >= 0 && (uint32_t)g->open != k) continue;
-    const cwhile *w = &g->cw[k];
-    const program *pf = &x->progs[w->cond];
-    const hlo_value *f = w->flag;
-    if (!pf->arena || bytes != w->pred_size || host != pf->arena + x->offset[f->id]) continue;
-    return g->open >= 0 ? cond_close(x, host, bytes, took) : cond_open(x, k, host, bytes, took);
-  }
-  return NULL;
-}
-
-/* ---- conditional IF / SWITCH nodes: a case's selector (the design: the
- * header comment) ---- */
-
-/* The read of case k's selector (at host[0..bytes)) in a deferred run: its
- * branches but the first are run now, each recorded into a list of its
- * own (cbody), their results held (cres); the host is told "branch 0" and
- * walks it, recorded from copen_at on; case_poll then closes the node. */
-static hlo_status case_open(cpu_exec *x, uint32_t k, uint8_t *host, size_t bytes, bool *took) {
-  cpu_dev *d = x->dev;
-  graph_state *g = &d->g;
-  const ccase *c = &g->cc[k];
-  const step *s = c->s;
-  uint8_t *sel = NULL;
-  if (!dev_ptr(d, host, bytes, &sel)) {
-    cond_refuse(x, "a case's selector is not on the device");
-    return NULL;
-  }
-  uint32_t nb = s->nsub, nout = s->nout;
-  if (nb - 1 > g->ncbody) {
-    glist *n = realloc(g->cbody, (nb - 1) * sizeof *n);
-    if (!n) return cpu_oom();
-    for (uint32_t i = g->ncbody; i < nb - 1; i++) n[i] = (glist){0};
-    g->cbody = n;
-    g->ncbody = nb - 1;
-  }
-  uint32_t need = (nb - 1) * nout;
-  if (need > g->capcres) {
-    tensor **n = realloc(g->cres, need * sizeof *n);
-    if (!n) return cpu_oom();
-    g->cres = n;
-    g->capcres = need;
-  }
-  g->ncres = 0;
-  g->prerun = true;
-  hlo_status st = NULL;
-  for (uint32_t b = 1; b < nb && !st; b++) {
-    glist saved = g->calls;
-    g->calls = g->cbody[b - 1];
-    g->calls.n = g->calls.np = 0;
-    tensor **res = NULL;
-    uint32_t nr = 0;
-    st = cpu_run_program(x, s->sub[b], NULL, 0, &res, &nr);
-    g->cbody[b - 1] = g->calls;
-    g->calls = saved;
-    if (!st && nr != nout)
-      st = status_new(HLO_INTERNAL, "device executable: branch %u returned %u values, expected "
-                      "%u", b, nr, nout);
-    for (uint32_t i = 0; i < nr; i++) {
-      if (!st) g->cres[g->ncres++] = res[i];
-      else tensor_release(res[i]);
-    }
-    free(res);
-  }
-  g->prerun = false;
-  if (st) return st;
-  g->copen = (int32_t)k;
-  g->copen_at = g->calls.n;
-  g->copen_sel = sel;
-  memset(host, 0, bytes); /* branch 0: a case's index 0, an if's true */
-  if (c->kind == BACKEND_COND_IF) host[0] = 1;
-  *took = true;
-  return NULL;
-}
-
-/* After the host's walk of branch 0 of the open case: when its results are
- * found (each bound to its value: a later step runs; or, for a one-result
- * case, `result`, the run's result cpu_dev_result is handing over, when
- * program 0 returns it there), the node is made: branch 0's calls since
- * copen_at moved after a GC_COND_BEGIN, each other branch's after a
- * GC_COND_NEXT, followed by copies of its results into branch 0's (the
- * buffers the host's walk goes on with), then GC_COND_END. */
-static hlo_status case_poll(cpu_exec *x, const tensor *result) {
-  cpu_dev *d = x->dev;
-  graph_state *g = &d->g;
-  const ccase *c = &g->cc[g->copen];
-  const step *s = c->s;
-  uint32_t nout = s->nout, nb = s->nsub;
-  if (nout > g->capcs) {
-    cslot *n = realloc(g->cs, nout * sizeof *n);
-    if (!n) return cpu_oom();
-    g->cs = n;
-    g->capcs = nout;
-  }
-  const hlo_op *t0 = x->progs[0].block->last;
-  for (uint32_t i = 0; i < nout; i++) {
-    const tensor *t = s->out[i]->id < x->nvals ? x->vals[s->out[i]->id] : NULL;
-    if (!t && result && nout == 1 && t0 && g->nresults < t0->num_operands &&
-        t0->operands[g->nresults] == s->out[0])
-      t = result;
-    if (!t) return NULL; /* not past the case yet */
-    cslot *cs = &g->cs[i];
-    memset(cs, 0, sizeof *cs);
-    cs->bytes = t->nbytes;
-    if (cs->bytes && (!dev_ptr(d, t->data, t->nbytes, &cs->a) ||
-                      (int64_t)__atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE) >
-                          2 + (int64_t)cpu_dev_holds(x, t))) {
-      g->eligible = false;
-      g->cond_on = false;
-      g->copen = -1;
-      return status_new(HLO_INTERNAL, "device executable: a case's result of @%s is not its own "
-                        "buffer on the device (HLO_CUDA_COND_GRAPHS=0 runs it without)",
-                        x->f->name);
-    }
-  }
-  /* branch 0's calls, out of the list (they go into the node) */
-  glist b0 = {0};
-  hlo_status st = NULL;
-  for (uint32_t i = g->copen_at; i < g->calls.n && !st; i++)
-    st = glist_add(&b0, &g->calls.c[i], (const void *const *)g->calls.p + g->calls.c[i].ptr0,
-                   g->calls.c[i].nptr);
-  if (!st && g->copen_at < g->calls.n) {
-    g->calls.np = g->calls.c[g->copen_at].ptr0;
-    g->calls.n = g->copen_at;
-  }
-  gcall bc;
-  memset(&bc, 0, sizeof bc);
-  bc.kind = GC_COND_BEGIN;
-  bc.bytes = c->pred_size;
-  bc.nin = c->pred_bit;
-  bc.u.cond.kind = c->kind;
-  bc.u.cond.nbranches = nb;
-  bc.u.cond.is_signed = c->pred_signed;
-  const void *sp[1] = {g->copen_sel};
-  uint32_t at = g->calls.n;
-  if (!st) st = glist_add(&g->calls, &bc, sp, 1);
-  for (uint32_t i = 0; i < b0.n && !st; i++)
-    st = glist_add(&g->calls, &b0.c[i], (const void *const *)b0.p + b0.c[i].ptr0, b0.c[i].nptr);
-  uint32_t first_next = g->calls.n;
-  for (uint32_t b = 1; b < nb && !st; b++) {
-    st = cond_push(g, GC_COND_NEXT, NULL, 0, 0, 0, 0);
-    const glist *l = &g->cbody[b - 1];
-    for (uint32_t i = 0; i < l->n && !st; i++)
-      st = glist_add(&g->calls, &l->c[i], (const void *const *)l->p + l->c[i].ptr0, l->c[i].nptr);
-    for (uint32_t i = 0; i < nout && !st; i++) {
-      const tensor *r = g->cres[(b - 1) * nout + i];
-      uint8_t *src = NULL;
-      if (!g->cs[i].bytes) continue;
-      if (!r || r->nbytes != g->cs[i].bytes || !dev_ptr(d, r->data, r->nbytes, &src) ||
-          overlap(src, r->nbytes, g->cs[i].a, g->cs[i].bytes))
-        st = status_new(HLO_INTERNAL, "device executable: branch %u's result %u of a case of @%s "
-                        "is not on the device apart", b, i, x->f->name);
-      else
-        st = cond_copy(g, g->cs[i].a, src, r->nbytes);
-    }
-  }
-  uint32_t end = g->calls.n;
-  if (!st) st = cond_push(g, GC_COND_END, NULL, 0, 0, 0, at);
-  glist_free(&b0);
-  for (uint32_t i = 0; i < g->ncres; i++) tensor_release(g->cres[i]);
-  g->ncres = 0;
-  g->copen = -1;
-  if (st) {
-    g->eligible = false;
-    g->cond_on = false;
-    return st;
-  }
-  g->calls.c[at].index = end;
-  g->calls.c[end].u.cond.kind = c->kind;
-  for (uint32_t i = first_next; i < end; i++)
-    if (g->calls.c[i].kind == GC_COND_NEXT) g->calls.c[i].index = end;
-  g->cond_nodes++;
-  return NULL;
 }
