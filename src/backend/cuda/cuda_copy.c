@@ -6,9 +6,12 @@
  * by NVRTC for the device's architecture on the first call (a mutex; a
  * failure is remembered and given again), loaded with cuModuleLoadData
  * into the backend's context, never unloaded — cuda_window.c's pattern.
- * Launches: blocks of 256 threads, ceil(n / 256) blocks up to 2^31 - 1;
- * the kernels loop grid-stride over 64-bit element indices, so any grid
- * is correct. The branches on the element size and on fill are uniform
+ * Launches: blocks of 256 threads, ceil(n / 256) blocks up to 2^31 - 1
+ * (a box of one line, the common case once contiguous dims are merged:
+ * ceil(n / (256 * COPY_UNROLL)), each thread moving COPY_UNROLL 16-byte
+ * elements at once with no index arithmetic; other boxes find an element's
+ * position by 32-bit divisions when n < 2^31); the kernels loop
+ * grid-stride over 64-bit element indices, so any grid is correct. The branches on the element size and on fill are uniform
  * across the grid. */
 #include "backend/cuda/cuda_copy.h"
 #include <pthread.h>
@@ -21,6 +24,8 @@
 #include "support/status.h"
 
 #define COPY_BLOCK 256
+/* elements a thread of a one-line copy keeps in flight (walk1's r == 1) */
+#define COPY_UNROLL 4
 #define COPY_GRID_MAX 2147483647u
 /* scatter_rows: a block per index (scat_rows below) up to this many
  * indices a batch (the leader searches cost O(indices^2 / block) in all),
@@ -33,6 +38,7 @@
 /* No #include: NVRTC compiles this alone. The struct is cuda_copy_desc. */
 static const char copy_source[] =
     "#define SCATTER_BLOCK " STR(COPY_BLOCK) "\n"
+    "#define COPY_UNROLL " STR(COPY_UNROLL) "\n"
     "#define SCATTER_ROWS_MAX " STR(SCATTER_ROWS_MAX) "\n"
     "typedef long long i64;\n"
     "typedef unsigned long long u64;\n"
@@ -73,7 +79,40 @@ static const char copy_source[] =
     "    if (d.dyn_dst) dst0 += x;\n"
     "    else src0 += x;\n"
     "  }\n"
-    "  for (i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x; e < d.n; e += stride) {\n"
+    "  i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (r == 1) {\n"
+    "    /* one line (a merged contiguous box): no index arithmetic, and\n"
+    "     * COPY_UNROLL elements in flight a thread (the launch sizes the grid\n"
+    "     * for that) */\n"
+    "    for (; e + (COPY_UNROLL - 1) * stride < d.n; e += COPY_UNROLL * stride) {\n"
+    "      T a[COPY_UNROLL];\n"
+    "      if (!FILL)\n"
+    "#pragma unroll\n"
+    "        for (int u = 0; u < COPY_UNROLL; u++) a[u] = src[src0 + (e + u * stride) * ssi];\n"
+    "#pragma unroll\n"
+    "      for (int u = 0; u < COPY_UNROLL; u++) dst[dst0 + (e + u * stride) * dsi] = FILL ? v : a[u];\n"
+    "    }\n"
+    "    for (; e < d.n; e += stride) dst[dst0 + e * dsi] = FILL ? v : src[src0 + e * ssi];\n"
+    "    return;\n"
+    "  }\n"
+    "  if (d.n <= 0x7fffffffLL) {\n"
+    "    /* the element's position by 32-bit divisions (a 64-bit one is a\n"
+    "     * long software sequence on the GPU) */\n"
+    "    for (; e < d.n; e += stride) {\n"
+    "      unsigned row = (unsigned)e / (unsigned)inner, j = (unsigned)e - row * (unsigned)inner;\n"
+    "      i64 doff = dst0 + (i64)j * dsi, soff = src0 + (i64)j * ssi;\n"
+    "      for (int k = r - 2; k >= 0; k--) {\n"
+    "        unsigned q = row / (unsigned)d.dims[k], i = row - q * (unsigned)d.dims[k];\n"
+    "        row = q;\n"
+    "        doff += (i64)i * d.ds[k];\n"
+    "        soff += (i64)i * d.ss[k];\n"
+    "      }\n"
+    "      if (FILL) dst[doff] = v;\n"
+    "      else dst[doff] = src[soff];\n"
+    "    }\n"
+    "    return;\n"
+    "  }\n"
+    "  for (; e < d.n; e += stride) {\n"
     "    i64 row = e / inner, j = e - row * inner;\n"
     "    i64 doff = dst0 + j * dsi, soff = src0 + j * ssi;\n"
     "    for (int k = r - 2; k >= 0; k--) {\n"
@@ -462,7 +501,9 @@ static hlo_status run(void *dst, const void *src, const void *value, const backe
   if (d.n <= 0) return NULL;
   const cuda_device_state *s;
   HLO_TRY(prepare(what, &s));
-  int64_t blocks = (d.n + COPY_BLOCK - 1) / COPY_BLOCK;
+  /* a one-line box: COPY_UNROLL elements a thread (walk1) */
+  int64_t per_block = d.rank == 1 ? COPY_BLOCK * COPY_UNROLL : COPY_BLOCK;
+  int64_t blocks = (d.n + per_block - 1) / per_block;
   unsigned grid = blocks > (int64_t)COPY_GRID_MAX ? COPY_GRID_MAX : (unsigned)blocks;
   void *params[] = {&d, &dst, &src};
   CUresult r = s->cu->cuLaunchKernel(g_fn, grid, 1, 1, COPY_BLOCK, 1, 1, 0, s->stream, params,
