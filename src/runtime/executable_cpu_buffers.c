@@ -842,13 +842,16 @@ static bool read_natively(const cpu_exec *x, const program *p, uint32_t pi, uint
  * (HOME_CARRIED, offset V, as a while body's carried values:
  * run_native_step writes over V's tensor while the run holds its only
  * reference, else makes R a tensor of its own; value_tensor finds V's for
- * R). V's reshapes borrow its tensor (HOME_HEAP). Not on a device backend
- * (its buffers are the arena's layout). `group` is scratch of x->nvals
- * entries, all false on entry and on return. */
+ * R). V's reshapes borrow its tensor (HOME_HEAP). On a device backend too:
+ * its mirror follows memory, not values (executable_cpu_device.c: V's
+ * tensor has the device copy R is written into, in place like a carried
+ * value's; the kernel's pointers lose restrict, as any aliased kernel's).
+ * `group` is scratch of x->nvals entries, all false on entry and on
+ * return. */
 static void plan_results_over_temps(cpu_exec *x, uint32_t pi, const bool *is_result, bool *keep,
                                     bool *in_result, bool *group) {
   program *p = &x->progs[pi];
-  if (pi != 0 || p->while_body || x->be->device_memory) return;
+  if (pi != 0 || p->while_body) return;
   for (uint32_t s = 0; s < p->nsteps; s++) {
     step *q = &p->steps[s];
     if (q->kind != STEP_KERNEL || q->nout != 1) continue;
@@ -887,12 +890,13 @@ static void plan_results_over_temps(cpu_exec *x, uint32_t pi, const bool *is_res
 /* ------------------------------------------------- temporaries in results */
 
 /* Whether program 0's results may hold temporaries before they are
- * written (place_in_results): on the CPU backend only. A device backend
- * tracks its buffers by the arena's layout (executable_cpu_device.c), and
- * --emit=lib (backend "cpu-aot", src/aot/emit_lib.c) lays out its own
- * scratch from the arena and the heap values. */
+ * written (place_in_results): on the CPU backend and on a device backend
+ * (whose mirror tracks a result's allocation holding temporaries per
+ * 64-byte granule, as its arena: executable_cpu_device.c), not with
+ * --emit=lib (backend "cpu-aot", src/aot/emit_lib.c), which lays out its
+ * own scratch from the arena and the heap values. */
 static bool results_hold_temps(const cpu_exec *x) {
-  return !x->be->device_memory && x->be->name && strcmp(x->be->name, "cpu-aot") != 0;
+  return x->be->name && strcmp(x->be->name, "cpu-aot") != 0;
 }
 
 /* One allocation of a result of program 0 that may hold temporaries: the
@@ -954,19 +958,23 @@ static void list_result_homes(const cpu_exec *x, result_home *hs, uint32_t *n) {
 /* Whether buffer b fits in result home h (whose buffers placed so far are
  * those of bufs with at[i] == h + 1) at an offset where it meets none of
  * them both in bytes and in steps: the lowest such offset (a multiple of
- * ba_buffer_align's alignment) in *off. */
+ * ba_buffer_align's alignment) in *off. `granules` (a device backend,
+ * whose validity is tracked per 64-byte granule): offsets multiples of
+ * 64, and no two buffers share a granule. */
 static bool fit_in_home(const ba_buffer *bufs, uint32_t nb, const uint32_t *at,
                         const int64_t *off, uint32_t h, int64_t hbytes, const ba_buffer *b,
-                        int64_t *out) {
-  int64_t align = ba_buffer_align(b->bytes, 64);
+                        bool granules, int64_t *out) {
+  int64_t align = granules ? 64 : ba_buffer_align(b->bytes, 64);
   int64_t cand = 0;
   for (;;) {
     if (cand + b->bytes > hbytes) return false;
     int64_t next = -1;
     for (uint32_t i = 0; i < nb; i++) {
       if (at[i] != h + 1 || bufs[i].end < b->start || bufs[i].start > b->end) continue;
-      if (off[i] < cand + b->bytes && cand < off[i] + bufs[i].bytes) {
-        int64_t e = off[i] + bufs[i].bytes;
+      /* on a device backend each buffer takes whole 64-byte granules */
+      int64_t ib = granules ? (bufs[i].bytes + 63) / 64 * 64 : bufs[i].bytes;
+      if (off[i] < cand + b->bytes && cand < off[i] + ib) {
+        int64_t e = off[i] + ib;
         if (e > next) next = e;
       }
     }
@@ -975,6 +983,62 @@ static bool fit_in_home(const ba_buffer *bufs, uint32_t nb, const uint32_t *at,
       return true;
     }
     cand = (next + align - 1) / align * align;
+  }
+}
+
+/* Sorts the homes smallest first (stable: the results' order). */
+static void sort_homes(result_home *hs, uint32_t nh) {
+  for (uint32_t i = 1; i < nh; i++)
+    for (uint32_t j = i; j > 0 && hs[j].bytes < hs[j - 1].bytes; j--) {
+      result_home t = hs[j];
+      hs[j] = hs[j - 1];
+      hs[j - 1] = t;
+    }
+}
+
+/* The result written over its input (XLA's CanShareOperandBufferWithUser
+ * for a live-out buffer: the output may take the memory of an operand
+ * that dies at the fusion writing it, read only at the element written):
+ * for each home hs[h] written by a kernel step q that makes it alone, an
+ * arena buffer bufs[i] (a value group: ids[i] its root, i < nvalues) that
+ * q reads through exactly one input k, that dies at q, has the result's
+ * bytes, and that q may overwrite (kernel_may_overwrite: input k of the
+ * result's dims and element size, read only elementwise, so through a
+ * bitcast_convert of another element type too, which a result written
+ * over a temporary, plan_results_over_temps, does not take) is placed at
+ * offset 0 of the home (at[i] = h + 1, off[i] = 0): the kernel then
+ * writes the result over it, in place (q->inplace = k, q->aliased). The
+ * home holds nothing else yet (this runs before place_in_results). */
+static void place_over_input(cpu_exec *x, const program *p, const result_home *hs, uint32_t nh,
+                             const ba_buffer *bufs, uint32_t nvalues, const uint32_t *ids,
+                             const uint32_t *root, uint32_t *at, int64_t *off) {
+  for (uint32_t h = 0; h < nh; h++) {
+    if (hs[h].write >= p->nsteps) continue;
+    step *q = &p->steps[hs[h].write];
+    if (q->kind != STEP_KERNEL || q->nout != 1 || q->out[0] != hs[h].v || q->elided) continue;
+    for (uint32_t k = 0; k < q->nin; k++) {
+      uint32_t v = q->in[k]->id;
+      if (v >= x->nvals || x->prog_of[v] != 0 || x->home[v] != HOME_ARENA ||
+          cpu_value_bytes(q->in[k]) != hs[h].bytes || !kernel_may_overwrite(q, k))
+        continue;
+      uint32_t r = root[v], bi = nvalues;
+      for (uint32_t i = 0; i < nvalues && bi == nvalues; i++)
+        if (ids[i] == r) bi = i;
+      if (bi == nvalues || at[bi] || bufs[bi].end != hs[h].write || bufs[bi].bytes != hs[h].bytes)
+        continue;
+      const step *d = &p->steps[x->def_step[r]];
+      if (!step_is_native(d->kind) || d->elided) continue;
+      bool once = true; /* no other input in that memory */
+      for (uint32_t j = 0; j < q->nin; j++)
+        once &= j == k || q->in[j]->id >= x->nvals || x->prog_of[q->in[j]->id] != 0 ||
+                x->home[q->in[j]->id] != HOME_ARENA || root[q->in[j]->id] != r;
+      if (!once) continue;
+      at[bi] = h + 1;
+      off[bi] = 0;
+      q->inplace = (int32_t)k;
+      q->aliased = true;
+      break;
+    }
   }
 }
 
@@ -991,19 +1055,15 @@ static bool fit_in_home(const ba_buffer *bufs, uint32_t nb, const uint32_t *at,
  * the arena are the most bytes live at once (ba_peak_live's measure: each
  * placement lowers that peak or moves it); when none there fits, every
  * other buffer that fits, largest first (less for ba_pack to pack). A
- * home is tried smallest first (hs is sorted so). at[i] gets 1 + the home's index (0: the
- * arena), off[i] the offset in it; live (nsteps + 2 entries) and tried
- * (nb) are scratch. */
+ * home is tried smallest first (hs is sorted so: sort_homes). `granules`:
+ * a device backend (fit_in_home); a buffer with barred[i] stays in the
+ * arena. at[i] gets 1 + the home's index (0: the arena; on entry, the
+ * buffers place_over_input placed, the others 0), off[i] the offset in
+ * it; live (nsteps + 2 entries) and tried (nb) are scratch. */
 static void place_in_results(result_home *hs, uint32_t nh, const ba_buffer *bufs,
-                             uint32_t nb, uint32_t nsteps, uint32_t *at, int64_t *off,
-                             int64_t *live, bool *tried) {
-  for (uint32_t i = 0; i < nb; i++) at[i] = 0, off[i] = 0, tried[i] = false;
-  for (uint32_t i = 1; i < nh; i++) /* smallest first (stable: the results' order) */
-    for (uint32_t j = i; j > 0 && hs[j].bytes < hs[j - 1].bytes; j--) {
-      result_home t = hs[j];
-      hs[j] = hs[j - 1];
-      hs[j - 1] = t;
-    }
+                             uint32_t nb, uint32_t nsteps, bool granules, const bool *barred,
+                             uint32_t *at, int64_t *off, int64_t *live, bool *tried) {
+  for (uint32_t i = 0; i < nb; i++) tried[i] = barred[i] || at[i]; /* placed: place_over_input */
   /* a buffer that fits nowhere now fits nowhere later (placements only
    * take room): tried once */
   for (int round = 0; round < 2 && nh; round++)
@@ -1033,12 +1093,14 @@ static void place_in_results(result_home *hs, uint32_t nh, const ba_buffer *bufs
             best = bufs[i].bytes, bi = i;
         if (!best) break;
         tried[bi] = true;
-        for (uint32_t k = 0; k < nh && !placed; k++) {
+        bool put = false;
+        for (uint32_t k = 0; k < nh && !put; k++) {
           const result_home *h = &hs[k];
           if (bufs[bi].end >= h->write || h->bytes < bufs[bi].bytes) continue;
-          if (fit_in_home(bufs, nb, at, off, k, h->bytes, &bufs[bi], &off[bi]))
-            at[bi] = k + 1, placed = true;
+          if (fit_in_home(bufs, nb, at, off, k, h->bytes, &bufs[bi], granules, &off[bi]))
+            at[bi] = k + 1, put = true;
         }
+        placed |= put;
         if (placed && round == 0) break; /* the peak moved: measured again */
       }
       if (!placed || round == 1) break;
@@ -1198,14 +1260,24 @@ static hlo_status plan_program(cpu_exec *x, uint32_t pi, bool *is_result, uint32
     at = malloc(nb * sizeof *at);
     hoff = malloc(nb * sizeof *hoff);
     int64_t *live = malloc((p->nsteps + 2) * sizeof *live);
-    bool *tried = malloc(nb * sizeof *tried);
-    if (!hs || !at || !hoff || !live || !tried) st = cpu_oom();
+    bool *tried = malloc(nb * sizeof *tried), *barred = malloc(nb * sizeof *barred);
+    if (!hs || !at || !hoff || !live || !tried || !barred) st = cpu_oom();
+    /* a convolution's scratch stays in the arena on a device backend (its
+     * run finds the scratch there: run_device_step) */
+    for (uint32_t i = 0; !st && i < nb; i++)
+      barred[i] = i >= first_scratch && x->be->device_memory &&
+                  p->steps[ids[i]].kind == STEP_CONV;
     if (!st) list_result_homes(x, hs, &nhs);
-    if (!st && nhs) place_in_results(hs, nhs, bufs, nb, p->nsteps, at, hoff, live, tried);
-    if (!st && !nhs) memset(at, 0, nb * sizeof *at);
+    for (uint32_t i = 0; !st && i < nb; i++) at[i] = 0, hoff[i] = 0;
+    if (!st && nhs) {
+      sort_homes(hs, nhs);
+      place_over_input(x, p, hs, nhs, bufs, first_scratch, ids, root, at, hoff);
+      place_in_results(hs, nhs, bufs, nb, p->nsteps, x->be->device_memory, barred, at, hoff,
+                       live, tried);
+    }
     for (uint32_t i = 0; !st && i < nb; i++)
       if (at[i]) bufs[i].bytes = 0;
-    free(live), free(tried);
+    free(live), free(tried), free(barred);
   }
   /* small buffers packed below 64 bytes, except on a device backend (its
    * validity is tracked per 64-byte granule of the arena) */
@@ -1383,6 +1455,21 @@ static void dump_program(const cpu_exec *x, uint32_t pi, FILE *fp) {
             (long long)bytes, (long long)(best + bytes), live, v->loc.line,
             v->name ? v->name : "?", sb_cstr(&tb));
     sb_free(&tb);
+  }
+  /* the steps' blocks in the arena: a convolution's scratch, a control
+   * step's regions' arenas (live at that step only), by step */
+  for (uint32_t si = 0; si < p->nsteps; si++) {
+    const step *q = &p->steps[si];
+    int64_t need = q->kind == STEP_CONV ? q->scratch_bytes : 0;
+    for (uint32_t k = 0; k < q->nsub; k++)
+      if (x->progs[q->sub[k]].temp_bytes > need) need = x->progs[q->sub[k]].temp_bytes;
+    if (need <= 0 || q->scratch_in) continue;
+    const char *qn = op_name(q->op->opcode);
+    char live[32];
+    snprintf(live, sizeof live, "%u-%u", si, si);
+    fprintf(fp, "  %-12lld %12lld %12lld  %-11s %-6u (%s of %s)\n", (long long)q->scratch_offset,
+            (long long)need, (long long)(q->scratch_offset + need), live, q->op->loc.line,
+            q->nsub ? "the arenas of the regions" : "the scratch", qn ? qn : "?");
   }
 }
 

@@ -12,7 +12,8 @@
  * header comment) ---- */
 
 /* The device pointer of host memory p[0..bytes) where it is valid on the
- * device: the arena's, or an entry's; false elsewhere. */
+ * device: the arena's, or an entry's (a result's allocation holding
+ * temporaries: where its granules are); false elsewhere. */
 static bool dev_ptr(const cpu_dev *d, const uint8_t *p, size_t bytes, uint8_t **out) {
   if (cpu_dev_in_arena(d, p)) {
     if (!cpu_dev_valid_on_dev(d, p, bytes)) return false;
@@ -20,7 +21,8 @@ static bool dev_ptr(const cpu_dev *d, const uint8_t *p, size_t bytes, uint8_t **
     return true;
   }
   int64_t i = cpu_dev_find(d, p);
-  if (i < 0 || !(d->e[i].state & ON_DEV) || !d->e[i].dev || p + bytes > d->e[i].host + d->e[i].bytes)
+  if (i < 0 || !cpu_dev_valid_on_dev(d, p, bytes) || !d->e[i].dev ||
+      p + bytes > d->e[i].host + d->e[i].bytes)
     return false;
   *out = d->e[i].dev + (p - d->e[i].host);
   return true;
@@ -246,9 +248,8 @@ hlo_status cpu_dev_cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *too
   *took = false;
   for (uint32_t k = 0; k < g->ncc && g->open < 0 && g->copen < 0 && !g->prerun; k++) {
     const ccase *c = &g->cc[k];
-    int64_t at = cpu_dev_arena_at(x, c->sel);
-    if (at >= 0 && x->progs[0].arena && host == x->progs[0].arena + at && bytes == c->pred_size)
-      return case_open(x, k, host, bytes, took);
+    const uint8_t *at = cpu_dev_temp_host(x, c->sel); /* the arena or a result's allocation */
+    if (at && host == at && bytes == c->pred_size) return case_open(x, k, host, bytes, took);
   }
   if (g->prerun || g->copen >= 0) return NULL;
   for (uint32_t k = 0; k < g->ncw; k++) {

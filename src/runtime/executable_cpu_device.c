@@ -22,7 +22,19 @@
  *     host memory (the entry's key) cannot be freed and reused while the
  *     entry lives. Entries are dropped once they hold the last reference
  *     (after each step), and all but the constants' at the end of a run.
- *     Constants are uploaded once, at compile time (pinned entries).
+ *     Constants are uploaded once, at compile time (pinned entries);
+ *   - the allocation of a result of program 0 that holds temporaries
+ *     before the result is written (x->result_homes: buffer assignment's
+ *     place_in_results, XLA's reuse of live-out allocations; allocated
+ *     when the run starts): one entry for the whole allocation, made at
+ *     the first device step or host write touching any of it, whatever
+ *     tensor (a loop's state slot) the runtime names there, and tracked as
+ *     the arena is, per 64-byte granule (dev_entry.gran: buffer assignment
+ *     gives no two buffers there one granule), so a temporary written on
+ *     one side leaves the others where they are valid. Its device memory
+ *     is the result's: in a deferred run a graph buffer like any result's
+ *     (handed over, no copy), so the temporaries in it cost no allocation
+ *     of their own and the pool's one-allocation-per-buffer rule holds.
  * A device step (kernel, gemm; conv, window, sort when the backend has
  * the slot; data movement — dynamic_slice, dynamic_update_slice, pad,
  * splat fills, row gather / scatter — when it has copy_box, fill_box,
@@ -998,13 +1010,36 @@ static const char *cond_while_eligible(cpu_exec *x, const step *s, uint64_t *cal
 }
 
 /* Where value v lies in the executable's arena (an offset of program 0's
- * arena, which holds every region's), or -1 when it is not an arena value. */
-int64_t cpu_dev_arena_at(const cpu_exec *x, const hlo_value *v) {
+ * arena, which holds every region's; *in 0) or in the allocation of a
+ * result of program 0 that holds temporaries (an offset of it; *in 1 +
+ * that result's value id: x->in_result_of, a region's arena_in), or -1
+ * when it is not an arena value. */
+int64_t cpu_dev_arena_at(const cpu_exec *x, const hlo_value *v, uint32_t *in) {
+  *in = 0;
   if (v->id >= x->nvals || x->home[v->id] != HOME_ARENA) return -1;
   int64_t at = x->offset[v->id];
-  for (uint32_t p = x->prog_of[v->id], k = 0; p && k < 64; p = x->progs[p].arena_parent, k++)
+  uint32_t p = x->prog_of[v->id];
+  if (!p && x->in_result_of) *in = x->in_result_of[v->id];
+  for (uint32_t k = 0; p && k < 64; p = x->progs[p].arena_parent, k++) {
     at += x->progs[p].arena_offset;
+    if (x->progs[p].arena_in) { /* a region's arena in a result's allocation */
+      *in = x->progs[p].arena_in;
+      break;
+    }
+  }
   return at;
+}
+
+/* The host address of arena value v in this run (cpu_dev_arena_at: in the
+ * host arena or in a result's allocation, bound at the run's start), or
+ * NULL. */
+uint8_t *cpu_dev_temp_host(const cpu_exec *x, const hlo_value *v) {
+  uint32_t in = 0;
+  int64_t at = cpu_dev_arena_at(x, v, &in);
+  if (at < 0) return NULL;
+  if (!in) return x->progs[0].arena ? x->progs[0].arena + at : NULL;
+  const tensor *t = x->vals[in - 1];
+  return t && t->data ? t->data + at : NULL;
 }
 
 /* Whether case step s is recorded as an IF or SWITCH node: NULL, its
@@ -1043,7 +1078,8 @@ static const char *cond_case_eligible(cpu_exec *x, const step *s, uint64_t *call
       (k != HLO_CLASS_BOOL && k != HLO_CLASS_SINT && k != HLO_CLASS_UINT) ||
       (sb != 1 && sb != 2 && sb != 4 && sb != 8))
     return "a case / if whose selector is no integer (conditional graph nodes)";
-  if (cpu_dev_arena_at(x, sel) < 0)
+  uint32_t sel_in = 0;
+  if (cpu_dev_arena_at(x, sel, &sel_in) < 0)
     return "a case / if whose selector is not computed on the device (conditional graph nodes)";
   /* each branch's results are its own new values */
   for (uint32_t b = 0; b < s->nsub; b++) {
@@ -1100,8 +1136,9 @@ static bool preds_overlap(cpu_exec *x) {
     for (uint32_t j = 0; j < i; j++) {
       const hlo_value *a = i < g->ncw ? g->cw[i].flag : g->cc[i - g->ncw].sel;
       const hlo_value *b = j < g->ncw ? g->cw[j].flag : g->cc[j - g->ncw].sel;
-      int64_t pa = cpu_dev_arena_at(x, a), pb = cpu_dev_arena_at(x, b);
-      if (pa < pb + cpu_value_bytes(b) && pb < pa + cpu_value_bytes(a)) return true;
+      uint32_t ia = 0, ib = 0; /* the arena (0) or a result's allocation */
+      int64_t pa = cpu_dev_arena_at(x, a, &ia), pb = cpu_dev_arena_at(x, b, &ib);
+      if (ia == ib && pa < pb + cpu_value_bytes(b) && pb < pa + cpu_value_bytes(a)) return true;
     }
   return false;
 }
@@ -1449,6 +1486,10 @@ static void drop_entry(cpu_exec *x, uint32_t i) {
   /* its graph buffer serves the run's next allocation of that size */
   if (d->e[i].gbuf && d->e[i].gbi < d->g.ngb) d->g.gb[d->e[i].gbi].busy = false;
   tensor_release(d->e[i].owner);
+  if (d->e[i].gran) {
+    runmap_free(d->e[i].gran);
+    free(d->e[i].gran);
+  }
   d->e[i] = d->e[--d->n];
 }
 
@@ -1513,34 +1554,76 @@ bool cpu_dev_in_arena(const cpu_dev *d, const uint8_t *p) {
   return d->host_arena && p >= d->host_arena && p < d->host_arena + d->arena_bytes;
 }
 
-/* Moves the granules [g0, g1) of the arena that lack `want` (and hold the
- * other side's valid bytes) to that side. */
-static hlo_status arena_sync(cpu_exec *x, size_t g0, size_t g1, uint8_t want) {
-  cpu_dev *d = x->dev;
+/* Memory whose validity is kept per 64-byte granule: the arena, or the
+ * allocation of a result holding temporaries (an entry with `gran`). */
+typedef struct granular {
+  runmap *map;
+  uint8_t *host, *dev;
+  size_t bytes;
+} granular;
+
+/* Moves the granules [g0, g1) of m that lack `want` (and hold the other
+ * side's valid bytes) to that side (the last granule clipped to m's
+ * bytes). */
+static hlo_status gran_sync(cpu_exec *x, const granular *m, size_t g0, size_t g1, uint8_t want) {
   uint8_t other = want == ON_DEV ? ON_HOST : ON_DEV;
   size_t g = g0;
   while (g < g1) {
     size_t e;
-    uint8_t s = d->granules.state[runmap_find(&d->granules, g, &e)];
+    uint8_t s = m->map->state[runmap_find(m->map, g, &e)];
     if (e > g1) e = g1;
     if (!(s & want) && (s & other)) {
-      size_t off = g * GRANULE, n = (e - g) * GRANULE;
-      if (want == ON_DEV) HLO_TRY(be_copy(x, d->arena + off, d->host_arena + off, n));
-      else HLO_TRY(be_download(x, d->host_arena + off, d->arena + off, n));
-      HLO_TRY(runmap_set(&d->granules, g, e, s | want));
+      size_t off = g * GRANULE, end = e * GRANULE;
+      if (end > m->bytes) end = m->bytes;
+      if (want == ON_DEV) HLO_TRY(be_copy(x, m->dev + off, m->host + off, end - off));
+      else HLO_TRY(be_download(x, m->host + off, m->dev + off, end - off));
+      HLO_TRY(runmap_set(m->map, g, e, s | want));
     }
     g = e;
   }
   return NULL;
 }
 
-static void arena_range(const cpu_dev *d, const uint8_t *p, size_t bytes, size_t *g0,
-                        size_t *g1) {
-  size_t off = (size_t)(p - d->host_arena);
+/* The granules [*g0, *g1) of m that host[p, p + bytes) touches. */
+static void gran_range(const granular *m, const uint8_t *p, size_t bytes, size_t *g0,
+                       size_t *g1) {
+  size_t off = (size_t)(p - m->host);
   size_t end = off + bytes;
-  if (end > d->arena_bytes) end = d->arena_bytes;
+  if (end > m->bytes) end = m->bytes;
   *g0 = off / GRANULE;
   *g1 = (end + GRANULE - 1) / GRANULE;
+}
+
+/* Whether every granule of m that host[p, p + bytes) touches is valid on
+ * side `want`; for the host (`want` ON_HOST), a granule never written
+ * (state 0: garbage on both sides) counts as valid. */
+static bool gran_valid(const granular *m, const uint8_t *p, size_t bytes, uint8_t want) {
+  size_t g0, g1;
+  gran_range(m, p, bytes, &g0, &g1);
+  for (size_t g = g0, e; g < g1; g = e) {
+    uint8_t s = m->map->state[runmap_find(m->map, g, &e)];
+    if (want == ON_DEV ? !(s & ON_DEV) : s == ON_DEV) return false;
+  }
+  return true;
+}
+
+/* The arena as granular memory. */
+static granular arena_gran(cpu_dev *d) {
+  return (granular){&d->granules, d->host_arena, d->arena, d->arena_bytes};
+}
+
+/* Entry e as granular memory (e->gran set). */
+static granular entry_gran(const dev_entry *e) {
+  return (granular){e->gran, e->host, e->dev, e->bytes};
+}
+
+/* The state of a whole entry: for a granular one, the sides on which every
+ * granule is valid. */
+static uint8_t entry_state(const dev_entry *e) {
+  if (!e->gran) return e->state;
+  uint8_t all = ON_HOST | ON_DEV;
+  for (uint32_t i = 0; i < e->gran->count; i++) all &= e->gran->state[i];
+  return all;
 }
 
 /* Grows the entry table by one; its index in *out. */
@@ -1556,32 +1639,67 @@ static hlo_status entry_slot(cpu_dev *d, uint32_t *out) {
   return NULL;
 }
 
+/* The allocation of a result of program 0 holding temporaries in this run
+ * (x->result_homes, bound at the run's start) whose host memory holds p,
+ * or NULL. */
+static tensor *result_home_at(const cpu_exec *x, const uint8_t *p) {
+  for (uint32_t h = 0; h < x->nresult_homes; h++) {
+    tensor *t = x->vals[x->result_homes[h]->id];
+    if (t && t->data && t->nbytes && p >= t->data && p < t->data + t->nbytes) return t;
+  }
+  return NULL;
+}
+
 /* The entry for tensor memory host[0..bytes) (owner: its tensor, or NULL
- * when unknown: then none is made), made when missing; -1 when none. */
+ * when unknown: then none is made), made when missing; -1 when none.
+ * Memory in a result's allocation holding temporaries (result_home_at) is
+ * that allocation's entry, made whole (owner: the result's tensor) and
+ * granular, its granules never written (state 0), whatever owner is (a
+ * loop's state slot there is a tensor borrowing those bytes). */
 static hlo_status entry_of(cpu_exec *x, tensor *owner, uint8_t *host, size_t bytes, bool make,
                            int64_t *out) {
   cpu_dev *d = x->dev;
   *out = cpu_dev_find(d, host);
-  if (*out >= 0 || !make || !owner) return NULL;
+  if (*out >= 0 || !make) return NULL;
+  tensor *home = x->nresult_homes ? result_home_at(x, host) : NULL;
+  if (home) {
+    owner = home;
+    host = home->data;
+    bytes = home->nbytes;
+  }
+  if (!owner) return NULL;
+  runmap *gran = NULL;
+  if (home) {
+    gran = calloc(1, sizeof *gran);
+    hlo_status st = gran ? runmap_init(gran, (bytes + GRANULE - 1) / GRANULE) : cpu_oom();
+    if (st) {
+      free(gran);
+      return st;
+    }
+  }
   bool gbuf = d->g.deferring; /* a deferred run's buffers: the graph's, kept across runs */
   void *dev = NULL;
   uint32_t gbi = 0;
+  hlo_status st = NULL;
   if (gbuf) {
-    HLO_TRY(graph_buffer(x, bytes, &dev, &gbi));
+    st = graph_buffer(x, bytes, &dev, &gbi);
   } else {
     dev = d->real->alloc(bytes);
     if (!dev)
-      return status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a buffer of %zu bytes",
-                        bytes);
+      st = status_new(HLO_RESOURCE_EXHAUSTED, "out of device memory for a buffer of %zu bytes",
+                      bytes);
   }
   uint32_t i = 0;
-  hlo_status st = entry_slot(d, &i);
+  if (!st) st = entry_slot(d, &i);
   if (st) {
-    if (!gbuf) d->real->free(dev);
-    else d->g.gb[gbi].busy = false;
+    if (dev && !gbuf) d->real->free(dev);
+    else if (dev) d->g.gb[gbi].busy = false;
+    if (gran) runmap_free(gran);
+    free(gran);
     return st;
   }
-  d->e[i] = (dev_entry){host, bytes, dev, ON_HOST, false, gbuf, gbuf, gbi, tensor_retain(owner)};
+  d->e[i] = (dev_entry){host, bytes, dev, ON_HOST, false, gbuf, gbuf, gbi, tensor_retain(owner),
+                        gran};
   *out = i;
   return NULL;
 }
@@ -1594,9 +1712,10 @@ hlo_status cpu_dev_in(cpu_exec *x, tensor *owner, void *host, size_t bytes, void
     return NULL;
   }
   if (cpu_dev_in_arena(d, p)) {
+    granular m = arena_gran(d);
     size_t g0, g1;
-    arena_range(d, p, bytes, &g0, &g1);
-    HLO_TRY(arena_sync(x, g0, g1, ON_DEV));
+    gran_range(&m, p, bytes, &g0, &g1);
+    HLO_TRY(gran_sync(x, &m, g0, g1, ON_DEV));
     *dev = d->arena + (p - d->host_arena);
     return NULL;
   }
@@ -1606,7 +1725,12 @@ hlo_status cpu_dev_in(cpu_exec *x, tensor *owner, void *host, size_t bytes, void
     return status_new(HLO_INTERNAL, "device executable: a buffer of %zu bytes has no device "
                       "copy", bytes);
   dev_entry *e = &d->e[i];
-  if (!(e->state & ON_DEV)) {
+  if (e->gran) {
+    granular m = entry_gran(e);
+    size_t g0, g1;
+    gran_range(&m, p, bytes, &g0, &g1);
+    HLO_TRY(gran_sync(x, &m, g0, g1, ON_DEV));
+  } else if (!(e->state & ON_DEV)) {
     HLO_TRY(be_copy(x, e->dev, e->host, e->bytes));
     e->state |= ON_DEV;
   }
@@ -1622,8 +1746,9 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
     return NULL;
   }
   if (cpu_dev_in_arena(d, p)) {
+    granular m = arena_gran(d);
     size_t g0, g1;
-    arena_range(d, p, bytes, &g0, &g1);
+    gran_range(&m, p, bytes, &g0, &g1);
     HLO_TRY(runmap_set(&d->granules, g0, g1, ON_DEV));
     *dev = d->arena + (p - d->host_arena);
     return NULL;
@@ -1634,6 +1759,14 @@ hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, voi
     return status_new(HLO_INTERNAL, "device executable: a buffer of %zu bytes has no device "
                       "copy", bytes);
   dev_entry *e = &d->e[i];
+  if (e->gran) { /* the granules written: no two buffers there share one */
+    granular m = entry_gran(e);
+    size_t g0, g1;
+    gran_range(&m, p, bytes, &g0, &g1);
+    HLO_TRY(runmap_set(e->gran, g0, g1, ON_DEV));
+    *dev = e->dev + (p - e->host);
+    return NULL;
+  }
   /* a write of part of the entry keeps the rest where it is valid */
   if (p != e->host || bytes < e->bytes) {
     if (!(e->state & ON_DEV)) HLO_TRY(be_copy(x, e->dev, e->host, e->bytes));
@@ -1649,19 +1782,27 @@ hlo_status cpu_dev_host_in(cpu_exec *x, const void *host, size_t bytes) {
   const uint8_t *p = host;
   if (!d || !bytes || !p) return NULL;
   if (d->g.deferring && d->g.copen >= 0 && !d->g.prerun) HLO_TRY(cpu_dev_case_poll(x, NULL));
-  if (d->g.deferring && (d->g.ncw || d->g.ncc) && cpu_dev_in_arena(d, p)) { /* a predicate? */
+  if (d->g.deferring && (d->g.ncw || d->g.ncc) &&
+      (cpu_dev_in_arena(d, p) || result_home_at(x, p))) { /* a predicate? */
     bool took = false;
     HLO_TRY(cpu_dev_cond_pred(x, (uint8_t *)p, bytes, &took));
     if (took) return NULL;
   }
   if (cpu_dev_in_arena(d, p)) {
+    granular m = arena_gran(d);
     size_t g0, g1;
-    arena_range(d, p, bytes, &g0, &g1);
-    return arena_sync(x, g0, g1, ON_HOST);
+    gran_range(&m, p, bytes, &g0, &g1);
+    return gran_sync(x, &m, g0, g1, ON_HOST);
   }
   int64_t i = cpu_dev_find(d, p);
   if (i < 0) return NULL; /* host memory only */
   dev_entry *e = &d->e[i];
+  if (e->gran) {
+    granular m = entry_gran(e);
+    size_t g0, g1;
+    gran_range(&m, p, bytes, &g0, &g1);
+    return gran_sync(x, &m, g0, g1, ON_HOST);
+  }
   if (!(e->state & ON_HOST)) {
     HLO_TRY(be_download(x, e->host, e->dev, e->bytes));
     e->state |= ON_HOST;
@@ -1674,13 +1815,24 @@ hlo_status cpu_dev_host_out(cpu_exec *x, const void *host, size_t bytes) {
   const uint8_t *p = host;
   if (!d || !bytes || !p) return NULL;
   if (cpu_dev_in_arena(d, p)) {
+    granular m = arena_gran(d);
     size_t g0, g1;
-    arena_range(d, p, bytes, &g0, &g1);
+    gran_range(&m, p, bytes, &g0, &g1);
     return runmap_set(&d->granules, g0, g1, ON_HOST);
   }
   int64_t i = cpu_dev_find(d, p);
+  /* a result's allocation holding temporaries gets its entry at its first
+   * write, wherever it happens (its granules' states start there) */
+  if (i < 0 && x->nresult_homes && result_home_at(x, p))
+    HLO_TRY(entry_of(x, NULL, (uint8_t *)p, bytes, true, &i));
   if (i < 0) return NULL;
   dev_entry *e = &d->e[i];
+  if (e->gran) {
+    granular m = entry_gran(e);
+    size_t g0, g1;
+    gran_range(&m, p, bytes, &g0, &g1);
+    return runmap_set(e->gran, g0, g1, ON_HOST);
+  }
   /* a write of part of the entry: the rest must be valid on the host first */
   if ((p != e->host || bytes < e->bytes) && !(e->state & ON_HOST))
     HLO_TRY(be_download(x, e->host, e->dev, e->bytes));
@@ -1710,27 +1862,29 @@ hlo_status cpu_dev_tensor_wrote(cpu_exec *x, const tensor *t) {
  * state bits of its arena granules or entry). */
 bool cpu_dev_valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes) {
   if (cpu_dev_in_arena(d, p)) {
-    size_t g0, g1;
-    arena_range(d, p, bytes, &g0, &g1);
-    for (size_t g = g0, e; g < g1; g = e)
-      if (!(d->granules.state[runmap_find(&d->granules, g, &e)] & ON_DEV)) return false;
-    return true;
+    granular m = arena_gran((cpu_dev *)d);
+    return gran_valid(&m, p, bytes, ON_DEV);
   }
   int64_t i = cpu_dev_find(d, p);
+  if (i >= 0 && d->e[i].gran) {
+    granular m = entry_gran(&d->e[i]);
+    return gran_valid(&m, p, bytes, ON_DEV);
+  }
   return i >= 0 && (d->e[i].state & ON_DEV);
 }
 
 /* Whether the memory at p is valid on the host (untracked memory is;
- * arena granules never written are garbage on both sides). */
+ * granules never written are garbage on both sides). */
 static bool valid_on_host(const cpu_dev *d, const uint8_t *p, size_t bytes) {
   if (cpu_dev_in_arena(d, p)) {
-    size_t g0, g1;
-    arena_range(d, p, bytes, &g0, &g1);
-    for (size_t g = g0, e; g < g1; g = e)
-      if (d->granules.state[runmap_find(&d->granules, g, &e)] == ON_DEV) return false;
-    return true;
+    granular m = arena_gran((cpu_dev *)d);
+    return gran_valid(&m, p, bytes, ON_HOST);
   }
   int64_t i = cpu_dev_find(d, p);
+  if (i >= 0 && d->e[i].gran) {
+    granular m = entry_gran(&d->e[i]);
+    return gran_valid(&m, p, bytes, ON_HOST);
+  }
   return i < 0 || (d->e[i].state & ON_HOST);
 }
 
@@ -1803,7 +1957,7 @@ static hlo_status lend_argument(cpu_exec *x, tensor *t, bool *all_lent) {
   HLO_TRY(entry_slot(d, &i));
   uint8_t state = ON_DEV | (t->device->host_valid ? ON_HOST : 0);
   d->e[i] = (dev_entry){t->data, t->nbytes, t->device->ptr, state, false, true, false, 0,
-                        tensor_retain(t)};
+                        tensor_retain(t), NULL};
   return NULL;
 }
 
@@ -1829,7 +1983,7 @@ static hlo_status upload_argument(cpu_exec *x, tensor *t) {
     return st;
   }
   d->e[i] = (dev_entry){t->data, t->nbytes, dev, ON_HOST, false, true, true, gbi,
-                        tensor_retain(t)};
+                        tensor_retain(t), NULL};
   HLO_TRY(d->real->copy(dev, t->data, t->nbytes));
   d->e[i].state = ON_HOST | ON_DEV;
   return NULL;
@@ -1943,12 +2097,12 @@ static hlo_status hand_result(cpu_exec *x, tensor *r, uint32_t *gk, bool *hv) {
   if (k >= 0) {
     dev_entry *e = &d->e[k];
     bool own = e->owner == r && !e->pinned && (!e->lent || e->gbuf) && e->host == r->data &&
-               e->bytes == r->nbytes && !r->borrowed && !r->device && (e->state & ON_DEV);
+               e->bytes == r->nbytes && !r->borrowed && !r->device && (entry_state(e) & ON_DEV);
     if (own && e->gbuf && d->g.pool && e->gbi < d->g.ngb && d->g.gb[e->gbi].p == e->dev) {
       /* a graph buffer: handed to the result, not copied (a replay is one
        * launch); given back to the pool when the result is released, so a
        * later run (its graph) finds it at the same address */
-      *hv = (e->state & ON_HOST) != 0;
+      *hv = (entry_state(e) & ON_HOST) != 0;
       HLO_TRY(hand_graph_buffer(x, r, e->gbi, *hv));
       *gk = e->gbi;
       e->dev = NULL;
@@ -1968,14 +2122,14 @@ static hlo_status hand_result(cpu_exec *x, tensor *r, uint32_t *gk, bool *hv) {
         d->real->free(fresh);
         return st;
       }
-      *dv = (tensor_device){fresh, d->real, (e->state & ON_HOST) != 0, true, release_own_copy};
+      *dv = (tensor_device){fresh, d->real, (entry_state(e) & ON_HOST) != 0, true, release_own_copy};
       r->device = dv;
       return NULL;
     }
     if (own) {
       tensor_device *dv = malloc(sizeof *dv);
       if (!dv) return cpu_oom();
-      *dv = (tensor_device){e->dev, d->real, (e->state & ON_HOST) != 0, true, release_own_copy};
+      *dv = (tensor_device){e->dev, d->real, (entry_state(e) & ON_HOST) != 0, true, release_own_copy};
       r->device = dv;
       e->dev = NULL; /* the result's now: drop_entry frees nothing */
       e->lent = true;

@@ -21,6 +21,12 @@ typedef struct dev_entry {
   bool gbuf;            /* dev is graph buffer gbi (handed to the tensor when a result) */
   uint32_t gbi;
   tensor *owner;        /* a reference: keeps `host` allocated */
+  /* the allocation of a result of program 0 that holds temporaries before
+   * it is written (x->result_homes; executable_cpu_buffers.c's
+   * place_in_results): its validity per 64-byte granule, as the arena's
+   * (then `state` is unused: entry_state); NULL: one state for the whole
+   * entry */
+  runmap *gran;
 } dev_entry;
 
 /* ---- graph replay (the design: the header comment) ---- */
@@ -257,12 +263,14 @@ struct cpu_dev {
 
 /* executable_cpu_device.c, for the conditional nodes (each documented at
  * its definition): issues a deferred run's calls (one graph launch, a
- * capture, or one by one); where value v lies in the arena (-1: not an
- * arena value); the entry whose host range holds p (-1: none); whether p
- * lies in the host arena; whether host[p, p + bytes) is valid on the
- * device; appending a call to a list, and freeing a list. */
+ * capture, or one by one); where value v lies in the arena or in a
+ * result's allocation (-1: not an arena value) and the host address of
+ * such a value in this run; the entry whose host range holds p (-1:
+ * none); whether p lies in the host arena; whether host[p, p + bytes) is
+ * valid on the device; appending a call to a list, and freeing a list. */
 HLO_MUST_USE hlo_status cpu_dev_graph_flush(cpu_exec *x, bool allow_graph);
-int64_t cpu_dev_arena_at(const cpu_exec *x, const hlo_value *v);
+int64_t cpu_dev_arena_at(const cpu_exec *x, const hlo_value *v, uint32_t *in);
+uint8_t *cpu_dev_temp_host(const cpu_exec *x, const hlo_value *v);
 int64_t cpu_dev_find(const cpu_dev *d, const uint8_t *p);
 bool cpu_dev_in_arena(const cpu_dev *d, const uint8_t *p);
 bool cpu_dev_valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes);
