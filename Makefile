@@ -77,6 +77,18 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB) $(LIB)
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# The mock CUDA driver the CUDA unit tests start the backend on without a GPU
+# (tests/unit/mock/libcuda_mock.h): one shared object beside the test binaries,
+# which find it through /proc/self/exe and load it at run time (order-only: not
+# linked in). No -Wmissing-prototypes: it defines the driver's functions.
+CUDA_MOCK := $(BUILD)/tests/libcuda_mock.so
+$(CUDA_MOCK): tests/unit/mock/libcuda_mock.c tests/unit/mock/libcuda_mock.h
+	@mkdir -p $(dir $@)
+	@$(if $(filter 1,$(V)),,echo "  CC $@")
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Wno-missing-prototypes $(SAN) -shared -fPIC \
+	  $< -o $@
+$(filter $(BUILD)/tests/test_cuda_%,$(UNIT_BINS)): | $(CUDA_MOCK)
+
 $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
@@ -101,7 +113,7 @@ $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 
-unit: $(UNIT_BINS) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
+unit: $(UNIT_BINS) $(CUDA_MOCK) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
 
 ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
   SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"

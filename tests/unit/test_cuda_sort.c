@@ -32,9 +32,9 @@
  *       - the interpreter's (hlo_executable_create, HLO_BACKEND_INTERP) on
  *         programs of JAX's comparator forms (sort_describe of the parsed
  *         op), NaNs in the rows.
- *   - through a mock driver (a fake libcuda built here whose memory is
- *     host memory and whose cuLaunchKernel runs the emulated grid; the
- *     backend started on it in a child process): cuda_sort_takes loads
+ *   - through the mock driver (tests/unit/mock/libcuda_mock.h: memory is
+ *     host memory; its cuLaunchKernel hands each launch to a hook that runs
+ *     the emulated grid; the backend started on it in a child process): cuda_sort_takes loads
  *     the module once and opts into the device's shared memory, and every
  *     case runs through cuda_sort (one launch a case, none for an empty
  *     tensor; the geometry checked), bit for bit cpu_sort's again; and
@@ -61,6 +61,7 @@
 #include "hlo/hlo.h"
 #include "ir/element.h"
 #include "runtime/runtime.h"
+#include "mock/libcuda_mock.h"
 #include "test.h"
 
 static uint64_t rng = 0x5eed50f7ULL;
@@ -949,111 +950,12 @@ TEST(gpu) {
 
 /* ------------------------------------------------------------ a mock driver */
 
-/* A fake libcuda (test_cuda_window.c's) whose memory is host memory and
- * whose cuLaunchKernel hands the launch (kernel name, grid, block, shared
+/* The mock driver (tests/unit/mock/libcuda_mock.h), emulating: its
+ * cuLaunchKernel hands each launch (kernel name, grid, block, shared
  * bytes, parameters) to mock_hook, which runs it over the emulated grid:
  * the slots' whole path (checks, the once-per-process NVRTC compile and
  * module load, the shared memory opt-in, the kernel lookup, the parameter
- * block, the geometry, the stream) is checked without a GPU. Driver
- * functions it does not write out fail with CUDA_ERROR_INVALID_VALUE. */
-static const char mock_source[] =
-    "#include <stdint.h>\n"
-    "#include <stdlib.h>\n"
-    "#include <string.h>\n"
-    "typedef unsigned long long dptr;\n"
-    "static __thread void *current;\n"
-    "static void *const the_ctx = (void *)0x1c7;\n"
-    "static void *const the_stream = (void *)0x57e;\n"
-    "#define NEED_CTX if (current != the_ctx) return 201\n"
-    "int cuGetErrorName(int e, const char **s) { *s = e == 201 ? \"CUDA_ERROR_INVALID_CONTEXT\" :"
-    " \"CUDA_ERROR_INVALID_VALUE\"; return 0; }\n"
-    "int cuGetErrorString(int e, const char **s) { (void)e; *s = \"mock\"; return 0; }\n"
-    "int cuInit(unsigned f) { return f ? 1 : 0; }\n"
-    "int cuDriverGetVersion(int *v) { *v = 13000; return 0; }\n"
-    "int cuDeviceGet(int *d, int o) { *d = o; return o ? 101 : 0; }\n"
-    "int cuDeviceGetCount(int *c) { *c = 1; return 0; }\n"
-    "int cuDeviceGetName(char *n, int len, int d) { (void)d; strncpy(n, \"Mock GPU\", (size_t)len);"
-    " return 0; }\n"
-    "int cuDeviceGetAttribute(int *v, int a, int d) {\n"
-    "  (void)d;\n"
-    "  *v = a == 16 ? 132 : a == 41 ? 1 : a == 75 ? 9 : a == 76 ? 0 : a == 97 ? 232448 : 0;\n"
-    "  return 0;\n"
-    "}\n"
-    "int cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)1 << 30; return 0; }\n"
-    "int cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = the_ctx; return 0; }\n"
-    "int cuCtxSetCurrent(void *c) { current = c; return 0; }\n"
-    "int cuMemAlloc_v2(dptr *p, size_t n) {\n"
-    "  NEED_CTX;\n"
-    "  void *m = n ? malloc(n) : NULL;\n"
-    "  if (!m) return 2;\n"
-    "  *p = (dptr)(uintptr_t)m;\n"
-    "  return 0;\n"
-    "}\n"
-    "int cuMemFree_v2(dptr p) { NEED_CTX; free((void *)(uintptr_t)p); return 0; }\n"
-    "int cuMemAllocAsync(dptr *p, size_t n, void *st) { (void)st; return cuMemAlloc_v2(p, n); }\n"
-    "int cuMemFreeAsync(dptr p, void *st) { (void)st; return cuMemFree_v2(p); }\n"
-    "int cuDeviceGetDefaultMemPool(void **p, int d) { (void)d; *p = (void *)0x9001; return 0; }\n"
-    "int cuMemPoolSetAttribute(void *p, int a, void *v) { (void)p, (void)a, (void)v; return 0; }\n"
-    "int cuMemcpyAsync(dptr d, dptr s, size_t n, void *st) {\n"
-    "  NEED_CTX;\n"
-    "  if (st != the_stream) return 1;\n"
-    "  memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);\n"
-    "  return 0;\n"
-    "}\n"
-    "int cuStreamCreate(void **s, unsigned f) { NEED_CTX; (void)f; *s = the_stream; return 0; }\n"
-    "int cuStreamSynchronize(void *s) { NEED_CTX; return s == the_stream ? 0 : 1; }\n"
-    "int mock_modules;\n"
-    "int cuModuleLoadData(void **m, const void *img) {\n"
-    "  NEED_CTX;\n"
-    "  if (memcmp(img, \"\\177ELF\", 4)) return 200;\n"
-    "  *m = malloc(1);\n"
-    "  mock_modules++;\n"
-    "  return 0;\n"
-    "}\n"
-    "static char *names[256];\n"
-    "static int num_names;\n"
-    "int cuModuleGetFunction(void **f, void *m, const char *name) {\n"
-    "  NEED_CTX;\n"
-    "  if (!m || num_names == 256) return 500;\n"
-    "  names[num_names] = strdup(name);\n"
-    "  *f = (void *)(uintptr_t)++num_names;\n"
-    "  return 0;\n"
-    "}\n"
-    "int cuModuleUnload(void *m) { NEED_CTX; free(m); mock_modules--; return 0; }\n"
-    "int mock_shared_optin;\n"
-    "int cuFuncSetAttribute(void *f, int a, int v) {\n"
-    "  NEED_CTX;\n"
-    "  (void)f;\n"
-    "  if (a == 8) mock_shared_optin = v;\n"
-    "  return 0;\n"
-    "}\n"
-    "void (*mock_hook)(const char *name, const unsigned *geo, void **params);\n"
-    "int mock_launches;\n"
-    "int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,\n"
-    "                   unsigned bz, unsigned sh, void *st, void **params, void **extra) {\n"
-    "  NEED_CTX;\n"
-    "  uintptr_t i = (uintptr_t)f;\n"
-    "  if (st != the_stream || extra || !params || !mock_hook || i < 1 ||\n"
-    "      i > (uintptr_t)num_names)\n"
-    "    return 1;\n"
-    "  unsigned geo[7] = {gx, gy, gz, bx, by, bz, sh};\n"
-    "  mock_launches++;\n"
-    "  mock_hook(names[i - 1], geo, params);\n"
-    "  return 0;\n"
-    "}\n";
-
-/* The driver functions the mock writes out. */
-static bool mock_defines(const char *name) {
-  char def[96];
-  snprintf(def, sizeof def, "int %s(", name);
-  return strstr(mock_source, def) != NULL;
-}
-
-static const char *const driver_names[] = {
-#define DRIVER_NAME(name, ret, params) #name,
-    CUDA_DRIVER_FUNCTIONS(DRIVER_NAME)
-#undef DRIVER_NAME
-};
+ * block, the geometry, the stream) is checked without a GPU. */
 
 static int g_bad_launches;
 static int *g_shared_optin;
@@ -1160,7 +1062,7 @@ static int mock_child(void) {
   g_shared_optin = dlsym(mock, "mock_shared_optin");
   CHECK(hook && launches && modules && g_shared_optin);
   if (!hook || !launches || !modules || !g_shared_optin) return 1;
-  *(void (**)(const char *, const unsigned *, void **))hook = emulate_launch;
+  *(mock_hook_fn *)hook = emulate_launch;
   int modules0 = *modules; /* the backend's own (copy kernels, ...) */
   /* with the backend started, sort_takes loads the kernel, once, and
    * answers for the device's shared memory: rows of 4096 f32 now fit */
@@ -1214,22 +1116,12 @@ TEST(mock_driver) {
     fflush(stderr);
     _exit(rc);
   }
-  char dir[] = "/tmp/hlo-cuda-sort-mock-XXXXXX", src[300], lib[300], cmd[1024];
-  CHECK(mkdtemp(dir) != NULL);
-  snprintf(src, sizeof src, "%s/mock.c", dir);
-  snprintf(lib, sizeof lib, "%s/libcuda_mock.so", dir);
-  FILE *f = fopen(src, "w");
-  CHECK(f != NULL);
-  if (!f) return;
-  fputs(mock_source, f);
-  for (size_t i = 0; i < sizeof driver_names / sizeof driver_names[0]; i++)
-    if (!mock_defines(driver_names[i])) fprintf(f, "int %s(void) { return 1; }\n", driver_names[i]);
-  CHECK(fclose(f) == 0);
-  const char *cc = getenv("HLO_CC");
-  snprintf(cmd, sizeof cmd, "%s -shared -fPIC -O1 -o %s %s 2>&1", cc && *cc ? cc : "cc", lib, src);
-  int rc = system(cmd);
-  CHECK(rc == 0);
-  if (rc == 0) {
+  char lib[4096];
+  bool have = cuda_mock_path(lib, sizeof lib);
+  if (!have) fprintf(stderr, "mock_driver: no %s beside this binary (make unit builds it)\n",
+                     CUDA_MOCK_NAME);
+  CHECK(have);
+  if (have) {
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -1247,9 +1139,6 @@ TEST(mock_driver) {
     if (code != 0 && code != 3) fprintf(stderr, "mock_driver: the child exited with %d\n", code);
     CHECK(code == 0 || code == 3);
   }
-  unlink(src);
-  unlink(lib);
-  rmdir(dir);
 }
 
 /* Frees the cases (last test). */
