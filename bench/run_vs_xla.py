@@ -25,8 +25,11 @@ For each program, in this order:
      that shape): the GEMM table, program rate against the library's own.
 
 Columns: hlo and XLA median per run (ms), hlo/XLA (below 1: hlo is faster), achieved GFLOP/s and
-GB/s of hlo's run (XLA's flop and byte counts), cold compile (hlo total, hlo's own stages, XLA),
-warm compile (hlo). Both use every core of the machine (hlo: HLO_NUM_THREADS, default all).
+GB/s of hlo's run (XLA's flop and byte counts), cold compile (hlo total until the native code is
+loaded, hlo's own stages, XLA), warm compile (hlo), then the cold first result (docs/tiered.md):
+hlo's "ready ms" (read to the tiered compile's return) and "1st ms" (ready + the first run, on the
+interpreter while the native code is pending), against XLA's "XLA 1st" = its compile + its median
+run: a LOWER BOUND for XLA's first run (a first run is slower than the median: allocation, caches). Both use every core of the machine (hlo: HLO_NUM_THREADS, default all).
 With --results FILE the tables replace the section "## CPU backend vs XLA:CPU" of FILE (made if
 missing), with the date and machine. Needs jax (pip) for the XLA columns.
 """
@@ -151,7 +154,8 @@ def main():
     say()
     say("```")
     hdr = (f"{'program':30} {'hlo ms':>9} {'XLA ms':>9} {'hlo/XLA':>7} {'GFLOP/s':>8} {'GB/s':>7} "
-           f"{'cold ms':>8} {'ours ms':>8} {'XLA ms':>8} {'warm ms':>8}  note")
+           f"{'cold ms':>8} {'ours ms':>8} {'XLA ms':>8} {'warm ms':>8} "
+           f"{'ready ms':>8} {'1st ms':>8} {'XLA 1st':>8}  note")
     say(hdr)
     say("-" * len(hdr))
     ratios, gemms = [], []
@@ -189,10 +193,16 @@ def main():
             ours = cms - cold["stages_ms"].get("cc", 0) if cold else None
             xc = xla["compile_s"] * 1e3 if xla else None
             wc = warm["compile_ms"] if warm else None
+            ready = cold.get("ready_ms") if cold else None
+            first = cold.get("first_result_ms") if cold else None
+            if cold and cold.get("first_run_tier") == "interp":
+                notes.append("1st run interpreted")
+            xfirst = xc + xm if xc is not None and xm is not None else None
             if warm:
                 notes.insert(0, f"{warm['iters']} runs")
             say(f"{name:30} {fmt(hm, 9)} {fmt(xm, 9)} {fmt(ratio, 7, 2)} {fmt(gf, 8, 1)} {fmt(gb, 7, 1)} "
-                f"{fmt(cms, 8, 1)} {fmt(ours, 8, 1)} {fmt(xc, 8, 1)} {fmt(wc, 8, 1)}  {'; '.join(notes)}")
+                f"{fmt(cms, 8, 1)} {fmt(ours, 8, 1)} {fmt(xc, 8, 1)} {fmt(wc, 8, 1)} "
+                f"{fmt(ready, 8, 1)} {fmt(first, 8, 1)} {fmt(xfirst, 8, 1)}  {'; '.join(notes)}")
             if warm:
                 for m, n, k, ms, batch in gemm_rows(hlo, path, inputs, hm):
                     gemms.append((name, m, n, k, ms, batch))

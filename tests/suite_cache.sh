@@ -32,6 +32,10 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/hlo_cache.XXXXXX") || exit 1
 trap 'umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 export HLO_CACHE_DIR="$T/env-root"     # never the user's cache, even by mistake
 unset HLO_LOG_COMPILES HLO_EXPLAIN_CACHE_MISSES HLO_CACHE_MAX_BYTES XDG_CACHE_HOME
+# cold and warm results are compared bit for bit, so a cold run must be
+# native, not interpreted while the compiler works (docs/tiered.md); the
+# "tiered cold run" section turns tiering on
+export HLO_TIERING=0
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | tail -n 8; }
@@ -174,6 +178,19 @@ expect env-log-compiles 0 ': hit '  env HLO_LOG_COMPILES=1 "$HLO" run "$MODEL/ml
 expect compile-hit     0 ': hit '   "$HLO" compile "$MODEL/mlp_block_f32.mlir" --cache-dir "$R" --log-compiles
 expect bench-hit       0 ': hit '   "$HLO" bench "$MODEL/mlp_block_f32.mlir" $minputs --iters 1 \
   --warmup 1 --cache-dir "$R" --log-compiles
+
+# ----------------------------------------------------------- tiered cold run
+# (docs/tiered.md) results from the interpreter while the compiler works;
+# the process still leaves the entry, which the next one hits (no tiering)
+R=$(newroot)
+expect tiered-cold     0 'tiered: ready in' env HLO_TIERING=1 "$HLO" run "$MODEL/mlp_block_f32.mlir" \
+  $minputs --quiet --output-dir "$T/t1" --cache-dir "$R" --log-compiles
+same tiered-cold-vs-xla "$T/t1/out0.npy" "$MODEL/expected/out0.npy" --rtol 1e-4
+count_eq tiered-one-entry 1 "$(entries "$R")"
+expect tiered-warm     0 ': hit '   env HLO_TIERING=1 "$HLO" run "$MODEL/mlp_block_f32.mlir" \
+  $minputs --quiet --output-dir "$T/t2" --cache-dir "$R" --log-compiles
+refute tiered-warm-not-tiered 'tiered:|: miss '
+same tiered-warm-vs-xla "$T/t2/out0.npy" "$MODEL/expected/out0.npy" --rtol 1e-4
 
 # ----------------------------------------------------------- moved root
 mkdir "$T/elsewhere"

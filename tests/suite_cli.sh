@@ -428,6 +428,14 @@ expect memory-missing    1 'cannot open'              "$HLO" memory "$T/does-not
 expect memory-bad-flag   2 'unknown flag'             "$HLO" memory --bogus "$T/mlp.mlir"
 expect no-cc-fallback    0 'running on the interpreter' env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect no-cc-explicit    1 'C compiler|compiler'      env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+# tiered compiles (docs/tiered.md): a compiler that starts but fails fails the run
+# after its results (exit 1, the compiler's message), with or without tiering
+printf '#!/bin/sh\necho "badcc: refusing on purpose" >&2\nexit 1\n' > "$T/badcc"; chmod +x "$T/badcc"
+expect tiered-cc-fails   1 'refusing on purpose'      env HLO_CC="$T/badcc" HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect no-tiering-cc-fails 1 'refusing on purpose'    env HLO_CC="$T/badcc" HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --no-tiering --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect tiered-stats-after 0 'cpu: [0-9]+ ops ->'      env HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect bench-tiered-json 0 '"ready_ms": [0-9.]+, "first_result_ms": [0-9.]+, "first_run_tier": "(interp|native)"' env HLO_CACHE_DIR=off "$HLO" bench "$T/mlp.mlir" --iters 1 --json
+expect bench-no-tiering  0 '"first_run_tier": "native"' env HLO_CACHE_DIR=off "$HLO" bench "$T/mlp.mlir" --iters 1 --json --no-tiering
 
 # Faults a newcomer found: a private function as the entry survives the pipeline; a dump
 # folder that cannot be made is an error (not a silent fall back to the interpreter); a

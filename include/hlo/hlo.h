@@ -198,7 +198,10 @@ typedef enum hlo_backend_kind {
                          except reductions and matmuls (summation order: a
                          few ULP). No C compiler: HLO_UNAVAILABLE at create.
                          Dynamic-shaped entry functions run on the
-                         interpreter. */
+                         interpreter. Compiles are tiered by default
+                         (hlo_compile_options.no_tiering): the C compiler
+                         runs in the background, and its errors come
+                         from hlo_executable_wait and the runs. */
   HLO_BACKEND_CUDA,   /* NVIDIA GPUs (device 0): the same fused module, its
                          kernels printed as CUDA C and compiled by NVRTC,
                          matmuls through cuBLASLt; libcuda, libnvrtc and
@@ -252,6 +255,23 @@ typedef struct hlo_compile_options {
    * what differs (an argument's shape or type, an option, hlo's build) on
    * stderr (also HLO_EXPLAIN_CACHE_MISSES=1). */
   bool explain_cache_misses;
+  /* Tiered execution (docs/tiered.md) off: compile the native code before
+   * returning, as without tiering (also HLO_TIERING=0). With it on (the
+   * default), an HLO_BACKEND_CPU compile of a static-shaped entry function
+   * that misses the compilation cache returns once hlo's own stages are
+   * done (parse, passes, the interpreter over the optimised module); the
+   * native code (lowering, the C compiler, loading, the cache entry) is
+   * made by a background thread. A run that starts before it is ready is
+   * run by the reference interpreter on the optimised module when that is
+   * estimated to finish before the native code (else the run waits for
+   * it), and is stopped and re-run natively once the native code is
+   * loaded; every run after that is native. Results are those of the
+   * interpreter (bit-exact, the oracle) or of the native code (within
+   * HLO_BACKEND_CPU's tolerances); which one a run used depends on timing.
+   * Never tiered: cache hits, dynamic shapes, `check`, `dump_dir`, other
+   * backends, and programs with custom calls or other side effects
+   * (infeed, outfeed, send, recv, trace, interpreter.print / probe). */
+  bool no_tiering;
 } hlo_compile_options;
 
 /* Prepares function `entry` of `m` (NULL: "main", or the only function) to
@@ -264,7 +284,9 @@ typedef struct hlo_compile_options {
  * several), HLO_UNIMPLEMENTED (backend not available, a chlo op that cannot
  * be legalized), HLO_UNAVAILABLE (HLO_BACKEND_CPU: no C compiler could be
  * started), HLO_INTERNAL (HLO_BACKEND_CPU: the compiler rejected the
- * generated code), HLO_RESOURCE_EXHAUSTED. */
+ * generated code — for a tiered compile, see hlo_compile_options.no_tiering,
+ * that error comes from hlo_executable_wait and the runs instead),
+ * HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status hlo_executable_create(hlo_module *m, const char *entry,
                                               hlo_backend_kind backend,
                                               hlo_executable **out_exe);
@@ -316,7 +338,11 @@ HLO_MUST_USE hlo_status hlo_executable_arg_type(const hlo_executable *e, int i,
  * that failed (HLO_FAILED_CHECK, HLO_NOT_FOUND for a custom-call target,
  * HLO_INVALID_ARGUMENT, ...); HLO_INVALID_ARGUMENT when called from a
  * custom-call handler that `e` itself is running (it would wait for
- * itself). */
+ * itself); the error of a tiered compile's background compile, once it is
+ * over (hlo_executable_wait).
+ * Tiered compiles (hlo_compile_options.no_tiering): a run that starts
+ * while the native code is being made runs on the interpreter or waits for
+ * the native code (docs/tiered.md); either way its results are correct. */
 HLO_MUST_USE hlo_status hlo_executable_run(hlo_executable *e,
                                            const hlo_buffer_view *args,
                                            int num_args,
@@ -380,13 +406,33 @@ typedef struct hlo_memory_analysis {
   int64_t peak_bytes;
 } hlo_memory_analysis;
 
-/* Fills *out for `e`. Errors: HLO_INVALID_ARGUMENT when `e` does not
+/* Fills *out for `e` (a tiered compile's native code is waited for
+ * first). Errors: HLO_INVALID_ARGUMENT when `e` does not
  * run on the CPU backend (the interpreter allocates per op: no assignment
- * to report) or is dynamic-shaped and has not run yet. */
+ * to report) or is dynamic-shaped and has not run yet; the background
+ * compile's error (hlo_executable_wait). */
 HLO_MUST_USE hlo_status hlo_executable_memory_analysis(const hlo_executable *e,
                                                        hlo_memory_analysis *out);
 
-/* Frees the executable (NULL is fine); the module is not touched. */
+/* Waits until `e`'s native code is ready: for a tiered compile
+ * (hlo_compile_options.no_tiering) whose background compile is still
+ * running, blocks until it is done (and until a run of another thread in
+ * progress has finished: runs take turns); later runs are native. Returns
+ * at once for an executable that did not tier (any other backend, a cache
+ * hit, no_tiering, ...), or whose native code is loaded.
+ * Errors: those of the background compile, every time it is asked (a copy
+ * each time): HLO_UNAVAILABLE (no C compiler could be started),
+ * HLO_INTERNAL (the C compiler failed on the generated code, with its
+ * message, located at the fusion; a kernel that does not load),
+ * HLO_RESOURCE_EXHAUSTED, an interpreter error of a constant made at
+ * compile time; HLO_INVALID_ARGUMENT for a NULL `e`. After such an error
+ * every run of `e` fails with the same error. */
+HLO_MUST_USE hlo_status hlo_executable_wait(hlo_executable *e);
+
+/* Frees the executable (NULL is fine); the module is not touched. A
+ * tiered executable's background compile is waited for first (so that
+ * the compilation cache gets its entry); its error, if any, is dropped:
+ * call hlo_executable_wait before to see it. */
 void hlo_executable_destroy(hlo_executable *e);
 
 /* ------------------------------------------------------ custom calls (FFI)

@@ -243,6 +243,8 @@ struct interp {
   int depth;
   struct block_plan **plans;  /* open addressing by block pointer */
   uint32_t plans_n, plans_cap;
+  const bool *cancel;         /* interp_set_cancel's flag (NULL: none), read atomically */
+  bool cancelled;             /* the last run stopped at the flag */
 };
 
 /* Deepest nesting of calls and regions before we report an error rather
@@ -322,6 +324,7 @@ hlo_status interp_fork(interp *parent, const interp_process *p, interp **out) {
   parent->sh->refs++;
   pthread_mutex_unlock(&parent->sh->mu);
   hlo_status st = interp_new(parent->m, &parent->opts, parent->sh, out);
+  if (!st) (*out)->cancel = parent->cancel;
   if (st) {
     pthread_mutex_lock(&parent->sh->mu);
     parent->sh->refs--;
@@ -364,6 +367,10 @@ void interp_destroy(interp *it) {
   pthread_mutex_destroy(&sh->mu);
   free(sh);
 }
+
+void interp_set_cancel(interp *it, const bool *flag) { it->cancel = flag; }
+
+bool interp_was_cancelled(const interp *it) { return it->cancelled; }
 
 const hlo_module_ir *interp_module(const interp *it) { return it->m; }
 const interp_options *interp_opts(const interp *it) { return &it->opts; }
@@ -765,6 +772,11 @@ static hlo_status run_block(interp *it, frame *fr, const hlo_block *b, tensor *c
       }
       break;
     }
+    if (it->cancel && __atomic_load_n(it->cancel, __ATOMIC_ACQUIRE)) {
+      it->cancelled = true;
+      st = interp_error(op, HLO_UNAVAILABLE, "the run was cancelled (interp_set_cancel)");
+      break;
+    }
     st = exec_op(it, fr, op);
     if (!st && plan && j < plan->nops)
       for (uint32_t k = plan->start[j]; k < plan->start[j + 1]; k++)
@@ -820,6 +832,7 @@ hlo_status interp_call(interp *it, const hlo_func *f, tensor *const *args, uint3
       return status_at(HLO_INVALID_ARGUMENT, &f->loc,
                        "@%s: argument %u does not have the parameter's type", f->name, i);
   }
+  if (!it->frame) it->cancelled = false; /* an outermost run starts */
   if (func_needs_numbering(f)) {
     /* A function created after interp_create: number it now. */
     pthread_mutex_lock(&it->sh->mu);

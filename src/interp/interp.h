@@ -152,6 +152,19 @@ HLO_MUST_USE hlo_status interp_create(const hlo_module_ir *m, const interp_optio
  * values that may outlive a fork, the probe state) is freed with the last
  * interpreter of the family. */
 void interp_destroy(interp *it);
+/* Makes the runs of `it` (and of interpreters forked from it later) stop
+ * once `*flag` is true (read atomically, with acquire order, before each op
+ * of every block, loop bodies included; an op already running finishes
+ * first): the run then fails with HLO_UNAVAILABLE ("the run was
+ * cancelled"), located at the next op, and interp_was_cancelled(it) is
+ * true until the next outermost interp_call. `flag` is borrowed and must
+ * outlive the runs (NULL: runs are never cancelled). Not thread-safe with a
+ * run of `it` in progress; set it before. The runtime's tiered execution
+ * (docs/tiered.md) sets it when the native code is ready. A cancelled run
+ * leaves its arguments as they were (the interpreter never writes them). */
+void interp_set_cancel(interp *it, const bool *flag);
+/* Whether the last outermost interp_call of `it` stopped at the cancel flag. */
+bool interp_was_cancelled(const interp *it);
 /* The module and options `it` was created with (lent). */
 const hlo_module_ir *interp_module(const interp *it);
 const interp_options *interp_opts(const interp *it);

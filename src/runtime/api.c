@@ -19,6 +19,7 @@
 #include "runtime/runtime.h"
 #include "support/arena.h"
 #include "runtime/executable_cache.h"
+#include "runtime/tiered.h"
 #include "support/status.h"
 
 struct hlo_module {
@@ -89,6 +90,21 @@ struct hlo_executable {
   char *cache_dir_copy;
   const char *cache_result; /* of the last compile: "hit", "miss", "off" (static) */
   double cache_ms;      /* the cache's own time in it */
+  /* Tiered execution (tiered.h, docs/tiered.md). The fields of the
+   * background compile's result are written under `lock` when it is
+   * joined; `tier_done` is the one the thread writes (atomically). */
+  bool tiered;          /* this compile tiered: the native code was (is) made in the background */
+  struct tier_work *job; /* the background compile, until joined (NULL after) */
+  bool tier_done;       /* set by the background thread when it is over: cancels interpreted runs */
+  hlo_status tier_error; /* its error, once joined (runs and waits get copies) */
+  interp *cpu_it;       /* the interpreter the background compile made `cpu` over */
+  double tier_interp_ms; /* the estimated interpreter run (-1: unknown) */
+  double tier_cc_ms;    /* the estimated background compile */
+  double t0;            /* api_now_ms() at the compile call */
+  double bg_t0;         /* api_now_ms() when the background compile started */
+  double ready_ms, native_ms; /* from t0: the compile call returned; the native code was loaded */
+  const char *last_tier; /* the tier of the last run: "interp", "native" (NULL: none yet) */
+  uint32_t runs_interp, runs_cancelled; /* runs interpreted; of them, cancelled and re-run */
 };
 
 /* ---------------------------------------------------------------- modules */
@@ -257,6 +273,9 @@ const struct backend *runtime_backend(hlo_backend_kind k) {
 }
 
 static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir);
+static double api_now_ms(void);
+static hlo_status tier_join(hlo_executable *e);
+static void tier_wait_quietly(const hlo_executable *ce);
 static const char *pipeline_of(const hlo_compile_options *o);
 static void spec_free(struct shape_spec *s);
 static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
@@ -334,7 +353,10 @@ static hlo_status prepare_static(hlo_executable *e, hlo_module *m) {
 }
 
 static void executable_free(hlo_executable *e) {
+  hlo_status_free(tier_join(e)); /* the background compile, so the cache gets its entry */
+  hlo_status_free(e->tier_error);
   cpu_exec_destroy(e->cpu);
+  interp_destroy(e->cpu_it);
   interp_destroy(e->it);
   for (shape_spec *s = e->specs, *n; s; s = n) {
     n = s->next;
@@ -361,6 +383,9 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
   HLO_TRY(find_entry(m, entry, &f));
   hlo_executable *e = xcalloc(1, sizeof *e);
   if (!e) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  e->t0 = api_now_ms();
+  e->tier_interp_ms = -1;
+  e->native_ms = -1;
   e->module = m;
   e->entry = f;
   e->backend = co->backend;
@@ -395,6 +420,8 @@ hlo_status runtime_executable_create_on(hlo_module *m, const char *entry,
     executable_free(e);
     return st;
   }
+  e->ready_ms = api_now_ms() - e->t0;
+  if (!e->tiered) e->native_ms = e->ready_ms;
   *out = e;
   return NULL;
 }
@@ -426,6 +453,7 @@ hlo_status hlo_executable_arg_type(const hlo_executable *e, int i, hlo_dtype *ou
 const hlo_func *runtime_executable_entry(const hlo_executable *e) { return e->entry; }
 
 const runtime_cpu_stats *runtime_executable_cpu_stats(const hlo_executable *e) {
+  tier_wait_quietly(e);
   if (e && !e->cpu && e->specs && e->specs->cpu) return cpu_exec_stats(e->specs->cpu);
   return e && e->cpu ? cpu_exec_stats(e->cpu) : NULL;
 }
@@ -436,12 +464,14 @@ static cpu_exec *current_cpu(const hlo_executable *e) {
 }
 
 bool runtime_executable_profile(hlo_executable *e, bool on) {
+  tier_wait_quietly(e);
   cpu_exec *x = current_cpu(e);
   if (x) cpu_exec_profile(x, on);
   return x != NULL;
 }
 
 void runtime_executable_profile_print(const hlo_executable *e, FILE *out, uint32_t max_rows) {
+  tier_wait_quietly(e);
   cpu_exec *x = current_cpu(e);
   if (x) cpu_exec_profile_print(x, out, max_rows);
 }
@@ -470,6 +500,7 @@ hlo_status hlo_executable_cost_analysis(const hlo_executable *e, hlo_cost_analys
 
 hlo_status hlo_executable_memory_analysis(const hlo_executable *e, hlo_memory_analysis *out) {
   memset(out, 0, sizeof *out);
+  if (e && e->tiered) HLO_TRY(hlo_executable_wait((hlo_executable *)e)); /* the native code's */
   const runtime_cpu_stats *s = runtime_executable_cpu_stats(e);
   if (!s)
     return status_new(HLO_INVALID_ARGUMENT, "memory analysis: @%s %s", e->entry->name,
@@ -714,6 +745,22 @@ static hlo_status optimise_ir(hlo_executable *e, hlo_module_ir *ir) {
   return st;
 }
 
+/* The compiled thunks of function `f` over interpreter `it` (e's backend,
+ * dump folder, check and cache options: read only, so a background
+ * compile may call it); `c` (may be NULL): a compilation cache hit whose
+ * kernels are loaded. */
+static hlo_status make_cpu(const hlo_executable *e, interp *it, const hlo_func *f,
+                           const exec_cache *c, cpu_exec **out_cpu) {
+  *out_cpu = NULL;
+  cpu_exec_options o = {.dump_dir = e->dump_dir, .check = e->check,
+                        .backend = runtime_backend(e->backend)};
+  if (!o.backend) return status_new(HLO_UNAVAILABLE, "backend %d is not available", (int)e->backend);
+  if (e->cache_opts.no_cache) o.cache_root = "off";
+  else o.cache_root = e->cache_opts.cache_dir;
+  o.num_objects = exec_cache_objects(c, &o.objects);
+  return cpu_exec_create(it, f, &o, out_cpu);
+}
+
 /* The interpreter and (cpu) the compiled thunks of function `f` of `ir`;
  * `c` (may be NULL): a compilation cache hit whose kernels are loaded. */
 static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
@@ -722,22 +769,196 @@ static hlo_status make_runners(hlo_executable *e, hlo_module_ir *ir, const hlo_f
   *out_cpu = NULL;
   HLO_TRY(interp_create(ir, &e->opts, out_it));
   if (e->backend == HLO_BACKEND_INTERP) return NULL;
-  cpu_exec_options o = {.dump_dir = e->dump_dir, .check = e->check,
-                        .backend = runtime_backend(e->backend)};
-  if (!o.backend) {
-    interp_destroy(*out_it);
-    *out_it = NULL;
-    return status_new(HLO_UNAVAILABLE, "backend %d is not available", (int)e->backend);
-  }
-  if (e->cache_opts.no_cache) o.cache_root = "off";
-  else o.cache_root = e->cache_opts.cache_dir;
-  o.num_objects = exec_cache_objects(c, &o.objects);
-  hlo_status st = cpu_exec_create(*out_it, f, &o, out_cpu);
+  hlo_status st = make_cpu(e, *out_it, f, c, out_cpu);
   if (st) {
     interp_destroy(*out_it);
     *out_it = NULL;
   }
   return st;
+}
+
+/* --------------------------------------------------- tiered execution */
+
+/* A tiered executable's background compile (tier_compile): what it reads
+ * (lent by the executable, which joins it before freeing them) and what it
+ * makes (taken over by tier_join). */
+typedef struct tier_work {
+  hlo_executable *e;    /* read only: options, module, t0 */
+  hlo_module_ir *ir;    /* the optimised module (e->own_ir) */
+  const hlo_func *f;    /* its entry function */
+  exec_cache *c;        /* the compile's cache bookkeeping: ended by the thread */
+  tier_job *job;
+  double ready_ms;      /* from e->t0: the thread's start */
+  /* made by the thread */
+  interp *it;           /* the cpu_exec's own interpreter */
+  cpu_exec *cpu;
+  double cache_ms, native_ms;
+} tier_work;
+
+/* The thread's body: the native code over an interpreter of its own (the
+ * caller's runs may interpret the same module meanwhile: both only read
+ * it), then the cache entry (under the module's lock: the entry's op
+ * locations read the caller's module, which a compile without a pipeline
+ * legalizes in place under that lock). */
+static hlo_status tier_compile(void *ctx) {
+  tier_work *w = ctx;
+  const hlo_executable *e = w->e;
+  double t = api_now_ms();
+  hlo_status st = interp_create(w->ir, &e->opts, &w->it);
+  if (!st) st = make_cpu(e, w->it, w->f, NULL, &w->cpu);
+  if (!st) {
+    const runtime_cpu_stats *cs = cpu_exec_stats(w->cpu);
+    exec_cache_stage(w->c, "lower", cs->lower_ms);
+    exec_cache_stage(w->c, "cc", cs->cc_ms);
+    exec_cache_stage(w->c, "prepare", api_now_ms() - t - cs->compile_ms);
+    pthread_mutex_lock(&e->module->lock);
+    exec_cache_store(w->c, w->ir, w->cpu);
+    pthread_mutex_unlock(&e->module->lock);
+  }
+  exec_cache_result(w->c, &w->cache_ms);
+  exec_cache_end(w->c, !st);
+  w->c = NULL;
+  w->native_ms = api_now_ms() - e->t0;
+  if (tier_log_compiles(&e->cache_opts)) {
+    const char *mod = e->module->ir->name;
+    fprintf(stderr, "hlo: compile @%s (module %s): tiered: ready in %.1f ms, native %s in %.1f ms\n",
+            w->f->name, mod && *mod ? mod : "-", w->ready_ms, st ? "failed" : "loaded",
+            w->native_ms);
+  }
+  return st;
+}
+
+/* Whether this compile (a miss of the static entry's, about to make the
+ * native code of optimised module `ir`) tiers: HLO_BACKEND_CPU, no check
+ * or dumps, tiering on, a program without side effects, and a C compiler
+ * that can be started (else the compile runs here and gives its error, as
+ * without tiering). */
+static bool tier_eligible(const hlo_executable *e, const hlo_module_ir *ir, bool is_static) {
+  if (!is_static || e->backend != HLO_BACKEND_CPU || e->check || e->dump_dir) return false;
+  if (!tier_enabled(&e->cache_opts) || !tier_program_ok(ir)) return false;
+  hlo_status st = tier_check_compiler();
+  if (!st) return true;
+  hlo_status_free(st);
+  return false;
+}
+
+/* Starts e's background compile of `f` of `ir`, handing it `c`. */
+static hlo_status tier_start(hlo_executable *e, hlo_module_ir *ir, const hlo_func *f,
+                             exec_cache *c) {
+  tier_work *w = xcalloc(1, sizeof *w);
+  if (!w) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  w->e = e;
+  w->ir = ir;
+  w->f = f;
+  w->c = c;
+  e->tier_cc_ms = tier_estimate_compile_ms(f);
+  e->bg_t0 = api_now_ms();
+  w->ready_ms = e->bg_t0 - e->t0;
+  hlo_status st = tier_job_start(tier_compile, w, &e->tier_done, &w->job);
+  if (st) {
+    free(w);
+    return st;
+  }
+  e->tiered = true;
+  e->job = w;
+  return NULL;
+}
+
+/* Waits for e's background compile (if still not joined) and takes its
+ * results over; returns its error (yours). Call under e->lock, or when no
+ * run can start (executable_free). */
+static hlo_status tier_join(hlo_executable *e) {
+  tier_work *w = e->job;
+  if (!w) return NULL;
+  e->job = NULL;
+  hlo_status st = tier_job_join(w->job);
+  if (st) {
+    cpu_exec_destroy(w->cpu);
+    interp_destroy(w->it);
+  } else {
+    e->cpu = w->cpu;
+    e->cpu_it = w->it;
+  }
+  e->cache_ms = w->cache_ms;
+  e->native_ms = w->native_ms;
+  free(w);
+  return st;
+}
+
+/* Under e->lock: joins the background compile (waiting for it) and returns
+ * a copy of its error, if any (kept for every later run and wait). */
+static hlo_status tier_settle(hlo_executable *e) {
+  if (e->job) {
+    hlo_status st = tier_join(e);
+    if (st) e->tier_error = st;
+  }
+  return e->tier_error ? tier_status_copy(e->tier_error, &e->module->ir->source) : NULL;
+}
+
+/* Under e->lock, for a run of tiered executable e: *out_cpu the native
+ * code when it is loaded or the background compile is over (joined), or
+ * NULL when this run is to be interpreted (tier_should_interpret against
+ * the compile still to go); else waits for the native code. Errors: the
+ * background compile's. */
+static hlo_status tier_pick(hlo_executable *e, cpu_exec **out_cpu) {
+  *out_cpu = NULL;
+  if (e->job && !__atomic_load_n(&e->tier_done, __ATOMIC_ACQUIRE)) {
+    if (e->tier_interp_ms == -1) /* once, at the first run that finds the code pending */
+      e->tier_interp_ms = tier_estimate_interp_ms(e->own_ir, e->entry->name);
+    if (e->tier_interp_ms == -1) e->tier_interp_ms = -2; /* unknown: not asked again */
+    if (tier_should_interpret(e->tier_interp_ms < 0 ? -1 : e->tier_interp_ms, e->tier_cc_ms,
+                              api_now_ms() - e->bg_t0))
+      return NULL;
+  }
+  HLO_TRY(tier_settle(e));
+  *out_cpu = e->cpu;
+  return NULL;
+}
+
+/* Waits for a tiered executable's native code, for the accessors of what
+ * the compile made (its error stays for hlo_executable_wait and the runs). */
+static void tier_wait_quietly(const hlo_executable *ce) {
+  hlo_executable *e = (hlo_executable *)ce;  /* the lock and the join are not e's value */
+  if (!e || !e->tiered) return;
+  pthread_mutex_lock(&e->lock);
+  if (e->job) {
+    hlo_status st = tier_join(e);
+    if (st) e->tier_error = st;
+  }
+  pthread_mutex_unlock(&e->lock);
+}
+
+hlo_status hlo_executable_wait(hlo_executable *e) {
+  if (!e) return status_new(HLO_INVALID_ARGUMENT, "hlo_executable_wait: the executable is NULL");
+  if (!e->tiered) return NULL;
+  pthread_mutex_lock(&e->lock);
+  hlo_status st = tier_settle(e);
+  pthread_mutex_unlock(&e->lock);
+  return st;
+}
+
+const char *runtime_executable_tier(const hlo_executable *e) {
+  if (!e) return "interp";
+  if (e->tiered) {
+    if (e->job) return __atomic_load_n(&e->tier_done, __ATOMIC_ACQUIRE) ? "ready" : "pending";
+    return e->tier_error ? "failed" : "native";
+  }
+  return current_cpu(e) ? "native" : "interp";
+}
+
+const char *runtime_executable_last_run_tier(const hlo_executable *e) {
+  return e ? e->last_tier : NULL;
+}
+
+void runtime_executable_tier_runs(const hlo_executable *e, uint32_t *interpreted,
+                                  uint32_t *cancelled) {
+  if (interpreted) *interpreted = e ? e->runs_interp : 0;
+  if (cancelled) *cancelled = e ? e->runs_cancelled : 0;
+}
+
+void runtime_executable_tier_ms(const hlo_executable *e, double *ready_ms, double *native_ms) {
+  if (ready_ms) *ready_ms = e ? e->ready_ms : 0;
+  if (native_ms) *native_ms = e ? e->native_ms : 0;
 }
 
 static double api_now_ms(void) {
@@ -805,6 +1026,23 @@ static hlo_status compile_cached(hlo_executable *e, hlo_module_ir *parsed,
   const hlo_func *f = st ? NULL : module_entry(ir, name);
   if (!st && !f) st = status_at(HLO_INTERNAL, &own->loc, "@%s is gone after the pass pipeline", name);
   t = api_now_ms();
+  if (!st && tier_eligible(e, ir, arg_types == NULL)) {
+    /* tiered: the interpreter now, the native code in the background */
+    st = interp_create(ir, &e->opts, out_it);
+    if (!st) {
+      interp_set_cancel(*out_it, &e->tier_done);
+      e->cache_result = exec_cache_result(c, &e->cache_ms);
+      hlo_status ts = tier_start(e, ir, f, c);  /* takes c */
+      if (!ts) {
+        *out_ir = ir;
+        *out_entry = f;
+        return NULL;
+      }
+      hlo_status_free(ts); /* no thread: compiled here */
+      interp_destroy(*out_it);
+      *out_it = NULL;
+    }
+  }
   if (!st) st = make_runners(e, ir, f, NULL, out_it, out_cpu);
   if (!st && *out_cpu) {
     const runtime_cpu_stats *cs = cpu_exec_stats(*out_cpu);
@@ -963,6 +1201,30 @@ enum { RUN_DEPTH = 16 };
 static _Thread_local const hlo_executable *tl_running[RUN_DEPTH];
 static _Thread_local uint32_t tl_depth;
 
+/* One run on the native code `cpu` or, when NULL, interpreter `it`; under
+ * e->lock. An interpreted run of a tiered executable that the native code
+ * cancelled (its arguments untouched: the interpreter never writes them)
+ * runs again natively, or returns the background compile's error. */
+static hlo_status run_on(hlo_executable *e, cpu_exec *cpu, interp *it, const hlo_func *f,
+                         tensor *const *args, uint32_t n, tensor ***out) {
+  hlo_status st;
+  if (cpu) {
+    st = cpu_exec_run(cpu, args, n, out);
+  } else {
+    st = interp_call(it, f, args, n, out);
+    if (e->tiered) e->runs_interp++;
+    if (st && e->tiered && interp_was_cancelled(it)) {
+      e->runs_cancelled++;
+      hlo_status_free(st);
+      st = tier_settle(e);
+      cpu = e->cpu;
+      if (!st) st = cpu_exec_run(cpu, args, n, out);
+    }
+  }
+  e->last_tier = cpu ? "native" : "interp";
+  return st;
+}
+
 /* Takes e's lock for a run of this thread (exec_leave gives it back).
  * Errors: HLO_INVALID_ARGUMENT when this thread is already running e (a
  * handler calling back into the executable it runs in). */
@@ -997,7 +1259,8 @@ hlo_status runtime_run_tensors(hlo_executable *e, tensor *const *args, uint32_t 
   interp *it;
   cpu_exec *cpu;
   hlo_status st = pick_target(e, NULL, args, &it, &f, &cpu);
-  if (!st) st = cpu ? cpu_exec_run(cpu, args, n, out) : interp_call(it, f, args, n, out);
+  if (!st && e->tiered) st = tier_pick(e, &cpu);
+  if (!st) st = run_on(e, cpu, it, f, args, n, out);
   exec_leave(e);
   return st;
 }
@@ -1073,6 +1336,7 @@ static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
     for (uint32_t i = 0; i < f->num_args && !st; i++) st = arg_check_view(f, i, &args[i]);
   }
   if (!st) st = pick_target(e, args, NULL, &it, &run_f, &cpu);
+  if (!st && e->tiered) st = tier_pick(e, &cpu);
   const backend *dev_be = NULL;
   if (cpu && given) {
     dev_be = runtime_backend(e->backend);
@@ -1091,8 +1355,7 @@ static hlo_status run_views(hlo_executable *e, const hlo_buffer_view *args,
     }
     if (!st) st = arg_from_view(run_f, i, &v, cpu != NULL, &in[i]);
   }
-  if (!st) st = cpu ? cpu_exec_run(cpu, in, f->num_args, &res)
-                   : interp_call(it, run_f, in, f->num_args, &res);
+  if (!st) st = run_on(e, cpu, it, run_f, in, f->num_args, &res);
   for (uint32_t i = 0; i < f->num_args; i++) tensor_release(in[i]);
   free(in);
   if (st) {

@@ -10,6 +10,7 @@
 #include "parse/parse.h"
 #include "passes/pass_manager.h"
 #include "runtime/runtime.h"
+#include "runtime/tiered.h"
 #include "support/arena.h"
 #include "support/status.h"
 
@@ -27,9 +28,24 @@ static void add_stage(hlo_compile_times *t, const char *name, double ms) {
   t->total_ms += ms;
 }
 
-hlo_status hlo_bench_compile(const char *path, const char *entry, const hlo_compile_options *opts,
-                             hlo_compile_times *times, hlo_module **out_module,
-                             hlo_executable **out_exe) {
+/* One run of `e` on `views`, its results freed; *ms its time. */
+static hlo_status first_run(hlo_executable *e, const hlo_buffer_view *views, double *ms) {
+  hlo_buffer **res = NULL;
+  double t0 = now_ms();
+  hlo_status st = hlo_executable_run(e, views, hlo_executable_num_args(e), &res);
+  *ms = now_ms() - t0;
+  for (int k = 0; res && k < hlo_executable_num_results(e); k++) hlo_buffer_destroy(res[k]);
+  free(res);
+  return st;
+}
+
+/* hlo_bench_compile's body; with `first`, the compile may tier and the
+ * first run runs between the compile's return and the wait for the native
+ * code (runtime_bench_compile_tiered). */
+static hlo_status compile_timed(const char *path, const char *entry,
+                                const hlo_compile_options *opts, hlo_compile_times *times,
+                                runtime_bench_first *first, hlo_module **out_module,
+                                hlo_executable **out_exe) {
   *out_module = NULL;
   *out_exe = NULL;
   memset(times, 0, sizeof *times);
@@ -63,6 +79,29 @@ hlo_status hlo_bench_compile(const char *path, const char *entry, const hlo_comp
   st = hlo_executable_compile(m, entry, opts, &e);
   if (st) { hlo_module_destroy(m); return st; }
   double rest = now_ms() - t3;
+  if (first) {
+    /* ready: the first run at once (interpreted while the native code is
+     * pending), then the wait; the stages end where the native code was
+     * loaded (in the background), the first run not counted in them */
+    first->ready_ms = now_ms() - t0;
+    const hlo_buffer_view *views = NULL;
+    double run_ms = 0;
+    st = first->inputs(first->ctx, e, &views);
+    if (!st) st = first_run(e, views, &run_ms);
+    first->first_result_ms = first->ready_ms + run_ms;
+    first->first_run_tier = runtime_executable_last_run_tier(e);
+    hlo_status wst = hlo_executable_wait(e);
+    if (!st) st = wst;
+    else hlo_status_free(wst);
+    if (st) {
+      hlo_executable_destroy(e);
+      hlo_module_destroy(m);
+      return st;
+    }
+    double native_ms;
+    runtime_executable_tier_ms(e, NULL, &native_ms);
+    rest = native_ms;
+  }
   const pass_report *rep = runtime_executable_pass_report(e);
   const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
   double cache_ms = 0;
@@ -84,6 +123,23 @@ hlo_status hlo_bench_compile(const char *path, const char *entry, const hlo_comp
   *out_module = m;
   *out_exe = e;
   return NULL;
+}
+
+hlo_status hlo_bench_compile(const char *path, const char *entry, const hlo_compile_options *opts,
+                             hlo_compile_times *times, hlo_module **out_module,
+                             hlo_executable **out_exe) {
+  /* the stages of a whole compile: never tiered (`hlo compile`, `hlo dot`,
+   * `hlo memory` report the native code) */
+  hlo_compile_options o = opts ? *opts : (hlo_compile_options){0};
+  o.no_tiering = true;
+  return compile_timed(path, entry, &o, times, NULL, out_module, out_exe);
+}
+
+hlo_status runtime_bench_compile_tiered(const char *path, const char *entry,
+                                        const hlo_compile_options *opts,
+                                        hlo_compile_times *times, runtime_bench_first *first,
+                                        hlo_module **out_module, hlo_executable **out_exe) {
+  return compile_timed(path, entry, opts, times, first, out_module, out_exe);
 }
 
 /* One run of `e`, its results freed; *ms is the time of the run alone. */

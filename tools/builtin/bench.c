@@ -12,6 +12,7 @@
 #include "hlo/bench.h"
 #include "hlo/hlo.h"
 #include "runtime/runtime.h"
+#include "runtime/tiered.h"
 #include "support/status.h"
 
 static const char *const usage_bench =
@@ -19,12 +20,20 @@ static const char *const usage_bench =
     "                 [--passes LIST] [--dump-to DIR] [--profile]\n"
     "                 [--iters N] [--warmup K] [--seed S] [--entry NAME] [--json]\n"
     "                 [--cache-dir DIR] [--no-cache] [--cache-max-bytes N]\n"
-    "                 [--log-compiles] [--explain-cache-misses]\n"
+    "                 [--log-compiles] [--explain-cache-misses] [--no-tiering]\n"
     "\n"
     "Compiles the entry function (@main, or the only function) of FILE once, runs it\n"
     "K times to warm up, then N times timed, and prints the median and minimum time\n"
     "per run, the first run's time and the compile time by stage (read, parse,\n"
     "verify, prepare).\n"
+    "\n"
+    "A compile that misses the cache is tiered (docs/tiered.md): it is ready once\n"
+    "hlo's own stages are done, the first run starts at once (on the interpreter\n"
+    "while the C compiler works in the background, when that is estimated to be\n"
+    "quicker), then bench waits for the native code; the warm-up and timed runs\n"
+    "are native. Reported: ready (read to the compile's return), first result\n"
+    "(ready + the first run) and its tier, and the compile time until the native\n"
+    "code was loaded (its stages as without tiering).\n"
     "\n"
     "  --input A.npy       the next argument of the entry function, in order, as for\n"
     "                      `hlo run`; without any, random inputs from the argument\n"
@@ -48,9 +57,13 @@ static const char *const usage_bench =
     "                      most 100000\n"
     "  --warmup K          untimed runs first (default 1; 0 only with --iters)\n"
     "  --entry NAME        time function @NAME instead of @main\n"
+    "  --no-tiering        compile the native code before the first run (also\n"
+    "                      HLO_TIERING=0; --profile and --dump-to never tier)\n"
     "  --json              print one JSON object: file, entry, backend, iters, warmup,\n"
     "                      median_us, min_us, mean_us, max_us, first_run_us,\n"
     "                      compile_ms, stages_ms {read, parse, verify, prepare, ...},\n"
+    "                      ready_ms, first_result_ms, first_run_tier (\"interp\" or\n"
+    "                      \"native\"),\n"
     "                      cache (\"hit\", \"miss\" or \"off\"), device_start_ms,\n"
     "                      inputs (\"random\" or \"given\"), seed\n"
     CLI_CACHE_USAGE
@@ -87,11 +100,12 @@ typedef struct bench_flags {
   hlo_backend_kind backend;
   const char *passes, *dump_dir; /* compile options (NULL: the backend's own) */
   bool profile;                  /* print the time per thunk (cpu) */
+  bool no_tiering;               /* --no-tiering */
   cli_cache_opts cache;          /* the compilation cache's flags */
 } bench_flags;
 
 static void print_text(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
-                       const hlo_bench_result *r) {
+                       const runtime_bench_first *fr, const hlo_bench_result *r) {
   char med[32], mn[32], mean[32], mx[32], first[32];
   fmt_us(med, sizeof med, r->median_us);
   fmt_us(mn, sizeof mn, r->min_us);
@@ -109,11 +123,14 @@ static void print_text(const bench_flags *fl, const char *entry, const hlo_compi
     printf("%s%s %.3f", i ? ", " : "", ct->stages[i].name, ct->stages[i].ms);
   printf(")%s%s", ct->cache ? "; cache " : "", ct->cache ? ct->cache : "");
   if (ct->device_start_ms > 0) printf("; device start %.3f ms (not in compile)", ct->device_start_ms);
-  printf("\n");
+  printf("\n  first result: %.3f ms (ready %.3f ms, then the first run on the %s)\n",
+         fr->first_result_ms, fr->ready_ms,
+         fr->first_run_tier && !strcmp(fr->first_run_tier, "interp") ? "interpreter"
+                                                                      : "native code");
 }
 
 static void print_json(const bench_flags *fl, const char *entry, const hlo_compile_times *ct,
-                       const hlo_bench_result *r) {
+                       const runtime_bench_first *fr, const hlo_bench_result *r) {
   printf("{\"file\": ");
   cli_json_string(stdout, fl->file);
   printf(", \"entry\": ");
@@ -128,55 +145,95 @@ static void print_json(const bench_flags *fl, const char *entry, const hlo_compi
     cli_json_string(stdout, ct->stages[i].name);
     printf(": %.4f", ct->stages[i].ms);
   }
-  printf("}, \"cache\": \"%s\", \"device_start_ms\": %.4f, \"inputs\": \"%s\", "
+  printf("}, \"ready_ms\": %.4f, \"first_result_ms\": %.4f, \"first_run_tier\": \"%s\"",
+         fr->ready_ms, fr->first_result_ms, fr->first_run_tier ? fr->first_run_tier : "native");
+  printf(", \"cache\": \"%s\", \"device_start_ms\": %.4f, \"inputs\": \"%s\", "
          "\"seed\": %llu}\n",
          ct->cache ? ct->cache : "off", ct->device_start_ms, fl->in.n ? "given" : "random",
          fl->seed);
 }
 
-/* Compiles, makes the inputs, times; prints the report. */
+/* The inputs of the runs, made once the executable exists (before its
+ * first run: runtime_bench_first). */
+typedef struct bench_inputs {
+  const bench_flags *fl;
+  hlo_random_inputs *rnd;
+  run_inputs given;
+  const hlo_buffer_view *views;
+} bench_inputs;
+
+static hlo_status make_inputs(void *ctx, hlo_executable *e, const hlo_buffer_view **views) {
+  bench_inputs *bi = ctx;
+  const bench_flags *fl = bi->fl;
+  const hlo_func *f = runtime_executable_entry(e);
+  hlo_status st = NULL;
+  if (fl->in.n) {
+    st = cli_check_input_count(f, &fl->in);
+    if (!st) st = cli_load_inputs(f, &fl->in, &bi->given);
+    bi->views = bi->given.views;
+  } else {
+    st = hlo_random_inputs_create(e, fl->seed, &bi->rnd);
+    if (st && hlo_status_code_of(st) == HLO_UNIMPLEMENTED)
+      status_note(st, "give this program its inputs with --input");
+    if (!st) bi->views = hlo_random_inputs_views(bi->rnd);
+  }
+  *views = bi->views;
+  return st;
+}
+
+/* Compiles (the first run at once), makes the inputs, times; prints the
+ * report. */
 static hlo_status bench(const bench_flags *fl) {
   hlo_compile_times ct;
   hlo_module *m = NULL;
   hlo_executable *e = NULL;
+  /* --profile times the native code's thunks: compiled first */
   hlo_compile_options co = {.backend = fl->backend, .passes = fl->passes,
-                            .dump_dir = fl->dump_dir};
+                            .dump_dir = fl->dump_dir,
+                            .no_tiering = fl->no_tiering || fl->profile};
   cli_cache_apply(&fl->cache, &co);
-  HLO_TRY(hlo_bench_compile(fl->file, fl->entry, &co, &ct, &m, &e));
-  const hlo_func *f = runtime_executable_entry(e);
-  hlo_random_inputs *rnd = NULL;
-  run_inputs given = {0};
-  const hlo_buffer_view *views = NULL;
-  hlo_status st = NULL;
-  if (fl->in.n) {
-    st = cli_check_input_count(f, &fl->in);
-    if (!st) st = cli_load_inputs(f, &fl->in, &given);
-    views = given.views;
+  bench_inputs bi = {.fl = fl};
+  runtime_bench_first fr = {.inputs = make_inputs, .ctx = &bi};
+  /* the CPU backend (tiered): the first run between the compile's return
+   * and the native code; it also keeps one-time costs (a library's thread
+   * start, code generation) out of --profile's per-step times. The other
+   * backends: compiled, then the runs, as always (their first run is the
+   * warm-up's) */
+  bool early = fl->backend == HLO_BACKEND_CPU;
+  hlo_status st;
+  if (early) {
+    st = runtime_bench_compile_tiered(fl->file, fl->entry, &co, &ct, &fr, &m, &e);
   } else {
-    st = hlo_random_inputs_create(e, fl->seed, &rnd);
-    if (st && hlo_status_code_of(st) == HLO_UNIMPLEMENTED)
-      status_note(st, "give this program its inputs with --input");
-    if (!st) views = hlo_random_inputs_views(rnd);
+    st = hlo_bench_compile(fl->file, fl->entry, &co, &ct, &m, &e);
+    const hlo_buffer_view *views = NULL;
+    if (!st) st = make_inputs(&bi, e, &views);
+    if (!st && fl->profile) {
+      hlo_buffer **res = NULL;
+      st = hlo_executable_run(e, views, hlo_executable_num_args(e), &res);
+      for (int k = 0; res && k < hlo_executable_num_results(e); k++) hlo_buffer_destroy(res[k]);
+      free(res);
+    }
   }
+  const hlo_func *f = e ? runtime_executable_entry(e) : NULL;
   hlo_bench_result r;
   hlo_bench_options o = {(int)fl->iters, fl->warmup < 0 ? 0 : fl->warmup == 0 ? -1 : (int)fl->warmup,
                          0, 0};
-  if (!st && fl->profile) {
-    /* one run first, so that one-time costs (a library's thread start and
-     * code generation) stay out of the per-step times */
-    hlo_buffer **res = NULL;
-    st = hlo_executable_run(e, views, (int)f->num_args, &res);
-    for (uint32_t k = 0; res && k < f->num_results; k++) hlo_buffer_destroy(res[k]);
-    free(res);
-    if (!st && !runtime_executable_profile(e, true))
-      fprintf(stderr, "hlo bench: --profile: only the compiled backends (cpu, cuda) have thunks to time\n");
+  if (!st && fl->profile && !runtime_executable_profile(e, true))
+    fprintf(stderr, "hlo bench: --profile: only the compiled backends (cpu, cuda) have thunks to time\n");
+  if (!st) st = hlo_bench_run(e, bi.views, (int)f->num_args, &o, &r);
+  /* the first native run: the compile's first run when it was native */
+  if (!st && early && fr.first_run_tier && !strcmp(fr.first_run_tier, "native"))
+    r.first_us = (fr.first_result_ms - fr.ready_ms) * 1e3;
+  if (!st && !early) { /* no tier but the backend's own: ready once compiled */
+    fr.ready_ms = ct.total_ms;
+    fr.first_result_ms = ct.total_ms + r.first_us * 1e-3;
+    fr.first_run_tier = fl->backend == HLO_BACKEND_INTERP ? "interp" : "native";
   }
-  if (!st) st = hlo_bench_run(e, views, (int)f->num_args, &o, &r);
   if (!st && fl->profile) runtime_executable_profile_print(e, stderr, 40);
-  if (!st && fl->json) print_json(fl, f->name, &ct, &r);
-  else if (!st) print_text(fl, f->name, &ct, &r);
-  hlo_random_inputs_destroy(rnd);
-  cli_free_inputs(&given);
+  if (!st && fl->json) print_json(fl, f->name, &ct, &fr, &r);
+  else if (!st) print_text(fl, f->name, &ct, &fr, &r);
+  hlo_random_inputs_destroy(bi.rnd);
+  cli_free_inputs(&bi.given);
   hlo_executable_destroy(e);
   hlo_module_destroy(m);
   return st;
@@ -203,6 +260,7 @@ int cmd_bench(int argc, char **argv) {
     } else if (cli_is_flag(a, "--entry") && has_val) fl.entry = argv[++i];
     else if (cli_is_flag(a, "--passes") && has_val) fl.passes = argv[++i];
     else if (cli_is_flag(a, "--profile")) fl.profile = true;
+    else if (cli_is_flag(a, "--no-tiering")) fl.no_tiering = true;
     else if (cli_is_flag(a, "--dump-to") && has_val) fl.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;

@@ -12,6 +12,7 @@
 #include "interp/interp.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
+#include "runtime/tiered.h"
 #include "passes/pass_manager.h"
 #include "passes/passes.h"
 #include "passes/row_locality.h"
@@ -24,7 +25,7 @@ static const char *const usage_run =
     "               [--print-results] [--verify-diagnostics] [--probe-dir DIR]\n"
     "               [--passes LIST] [--dump-to DIR] [--check] [--pad-to-bucket[=B1,B2,...]]\n"
     "               [--cache-dir DIR] [--no-cache] [--cache-max-bytes N]\n"
-    "               [--log-compiles] [--explain-cache-misses]\n"
+    "               [--log-compiles] [--explain-cache-misses] [--no-tiering]\n"
     "\n"
     "Runs the entry function (@main, or the only function) of FILE.\n"
     "\n"
@@ -82,6 +83,13 @@ static const char *const usage_run =
     "                      JAX's shape assertions are checked at the unpadded sizes.\n"
     "                      Results row-aligned on their leading dimension are cut back\n"
     "                      to the real rows. A malformed list is a usage error (exit 2)\n"
+    "  --no-tiering        (cpu) compile the native code before the run. By default a\n"
+    "                      compile that misses the cache runs a cheap program on the\n"
+    "                      interpreter while the C compiler works in the background\n"
+    "                      (docs/tiered.md; also HLO_TIERING=0); either way the\n"
+    "                      run waits for the native code before exiting, fails\n"
+    "                      (exit 1) when that compile fails, and leaves the cache\n"
+    "                      entry\n"
     CLI_CACHE_USAGE
     "\n"
     "A program whose check ops (check.*, custom_call @check.*) fail exits 1 and names\n"
@@ -101,6 +109,7 @@ typedef struct run_opts {
   const char *passes, *dump_dir; /* the pass pipeline (NULL: none) and its dumps */
   bool quiet, print_results, verify_diagnostics, check;
   bool backend_given;            /* --backend named (else the default, cpu) */
+  bool no_tiering;               /* --no-tiering */
   hlo_backend_kind backend;
   cli_cache_opts cache;          /* the compilation cache's flags */
   bool pad;                      /* --pad-to-bucket */
@@ -415,12 +424,24 @@ static hlo_status cut_results(const pad_plan *pp, hlo_buffer **res, int nres, co
   return NULL;
 }
 
+/* Prints what the CPU backend made of e's program (stderr). */
+static bool print_cpu_stats(const hlo_executable *e, const char *label) {
+  const runtime_cpu_stats *cs = runtime_executable_cpu_stats(e);
+  if (!cs) return false;
+  fprintf(stderr, "%scpu: %u ops -> %u kernels, %u BLAS calls, %u control steps, %u interpreter "
+          "thunks, %u constants; compile %.1f ms%s%s\n", label, cs->ops, cs->kernels, cs->blas,
+          cs->control, cs->interp, cs->constants, cs->compile_ms,
+          cs->interp_ops[0] ? "; interpreter: " : "", cs->interp_ops);
+  return true;
+}
+
 /* Runs the entry function of one module on the inputs `ro` names. */
 static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
   hlo_executable *e;
   interp_options io = {ro->probe_dir, stdout};
   hlo_compile_options co = {.backend = ro->backend, .passes = ro->passes,
-                            .dump_dir = ro->dump_dir, .check = ro->check};
+                            .dump_dir = ro->dump_dir, .check = ro->check,
+                            .no_tiering = ro->no_tiering};
   cli_cache_apply(&ro->cache, &co);
   hlo_status cst = runtime_executable_create_on(m, ro->entry, &co, &io, &e);
   if (cst && !ro->backend_given && hlo_status_code_of(cst) == HLO_UNAVAILABLE &&
@@ -439,12 +460,11 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
     fprintf(stderr, "%spasses: none ran; the optimised program came from the compilation cache "
             "(--no-cache to run them)\n", label);
   const hlo_func *f = runtime_executable_entry(e);
-  const runtime_cpu_stats *cs = ro->backend_given ? runtime_executable_cpu_stats(e) : NULL;
-  if (cs && !ro->quiet)
-    fprintf(stderr, "%scpu: %u ops -> %u kernels, %u BLAS calls, %u control steps, %u interpreter thunks, "
-            "%u constants; compile %.1f ms%s%s\n", label, cs->ops, cs->kernels, cs->blas, cs->control,
-            cs->interp, cs->constants, cs->compile_ms, cs->interp_ops[0] ? "; interpreter: " : "",
-            cs->interp_ops);
+  /* the statistics of what the compile made: after the run when the native
+   * code is made in the background (they would wait for it) */
+  bool stats = ro->backend_given && !ro->quiet;
+  bool pending = !strcmp(runtime_executable_tier(e), "pending");
+  bool had_stats = stats && !pending && print_cpu_stats(e, label);
   hlo_status st = cli_check_input_count(f, &ro->in);
   run_inputs in = {0};
   if (!st) st = cli_load_inputs(f, &ro->in, &in);
@@ -456,9 +476,19 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   double t0 = now_seconds();
   if (!st) st = hlo_executable_run(e, in.views, (int)f->num_args, &res);
   double secs = now_seconds() - t0;
-  if (!st && cs && !ro->quiet) fprintf(stderr, "%scpu: run %.3f ms\n", label, secs * 1e3);
+  const char *tier = runtime_executable_last_run_tier(e);
+  bool interpreted = pending && tier && !strcmp(tier, "interp");
+  if (!st && (had_stats || (stats && pending)))
+    fprintf(stderr, "%scpu: run %.3f ms%s\n", label, secs * 1e3,
+            interpreted ? " (on the interpreter: the native code was not ready)" : "");
   if (!st && ro->pad) st = cut_results(&pp, res, nres, label);
   if (!st) st = report_results(f, ro, label, res, nres, secs);
+  /* a tiered compile's native code: its error fails the command, and the
+   * cache gets its entry before the process ends */
+  hlo_status wst = hlo_executable_wait(e);
+  if (!st) st = wst;
+  else hlo_status_free(wst);
+  if (!st && stats && pending) print_cpu_stats(e, label);
   for (int k = 0; res && k < nres; k++) hlo_buffer_destroy(res[k]);
   free(res);
   cli_free_inputs(&in);
@@ -501,6 +531,7 @@ int cmd_run(int argc, char **argv) {
     else if (cli_is_flag(a, "--probe-dir") && has_val) ro.probe_dir = argv[++i];
     else if (cli_is_flag(a, "--passes") && has_val) ro.passes = argv[++i];
     else if (cli_is_flag(a, "--check")) ro.check = true;
+    else if (cli_is_flag(a, "--no-tiering")) ro.no_tiering = true;
     else if (cli_is_flag(a, "--dump-to") && has_val) ro.dump_dir = argv[++i];
     else if (cli_is_flag(a, "--backend") && has_val) {
       ++i;

@@ -95,6 +95,15 @@ HLO_MUST_USE hlo_status cpu_jit_compile_with(const cpu_jit_unit *units, uint32_t
  * $HLO_CC_FLAGS value in a process; the text is lent for the process's life.
  * o may be NULL (the defaults). */
 const char *cpu_jit_target_with(const backend_compile_options *o);
+/* Checks, without starting it, that the C compiler command `cc` (NULL or
+ * "": $HLO_CC, else "cc"; its first word resolved through PATH as
+ * posix_spawnp resolves it) names an executable file: what a compile needs
+ * to start it. Errors: HLO_UNAVAILABLE ("no C compiler: cannot run `X`
+ * (No such file or directory); install one (gcc or clang) or set HLO_CC",
+ * the words of a compile that cannot start it), HLO_INVALID_ARGUMENT for
+ * an empty or over-long command. A compiler that starts may still fail:
+ * only a compile tells. */
+HLO_MUST_USE hlo_status cpu_jit_check_compiler(const char *cc);
 /* cpu_jit_target_with(NULL). */
 const char *cpu_jit_target(void);
 /* The objects of j, one per unit in unit order (*out set to the array,

@@ -282,6 +282,43 @@ static void resolve_path(const char *cc, char out[4096]) {
   snprintf(out, 4096, "%s", cc);
 }
 
+/* Whether `file` (a command's first word) names an executable file, looked
+ * up through PATH as posix_spawnp looks it up (a name with a '/' is taken
+ * as it is); *err gets the errno of the failure. */
+static bool can_exec(const char *file, int *err) {
+  *err = ENOENT;
+  if (strchr(file, '/')) {
+    if (access(file, X_OK) == 0) return true;
+    *err = errno;
+    return false;
+  }
+  const char *path = getenv("PATH");
+  for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+    const char *e = strchr(p, ':');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char cand[4096];
+    struct stat sb;
+    if (snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".", file) < (int)sizeof cand &&
+        access(cand, X_OK) == 0 && stat(cand, &sb) == 0 && !S_ISDIR(sb.st_mode))
+      return true;
+    p += n + (e ? 1 : 0);
+  }
+  return false;
+}
+
+hlo_status cpu_jit_check_compiler(const char *cc_text) {
+  if (!cc_text || !*cc_text) cc_text = getenv("HLO_CC");
+  if (!cc_text || !*cc_text) cc_text = "cc";
+  cc_cmd cc;
+  HLO_TRY(split_cc(cc_text, &cc));
+  int err;
+  if (can_exec(cc.w[0], &err)) return NULL;
+  /* spawn()'s words: the same error a compile would give */
+  return status_new(HLO_UNAVAILABLE,
+                    "no C compiler: cannot run `%s` (%s); install one (gcc or clang) or set "
+                    "HLO_CC", cc.w[0], strerror(err));
+}
+
 /* The first line of `cc --version` (empty when it cannot be run). */
 static void run_version(const cc_cmd *cc, char *out, size_t cap) {
   out[0] = 0;
