@@ -1,5 +1,6 @@
 /* chlo_control.c — decompositions of the chlo ops with regions or several
- * results: top_k (iota + sort + slice), scan (a stablehlo.while loop) and
+ * results: top_k (iota + sort + slice), scan (one reduce_window for a
+ * small cumulative scan, else a stablehlo.while loop) and
  * ragged_dot (one masked dot_general per group).
  *
  * Source: stablehlo's ChloLegalizeToStablehlo.cpp (ConvertTopKOp,
@@ -9,6 +10,7 @@
 
 #include "passes/chlo_lower.h"
 #include "ir/element.h"
+#include "passes/pass_util.h"
 
 #define MAX_RANK 64
 
@@ -92,8 +94,133 @@ static hlo_type *unit_dim(builder *b, const hlo_type *t, uint32_t dim) {
   return b_type(b, t->dtype, t->rank, d);
 }
 
+/* The most work (result elements x scan length) a scan is lowered to as a
+ * reduce_window: its windows redo a prefix per element (length^2 / 2 per
+ * row), against a loop of `length` iterations of three steps each (a
+ * dynamic_slice, the body, a dynamic_update_slice: some microseconds each
+ * on a CPU, a kernel launch each on a GPU). 2^18 keeps the windows under
+ * about a quarter of a millisecond of one core's work. */
+#define SCAN_WINDOW_MAX_WORK (INT64_C(1) << 18)
+
+/* Whether the bits of init value `v` (one element of type dt) are their
+ * own combination under `opc`: v ⊕ v == v, so that reduce_window's padding
+ * elements (init values) fold to the init value itself. */
+static bool idempotent_init(hlo_opcode opc, hlo_dtype dt, const uint8_t *v) {
+  bool fl = dtype_is_float(dt), in = dtype_is_int(dt) || dtype_class(dt) == HLO_CLASS_BOOL;
+  if (!fl && !in) return false;
+  double f = fl ? elem_get_f64(dt, v, 0) : 0;
+  int64_t i = in ? elem_get_i64(dt, v, 0) : 0;
+  switch (opc) {
+  case OP_ADD: return fl ? f == 0 : i == 0; /* +0 + +0 = +0, -0 + -0 = -0 */
+  case OP_MULTIPLY: return fl ? f == 1 : i == 1;
+  case OP_MAXIMUM:
+  case OP_MINIMUM: return fl ? f == f : true; /* not NaN */
+  case OP_AND:
+  case OP_OR: return in;
+  default: return false;
+  }
+}
+
+/* A cumulative scan as one reduce_window (what jnp.cumsum / cumprod /
+ * cummax lowered to before chlo.scan; XLA's GPU backend also turns such
+ * windows into scans): one input x, one init I, a body that is a single
+ * add / multiply / maximum / minimum / and / or of (input, carry) returned
+ * as both the output and the new carry, not reversed, I a splat constant
+ * with I ⊕ I == I, and at most SCAN_WINDOW_MAX_WORK work. The window along
+ * `dimension` is the whole length L, padded L - 1 below with the init
+ * value. Bit-exact with the loop: every backend folds a window left to
+ * right from the init value, acc = body(acc, x) (interp_reduce.c), so
+ * result i folds I ⊕ I ... (= I), then x0 .. xi: the loop's recurrence
+ * c_i = x_i ⊕ c_{i-1} from c_{-1} = I, with the body's operand order kept
+ * (the carry is the window body's accumulator). The final carry is the
+ * last result along the dimension. *done is false (nothing built) when the
+ * scan is not of this form. */
+static hlo_status scan_as_reduce_window(hlo_module_ir *m, hlo_op *op, hlo_value **out,
+                                        bool *done) {
+  *done = false;
+  if (op->num_operands != 2 || op->num_results != 2 || op->num_regions != 1 ||
+      op_attr_bool(op, "is_reverse", false))
+    return NULL;
+  hlo_block *body = &op->regions[0].block;
+  hlo_value *x = op->operands[0], *init = op->operands[1];
+  const hlo_type *xt = x->type;
+  int64_t dim = op_attr_int(op, "dimension", -1);
+  if (body->num_args != 2 || xt->kind != TYPE_TENSOR || !type_is_static(xt) || dim < 0 ||
+      (uint64_t)dim >= xt->rank || xt->rank > MAX_RANK || !type_is_static(init->type))
+    return NULL;
+  /* the body: %r = OPC(%input, %carry) (either order); return %r, %r */
+  hlo_op *f = body->first, *term = body->last;
+  if (!f || !term || f->next != term || term->opcode != OP_RETURN || term->num_operands != 2 ||
+      term->operands[0] != &f->results[0] || term->operands[1] != &f->results[0] ||
+      f->num_operands != 2 || f->num_regions || f->num_attrs)
+    return NULL;
+  hlo_opcode opc = f->opcode;
+  if (opc != OP_ADD && opc != OP_MULTIPLY && opc != OP_MAXIMUM && opc != OP_MINIMUM &&
+      opc != OP_AND && opc != OP_OR)
+    return NULL;
+  const hlo_value *in_arg = &body->args[0], *carry_arg = &body->args[1];
+  bool in_first = f->operands[0] == in_arg && f->operands[1] == carry_arg;
+  if (!in_first && !(f->operands[0] == carry_arg && f->operands[1] == in_arg)) return NULL;
+  if (f->results[0].type->rank != 0 && !type_equal(f->results[0].type, init->type)) return NULL;
+  /* the init: a splat (a splat constant, or a 0-d value broadcast) */
+  hlo_value *scalar = NULL;
+  const uint8_t *bits = NULL;
+  if (init->def && init->def->opcode == OP_BROADCAST_IN_DIM &&
+      init->def->operands[0]->type->rank == 0) {
+    scalar = init->def->operands[0];
+    bits = value_splat_bytes(scalar);
+  } else {
+    bits = value_splat_bytes(init);
+  }
+  if (!bits || !idempotent_init(opc, xt->dtype, bits) || init->type->dtype != xt->dtype)
+    return NULL;
+  int64_t len = xt->dims[dim], elems = 1;
+  for (uint32_t d = 0; d < xt->rank; d++) elems *= xt->dims[d];
+  if (len < 2 || elems > SCAN_WINDOW_MAX_WORK / len) return NULL;
+
+  builder b;
+  builder_at(&b, m, op);
+  hlo_type *st = b_type(&b, xt->dtype, 0, NULL);
+  if (b.failed) return builder_status(&b);
+  if (!scalar) scalar = b_constant(&b, attr_dense(&m->arena, st, bits, hlo_dtype_size(xt->dtype), false));
+  hlo_value *rw_in[2] = {x, scalar};
+  hlo_type *rw_t = (hlo_type *)xt;
+  hlo_op *rw = scalar ? b_op(&b, OP_REDUCE_WINDOW, rw_in, 2, &rw_t, 1, 1) : NULL;
+  if (!rw) return builder_status(&b);
+  int64_t wd[MAX_RANK], pad[2 * MAX_RANK] = {0};
+  for (uint32_t d = 0; d < xt->rank; d++) wd[d] = (int64_t)d == dim ? len : 1;
+  pad[2 * dim] = len - 1;
+  int64_t pdims[2] = {xt->rank, 2};
+  b_set_attr(&b, rw, "window_dimensions", b_i64s(&b, wd, xt->rank));
+  b_set_attr(&b, rw, "padding", attr_dense(&m->arena, b_type(&b, HLO_I64, 2, pdims), pad,
+                                           2 * xt->rank * sizeof *pad, false));
+  hlo_block *rb = &rw->regions[0].block;
+  hlo_type *args[2] = {st, st};
+  if (b.failed) return builder_status(&b);
+  HLO_TRY(block_set_args(m, rb, args, 2));
+  builder r;
+  builder_at_end(&r, m, rb, op->loc);
+  hlo_value *acc = &rb->args[0], *el = &rb->args[1];
+  hlo_value *res = in_first ? b_binary(&r, opc, el, acc) : b_binary(&r, opc, acc, el);
+  b_op(&r, OP_RETURN, &res, 1, NULL, 0, 0);
+  HLO_TRY(builder_status(&r));
+  /* the final carry: the last element along the dimension */
+  int64_t start[MAX_RANK] = {0}, limit[MAX_RANK];
+  memcpy(limit, xt->dims, xt->rank * sizeof *limit);
+  start[dim] = len - 1;
+  hlo_value *last = b_slice(&b, &rw->results[0], start, limit, NULL);
+  out[0] = &rw->results[0];
+  out[1] = last ? b_reshape(&b, last, init->type) : NULL;
+  HLO_TRY(builder_status(&b));
+  *done = true;
+  return NULL;
+}
+
 hlo_status chlo_lower_scan(hlo_module_ir *m, hlo_op *op, hlo_value **out) {
   if (op->num_regions != 1) return unimpl(op, "expected one region");
+  bool done;
+  HLO_TRY(scan_as_reduce_window(m, op, out, &done));
+  if (done) return NULL;
   hlo_block *body = &op->regions[0].block;
   uint32_t n = op->num_operands;
   if (body->num_args != n) return unimpl(op, "body argument count differs from operand count");

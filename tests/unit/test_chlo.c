@@ -530,6 +530,146 @@ TEST(scan_reverse_and_multi_carry) {
       "}\n");
 }
 
+/* How many ops of kind `opc` module m holds, in regions too. */
+static int count_ops_block(const hlo_block *b, hlo_opcode opc) {
+  int n = 0;
+  for (const hlo_op *op = b->first; op; op = op->next) {
+    n += op->opcode == opc;
+    for (uint32_t r = 0; r < op->num_regions; r++) n += count_ops_block(&op->regions[r].block, opc);
+  }
+  return n;
+}
+static int count_ops(const hlo_module_ir *m, hlo_opcode opc) {
+  int n = 0;
+  for (const hlo_func *f = m->funcs; f; f = f->next) n += count_ops_block(&f->body.block, opc);
+  return n;
+}
+
+/* A 2x6 f32 scan along dimension 1 with init INIT (MLIR text of a 2-vector
+ * value defined in PRE) and body BODY (%e the input, %c the carry). */
+static void scan_text(char *out, size_t cap, const char *pre, const char *init,
+                      const char *attrs, const char *body) {
+  snprintf(out, cap,
+           "func.func @main() -> (tensor<2x6xf32>, tensor<2xf32>) {\n"
+           "  %%x = stablehlo.constant dense<[[1.0e8, 1.0, -1.0e8, 1.0, 0.1, 0.2],"
+           " [3.3, -7.25, 0.3, 1.0e-3, 5.5e7, -2.0]]> : tensor<2x6xf32>\n"
+           "%s"
+           "  %%0:2 = chlo.scan(%%x) inits(%s) dimension=1 %s {\n"
+           "  ^bb0(%%e: tensor<2xf32>, %%c: tensor<2xf32>):\n"
+           "    %s\n"
+           "  } : (tensor<2x6xf32>, tensor<2xf32>) -> (tensor<2x6xf32>, tensor<2xf32>)\n"
+           "  func.return %%0#0, %%0#1 : tensor<2x6xf32>, tensor<2xf32>\n"
+           "}\n",
+           pre, init, attrs, body);
+}
+
+/* Which lowering a scan took: 1 one reduce_window, 0 a while loop. */
+static int scan_lowering(const char *text) {
+  hlo_status err = NULL;
+  hlo_module_ir *m = tl_parse_text("scan.mlir", text, TL_VERIFY | TL_LEGALIZE_CHLO, &err);
+  if (!m) {
+    fprintf(stderr, "  %s\n", hlo_status_message(err));
+    hlo_status_free(err);
+    return -1;
+  }
+  int w = count_ops(m, OP_WHILE), rw = count_ops(m, OP_REDUCE_WINDOW);
+  module_free(m);
+  return rw == 1 && w == 0 ? 1 : rw == 0 && w == 1 ? 0 : -1;
+}
+
+/* The results of `text`'s @main, bit for bit equal to those of `ref`. */
+static bool same_results(const char *text, const char *ref) {
+  tl_run a, b;
+  hlo_status st = tl_run_text("a.mlir", text, TL_VERIFY | TL_LEGALIZE_CHLO, NULL, NULL, 0, &a);
+  hlo_status st2 = tl_run_text("b.mlir", ref, TL_VERIFY | TL_LEGALIZE_CHLO, NULL, NULL, 0, &b);
+  bool same = !st && !st2 && a.n == b.n;
+  for (uint32_t i = 0; same && i < a.n; i++)
+    same = a.res[i]->nbytes == b.res[i]->nbytes &&
+           memcmp(a.res[i]->data, b.res[i]->data, a.res[i]->nbytes) == 0;
+  if (st) fprintf(stderr, "  %s\n", hlo_status_message(st));
+  if (st2) fprintf(stderr, "  %s\n", hlo_status_message(st2));
+  hlo_status_free(st);
+  hlo_status_free(st2);
+  tl_run_free(&a);
+  tl_run_free(&b);
+  return same;
+}
+
+/* A small cumulative scan (cumsum / cumprod / cummax: one associative op of
+ * input and carry, an init the op leaves unchanged) becomes one
+ * reduce_window whose results are bit for bit the loop's (the loop is
+ * taken for an init that is not a constant); anything else stays a loop. */
+TEST(cumulative_scan_is_one_reduce_window) {
+  static char win[2048], loop[2048];
+  const char *zero = "  %z = stablehlo.constant dense<0.0> : tensor<2xf32>\n";
+  /* not a constant: the loop lowering, the reference (negate(-0) = +0) */
+  const char *zero_var = "  %m = stablehlo.constant dense<-0.0> : tensor<2xf32>\n"
+                         "  %z = stablehlo.negate %m : tensor<2xf32>\n";
+  const char *sum = "%r = stablehlo.add %e, %c : tensor<2xf32>\n"
+                    "    stablehlo.return %r, %r : tensor<2xf32>, tensor<2xf32>";
+  const char *sum_cf = "%r = stablehlo.add %c, %e : tensor<2xf32>\n"
+                       "    stablehlo.return %r, %r : tensor<2xf32>, tensor<2xf32>";
+  scan_text(win, sizeof win, zero, "%z", "", sum);
+  scan_text(loop, sizeof loop, zero_var, "%z", "", sum);
+  CHECK_EQ_INT(scan_lowering(win), 1);
+  CHECK_EQ_INT(scan_lowering(loop), 0);
+  CHECK(same_results(win, loop)); /* 1e8 + 1 - 1e8 + 1: the order shows */
+  scan_text(win, sizeof win, zero, "%z", "", sum_cf);
+  scan_text(loop, sizeof loop, zero_var, "%z", "", sum_cf);
+  CHECK_EQ_INT(scan_lowering(win), 1);
+  CHECK(same_results(win, loop));
+  /* cummax from -inf through a broadcast 0-d constant, cumprod from 1 */
+  const char *ninf = "  %s = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+                     "  %z = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2xf32>\n";
+  const char *ninf_var = "  %s = stablehlo.constant dense<0x7F800000> : tensor<f32>\n"
+                         "  %n = stablehlo.negate %s : tensor<f32>\n"
+                         "  %z = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> tensor<2xf32>\n";
+  const char *mx = "%r = stablehlo.maximum %c, %e : tensor<2xf32>\n"
+                   "    stablehlo.return %r, %r : tensor<2xf32>, tensor<2xf32>";
+  scan_text(win, sizeof win, ninf, "%z", "", mx);
+  scan_text(loop, sizeof loop, ninf_var, "%z", "", mx);
+  CHECK_EQ_INT(scan_lowering(win), 1);
+  CHECK(same_results(win, loop));
+  const char *one = "  %z = stablehlo.constant dense<1.0> : tensor<2xf32>\n";
+  const char *one_var = "  %m = stablehlo.constant dense<-1.0> : tensor<2xf32>\n"
+                        "  %z = stablehlo.negate %m : tensor<2xf32>\n";
+  const char *prod = "%r = stablehlo.multiply %e, %c : tensor<2xf32>\n"
+                     "    stablehlo.return %r, %r : tensor<2xf32>, tensor<2xf32>";
+  scan_text(win, sizeof win, one, "%z", "", prod);
+  scan_text(loop, sizeof loop, one_var, "%z", "", prod);
+  CHECK_EQ_INT(scan_lowering(win), 1);
+  CHECK(same_results(win, loop));
+  /* loops: an init the op changes (5 + 5 != 5), a reversed scan, a body of
+   * two ops, an output that is not the carry */
+  scan_text(win, sizeof win, "  %z = stablehlo.constant dense<5.0> : tensor<2xf32>\n", "%z", "",
+            sum);
+  CHECK_EQ_INT(scan_lowering(win), 0);
+  scan_text(win, sizeof win, zero, "%z", "attributes {is_reverse = true}", sum);
+  CHECK_EQ_INT(scan_lowering(win), 0);
+  scan_text(win, sizeof win, zero, "%z", "",
+            "%r = stablehlo.add %e, %c : tensor<2xf32>\n"
+            "    %q = stablehlo.multiply %r, %r : tensor<2xf32>\n"
+            "    stablehlo.return %q, %q : tensor<2xf32>, tensor<2xf32>");
+  CHECK_EQ_INT(scan_lowering(win), 0);
+  scan_text(win, sizeof win, zero, "%z", "",
+            "%r = stablehlo.add %e, %c : tensor<2xf32>\n"
+            "    stablehlo.return %e, %r : tensor<2xf32>, tensor<2xf32>");
+  CHECK_EQ_INT(scan_lowering(win), 0);
+  /* too much work for windows (64 x 8192 elements, each a prefix of up to
+   * 8192): the loop */
+  CHECK_EQ_INT(scan_lowering(
+                   "func.func @main(%x: tensor<64x8192xf32>) -> tensor<64x8192xf32> {\n"
+                   "  %z = stablehlo.constant dense<0.0> : tensor<64xf32>\n"
+                   "  %0:2 = chlo.scan(%x) inits(%z) dimension=1 {\n"
+                   "  ^bb0(%e: tensor<64xf32>, %c: tensor<64xf32>):\n"
+                   "    %r = stablehlo.add %e, %c : tensor<64xf32>\n"
+                   "    stablehlo.return %r, %r : tensor<64xf32>, tensor<64xf32>\n"
+                   "  } : (tensor<64x8192xf32>, tensor<64xf32>) -> (tensor<64x8192xf32>, tensor<64xf32>)\n"
+                   "  func.return %0#0 : tensor<64x8192xf32>\n"
+                   "}\n"),
+               0);
+}
+
 TEST(conformance_chlo_files_run) {
   tl_paths files;
   corpus(&files);
