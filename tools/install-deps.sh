@@ -10,9 +10,17 @@ need=""
 for p in gcc make libopenblas0-openmp libdnnl-dev libxxhash-dev python3 pkg-config; do
   dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
-[ -z "$need" ] && exit 0
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO=sudo
-echo "installing:$need"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
+if [ -n "$need" ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  echo "installing:$need"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
+fi
+# numpy, in the python3 the tests run (often not Debian's: pyenv, a venv), for
+# the suites that compare results with it (tests/aot/compare.py, suite_float,
+# suite_python); from PyPI, as tests/suite_float.sh already did for itself
+if ! python3 -c "import numpy" >/dev/null 2>&1; then
+  echo "installing: numpy (python3 -m pip install numpy)"
+  python3 -m pip install -q numpy || echo "install-deps: pip install numpy failed; the suites that need it say so"
+fi

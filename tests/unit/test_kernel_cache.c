@@ -752,6 +752,9 @@ TEST(interrupted_run_is_swept) {
   fflush(NULL);
   pid_t a = fork();
   if (a == 0) {
+    /* a test started in the background by a shell without job control
+     * inherits SIGINT ignored: the interrupt must reach this child */
+    signal(SIGINT, SIG_DFL);
     setenv("TMPDIR", tmp, 1);
     char src[512];
     source_of(src, sizeof src, "kc_intr", 5);
