@@ -428,6 +428,14 @@ expect memory-missing    1 'cannot open'              "$HLO" memory "$T/does-not
 expect memory-bad-flag   2 'unknown flag'             "$HLO" memory --bogus "$T/mlp.mlir"
 expect no-cc-fallback    0 'running on the interpreter' env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect no-cc-explicit    1 'C compiler|compiler'      env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+# a directory as the compiler, and a script whose interpreter is missing (which only starting it
+# tells: with tiering that is in the background, after the compile returned): the interpreter
+# stands in, with or without tiering
+mkdir -p "$T/ccdir"
+printf '#!/nonexistent/sh\nexit 0\n' > "$T/badinterp"; chmod +x "$T/badinterp"
+expect no-cc-dir         0 'running on the interpreter' env HLO_CC="$T/ccdir" HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect no-cc-badinterp   0 'came from the interpreter|running on the interpreter' env HLO_CC="$T/badinterp" HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect no-cc-badinterp-nt 0 'running on the interpreter' env HLO_CC="$T/badinterp" HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --no-tiering --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 # tiered compiles (docs/tiered.md): a compiler that starts but fails fails the run
 # after its results (exit 1, the compiler's message), with or without tiering
 printf '#!/bin/sh\necho "badcc: refusing on purpose" >&2\nexit 1\n' > "$T/badcc"; chmod +x "$T/badcc"

@@ -132,8 +132,10 @@ static bool idempotent_init(hlo_opcode opc, hlo_dtype dt, const uint8_t *v) {
  * right from the init value, acc = body(acc, x) (interp_reduce.c), so
  * result i folds I ⊕ I ... (= I), then x0 .. xi: the loop's recurrence
  * c_i = x_i ⊕ c_{i-1} from c_{-1} = I, with the body's operand order kept
- * (the carry is the window body's accumulator). The final carry is the
- * last result along the dimension. *done is false (nothing built) when the
+ * (the carry is the window body's accumulator) in the interpreter; the
+ * native windows (window_describe.c) fold acc ⊕ x whatever the body's
+ * order, which can differ only in which NaN's payload a sum of two NaNs
+ * keeps. The final carry is the last result along the dimension. *done is false (nothing built) when the
  * scan is not of this form. */
 static hlo_status scan_as_reduce_window(hlo_module_ir *m, hlo_op *op, hlo_value **out,
                                         bool *done) {
@@ -251,6 +253,16 @@ hlo_status chlo_lower_scan(hlo_module_ir *m, hlo_op *op, hlo_value **out) {
     if (!type_is_static(op->operands[i]->type) || op->operands[i]->type->rank > MAX_RANK)
       return unimpl(op, "dynamic shapes");
   int64_t len = ref->dims[dim];
+  if (len == 0) { /* no step: empty outputs, the inits as the final carries */
+    builder z;
+    builder_at(&z, m, op);
+    for (uint32_t i = 0; i < num_outs; i++) {
+      hlo_type *rt = op->results[i].type;
+      out[i] = b_broadcast_in_dim(&z, b_const_of(&z, b_type(&z, rt->dtype, 0, NULL), 0), rt, NULL, 0);
+    }
+    for (uint32_t j = 0; j < num_inits; j++) out[num_outs + j] = op->operands[num_inputs + j];
+    return builder_status(&z);
+  }
 
   builder b;
   builder_at(&b, m, op);

@@ -530,6 +530,24 @@ TEST(scan_reverse_and_multi_carry) {
       "}\n");
 }
 
+/* A scan along a dimension of length 0 takes no step: empty outputs, the
+ * inits as the final carries (the loop's dynamic_slice of size 1 would not
+ * verify). */
+TEST(scan_of_zero_length) {
+  check_program(
+      "func.func @main() {\n"
+      "  %x = stablehlo.constant dense<> : tensor<0x3xf32>\n"
+      "  %z = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>\n"
+      "  %0:2 = chlo.scan(%x) inits(%z) dimension=0 {\n"
+      "  ^bb0(%e: tensor<3xf32>, %c: tensor<3xf32>):\n"
+      "    %r = stablehlo.add %e, %c : tensor<3xf32>\n"
+      "    stablehlo.return %r, %r : tensor<3xf32>, tensor<3xf32>\n"
+      "  } : (tensor<0x3xf32>, tensor<3xf32>) -> (tensor<0x3xf32>, tensor<3xf32>)\n"
+      "  check.expect_eq_const %0#1, dense<[1.0, 2.0, 3.0]> : tensor<3xf32>\n"
+      "  func.return\n"
+      "}\n");
+}
+
 /* How many ops of kind `opc` module m holds, in regions too. */
 static int count_ops_block(const hlo_block *b, hlo_opcode opc) {
   int n = 0;

@@ -435,6 +435,14 @@ static bool print_cpu_stats(const hlo_executable *e, const char *label) {
   return true;
 }
 
+/* Whether `s` says the C compiler could not be started (HLO_UNAVAILABLE
+ * "no C compiler ..."): the default backend then falls back to the
+ * interpreter. */
+static bool no_compiler(hlo_status s) {
+  return s && hlo_status_code_of(s) == HLO_UNAVAILABLE &&
+         !strncmp(hlo_status_message(s), "no C compiler", 13);
+}
+
 /* Runs the entry function of one module on the inputs `ro` names. */
 static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *label) {
   hlo_executable *e;
@@ -444,8 +452,7 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
                             .no_tiering = ro->no_tiering};
   cli_cache_apply(&ro->cache, &co);
   hlo_status cst = runtime_executable_create_on(m, ro->entry, &co, &io, &e);
-  if (cst && !ro->backend_given && hlo_status_code_of(cst) == HLO_UNAVAILABLE &&
-      !strncmp(hlo_status_message(cst), "no C compiler", 13)) {
+  if (!ro->backend_given && no_compiler(cst)) {
     /* the default backend needs a C compiler: without one, interpret */
     fprintf(stderr, "%shlo run: %s; running on the interpreter (--backend interp)\n", label,
             hlo_status_message(cst));
@@ -486,6 +493,20 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   /* a tiered compile's native code: its error fails the command, and the
    * cache gets its entry before the process ends */
   hlo_status wst = hlo_executable_wait(e);
+  /* the default backend's C compiler could not be started after all (the
+   * compile's check passes a script whose interpreter is missing): as when
+   * the compile says so, the interpreter stands in — for the results
+   * already reported (they came from it), or for a run that waited for the
+   * native code (run again on the interpreter) */
+  bool rerun = false;
+  if (!ro->backend_given && no_compiler(wst)) {
+    fprintf(stderr, "%shlo run: %s; %s\n", label, hlo_status_message(wst),
+            st ? "running on the interpreter (--backend interp)"
+               : "the results came from the interpreter (--backend interp)");
+    rerun = no_compiler(st);
+    hlo_status_free(wst);
+    wst = NULL;
+  }
   if (!st) st = wst;
   else hlo_status_free(wst);
   if (!st && stats && pending) print_cpu_stats(e, label);
@@ -494,6 +515,13 @@ static hlo_status run_module(hlo_module *m, const run_opts *ro, const char *labe
   cli_free_inputs(&in);
   pad_plan_free(&pp);
   hlo_executable_destroy(e);
+  if (rerun) {
+    hlo_status_free(st);
+    run_opts ri = *ro;
+    ri.backend = HLO_BACKEND_INTERP;
+    ri.backend_given = true;
+    return run_module(m, &ri, label);
+  }
   return st;
 }
 

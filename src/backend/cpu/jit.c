@@ -288,9 +288,16 @@ static void resolve_path(const char *cc, char out[4096]) {
 static bool can_exec(const char *file, int *err) {
   *err = ENOENT;
   if (strchr(file, '/')) {
-    if (access(file, X_OK) == 0) return true;
-    *err = errno;
-    return false;
+    struct stat sb;
+    if (access(file, X_OK) != 0) {
+      *err = errno;
+      return false;
+    }
+    if (stat(file, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      *err = EACCES; /* what posix_spawn says of a directory */
+      return false;
+    }
+    return true;
   }
   const char *path = getenv("PATH");
   for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
