@@ -428,6 +428,7 @@ expect memory-missing    1 'cannot open'              "$HLO" memory "$T/does-not
 expect memory-bad-flag   2 'unknown flag'             "$HLO" memory --bogus "$T/mlp.mlir"
 expect no-cc-fallback    0 'running on the interpreter' env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 expect no-cc-explicit    1 'C compiler|compiler'      env HLO_CC=/nonexistent/cc HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --backend cpu --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
+expect tiering-bad-value  0 'HLO_TIERING="disable" is not understood' env HLO_TIERING=disable HLO_CACHE_DIR=off "$HLO" run "$T/mlp.mlir" --arg 'dense<0.5> : tensor<8x16xf32>' --arg 'dense<0.25> : tensor<16x4xf32>'
 # a directory as the compiler, and a script whose interpreter is missing (which only starting it
 # tells: with tiering that is in the background, after the compile returned): the interpreter
 # stands in, with or without tiering

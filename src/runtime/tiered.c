@@ -21,8 +21,18 @@ static bool env_is(const char *name, const char *const *words) {
   return false;
 }
 
+/* Warns once about an $HLO_TIERING that is neither on nor off. */
+static void warn_tiering_value(void) {
+  fprintf(stderr, "hlo: warning: HLO_TIERING=\"%s\" is not understood (0, false, no, off turn "
+          "tiering off; 1, true, yes, on keep it on); tiering stays on\n", getenv("HLO_TIERING"));
+}
+
 bool tier_enabled(const hlo_compile_options *co) {
   static const char *const off[] = {"0", "false", "no", "off", NULL};
+  static const char *const on[] = {"1", "true", "yes", "on", "", NULL};
+  static pthread_once_t warned = PTHREAD_ONCE_INIT;
+  if (getenv("HLO_TIERING") && !env_is("HLO_TIERING", off) && !env_is("HLO_TIERING", on))
+    pthread_once(&warned, warn_tiering_value);
   return !co->no_tiering && !env_is("HLO_TIERING", off);
 }
 

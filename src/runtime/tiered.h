@@ -21,7 +21,9 @@
 #include "support/status.h"
 
 /* Whether tiering is asked for: not co->no_tiering, and $HLO_TIERING not
- * "0", "false", "no" or "off". */
+ * "0", "false", "no" or "off" (any case). Another value than those and
+ * "1", "true", "yes", "on" (or empty) leaves tiering on with a warning on
+ * stderr, once a process. */
 bool tier_enabled(const hlo_compile_options *co);
 
 /* Whether module `m` may run on the interpreter while its native code is
