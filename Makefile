@@ -121,10 +121,12 @@ ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 TSAN_VARS = BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread"
 # The tests that run threads (the C API from several threads, run_parallel, the
 # thread pool, kernels and GEMMs over it, the kernel cache from several processes,
-# the custom-call registry under concurrent registration and runs).
+# the custom-call registry under concurrent registration and runs, tiered compiles: the
+# background compile beside interpreted runs).
 TSAN_TESTS = build/tsan/tests/test_api build/tsan/tests/test_interp_collective \
   build/tsan/tests/test_thread_pool build/tsan/tests/test_cpu_backend \
-  build/tsan/tests/test_kernel_cache build/tsan/tests/test_gemm build/tsan/tests/test_ffi
+  build/tsan/tests/test_kernel_cache build/tsan/tests/test_gemm build/tsan/tests/test_ffi \
+  build/tsan/tests/test_tiered
 
 # Everything that needs no GPU: the -O2 build's unit tests and suites, then the
 # unit tests and the conformance, model and CLI suites again under ASan+UBSan,
