@@ -88,19 +88,22 @@ typedef void (*mock_hook_fn)(const char *name, const unsigned *geo, void **param
 /* The mock's path: CUDA_MOCK_NAME in the folder of the running binary
  * (/proc/self/exe), into buf[0..cap). False (buf "") when that cannot be
  * read, the path does not fit or the file is not there (the binary was not
- * built by the Makefile's `unit`). */
-static inline bool cuda_mock_path(char *buf, size_t cap) {
+ * built by the Makefile's `unit`): then "TEST: no ... beside this binary"
+ * goes to stderr, `test` naming the caller. */
+static inline bool cuda_mock_path(const char *test, char *buf, size_t cap) {
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (cap) buf[0] = 0;
-  if (n <= 0) return false;
-  exe[n] = 0;
+  exe[n > 0 ? n : 0] = 0;
   char *slash = strrchr(exe, '/');
-  if (!slash) return false;
-  slash[1] = 0;
-  int w = snprintf(buf, cap, "%s%s", exe, CUDA_MOCK_NAME);
+  int w = -1;
+  if (slash) {
+    slash[1] = 0;
+    w = snprintf(buf, cap, "%s%s", exe, CUDA_MOCK_NAME);
+  }
   if (w < 0 || (size_t)w >= cap || access(buf, R_OK)) {
     if (cap) buf[0] = 0;
+    fprintf(stderr, "%s: no %s beside this binary (make unit builds it)\n", test, CUDA_MOCK_NAME);
     return false;
   }
   return true;
