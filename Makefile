@@ -88,6 +88,14 @@ $(CUDA_MOCK): tests/unit/mock/libcuda_mock.c tests/unit/mock/libcuda_mock.h
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Wno-missing-prototypes $(SAN) -shared -fPIC \
 	  $< -o $@
 $(filter $(BUILD)/tests/test_cuda_%,$(UNIT_BINS)): | $(CUDA_MOCK)
+# The mock cuDNN test_cuda_cudnn loads through HLO_CUDNN_LIB (tests/unit/mock/libcudnn_mock.c).
+CUDNN_MOCK := $(BUILD)/tests/libcudnn_mock.so
+$(CUDNN_MOCK): tests/unit/mock/libcudnn_mock.c
+	@mkdir -p $(dir $@)
+	@$(if $(filter 1,$(V)),,echo "  CC $@")
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Wno-missing-prototypes $(SAN) -shared -fPIC \
+	  $< -o $@
+$(BUILD)/tests/test_cuda_cudnn: | $(CUDNN_MOCK)
 
 $(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -113,7 +121,7 @@ $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(wildcard tests/tools/*.c))
 
-unit: $(UNIT_BINS) $(CUDA_MOCK) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
+unit: $(UNIT_BINS) $(CUDA_MOCK) $(CUDNN_MOCK) $(TEST_TOOLS) $(BUILD)/hlo $(EXAMPLES)
 
 ASAN_VARS = BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
   SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"

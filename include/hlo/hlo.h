@@ -216,9 +216,12 @@ typedef struct hlo_executable hlo_executable;
 typedef struct hlo_compile_options {
   hlo_backend_kind backend; /* HLO_BACKEND_INTERP (0), HLO_BACKEND_CPU or HLO_BACKEND_CUDA */
   /* The pass pipeline run before the backend: NULL for the backend's own
-   * (HLO_BACKEND_CPU: "cpu"; the interpreter: none), "none" (or ""),
-   * "default" (inline, chlo-legalize, simplify, constant-fold, simplify,
-   * cse, dce), "cpu" (default, then fusion), or a comma-separated list of
+   * (HLO_BACKEND_CPU: "cpu"; HLO_BACKEND_CUDA: "cuda"; the interpreter:
+   * none), "none" (or ""), "default" (inline, chlo-legalize, simplify,
+   * constant-fold, simplify, cse, dce), "cpu" (default, then fusion),
+   * "cuda" (cpu with dot-strength-reduction: dots of at most 2^18
+   * multiply-adds become multiply + reduce, fused with their neighbours
+   * instead of a library call), or a comma-separated list of
    * pass names (`hlo run --help` lists them). A pipeline runs on a private
    * copy of the module, re-parsed from its text: the module you pass is
    * not changed, and its locations stay those of your file. */

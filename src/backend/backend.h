@@ -347,6 +347,21 @@ typedef struct backend {
   HLO_MUST_USE hlo_status (*graph_cond_set)(const backend_cond *c);
   HLO_MUST_USE hlo_status (*graph_cond_next)(void);
   HLO_MUST_USE hlo_status (*graph_cond_end)(void);
+  /* A recording as a DAG rather than a chain (CUDA: the capture stream's
+   * dependency set, cuStreamGetCaptureInfo / cuStreamUpdateCaptureDependencies;
+   * NULL slots where a backend has none: every recorded call then follows
+   * the one before). Between graph_begin and graph_end, outside conditional
+   * bodies: graph_deps_get copies the nodes the next recorded call would
+   * follow (those the last call left, or the last graph_deps_set's) into
+   * nodes[0..cap) and sets *n to their count (which may pass cap: then
+   * only cap are copied); graph_deps_set makes nodes[0..n) (handles
+   * graph_deps_get gave in this recording; n 0: none, the next call is a
+   * root) what the next recorded call follows. graph_end ends the recording
+   * with every node recorded, whatever the set is then. Errors:
+   * HLO_INVALID_ARGUMENT (no recording), HLO_UNAVAILABLE (a driver
+   * without them), the driver's. */
+  HLO_MUST_USE hlo_status (*graph_deps_get)(void **nodes, size_t cap, size_t *n);
+  HLO_MUST_USE hlo_status (*graph_deps_set)(void *const *nodes, size_t n);
 } backend;
 
 /* The CPU backend (backend/cpu): generated C compiled with the system C

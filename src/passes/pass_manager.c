@@ -49,6 +49,8 @@ static const pass_info k_passes[] = {
      "dot_general reads a transposed operand in place: the transpose folded into its dims"},
     {"dot-decomposer", pass_dot_decomposer,
      "dot_general as a [B,]MxK . [B,]KxN matrix product: operands transposed and reshaped"},
+    {"dot-strength-reduction", pass_dot_strength_reduction,
+     "small dot_general as broadcasts, multiply and reduce(add): fused, no GEMM call"},
     {"reduction-layout-normalizer", pass_reduction_layout_normalizer,
      "reduce over trailing dimensions only: a transpose moves the reduced ones last"},
     {"reshape-hoisting", pass_reshape_hoisting,

@@ -36,6 +36,16 @@
 #define PASS_PIPELINE_CPU                                                                  \
   PASS_PIPELINE_DEFAULT ",transpose-folding,dce,dot-decomposer,reduction-layout-normalizer," \
                         "reshape-hoisting,duplicate-generators,while-loop-trip-count,fusion"
+/* The CUDA backend's pipeline: the CPU one with small dot_generals (at
+ * most 2^18 multiply-adds) rewritten as broadcasts, a multiply and a
+ * reduce (dot_strength_reduction.c) before dot-decomposer, so that fusion
+ * makes each one a reduce kernel with its neighbours instead of a cuBLASLt
+ * call; after transpose-folding, so the transposes a dot read are absorbed
+ * by the broadcasts too. */
+#define PASS_PIPELINE_CUDA                                                                 \
+  PASS_PIPELINE_DEFAULT ",transpose-folding,dce,dot-strength-reduction,dot-decomposer,"     \
+                        "reduction-layout-normalizer,reshape-hoisting,duplicate-generators,"  \
+                        "while-loop-trip-count,fusion"
 
 /* A registered pass. */
 typedef hlo_status (*hlo_pass_fn)(hlo_module_ir *m, const hlo_pass_options *o);

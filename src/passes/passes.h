@@ -109,6 +109,13 @@ HLO_MUST_USE hlo_status pass_transpose_folding(hlo_module_ir *m, const hlo_pass_
  * Errors: HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status pass_dot_decomposer(hlo_module_ir *m, const hlo_pass_options *o);
 
+/* dot_strength_reduction.c: a small dot_general (at most 2^18 multiply-adds,
+ * 4096 contracting elements; float or integer) becomes broadcasts of its
+ * operands into one index space, a multiply and a reduce(add) over the
+ * trailing contracting dims, which fusion makes one kernel (the CUDA
+ * pipeline: no GEMM library call for tiny products). */
+HLO_MUST_USE hlo_status pass_dot_strength_reduction(hlo_module_ir *m, const hlo_pass_options *o);
+
 /* The attribute while-loop-trip-count puts on a stablehlo.while whose
  * iteration count is known at compile time (an i64 >= 0). */
 #define WHILE_KNOWN_TRIP_COUNT "hlo.known_trip_count"

@@ -709,16 +709,20 @@ static hlo_status buffer_from_tensor(const tensor *x, hlo_buffer **out) {
 
 /* ------------------------------------------------- compiling */
 
-/* The pipeline a compile runs: o->passes spelled out ("default", "cpu" or a
- * list), the backend's own when NULL (cpu: PASS_PIPELINE_CPU; the
- * interpreter: none), none for "" or "none". NULL: no pipeline. */
+/* The pipeline a compile runs: o->passes spelled out ("default", "cpu",
+ * "cuda" or a list), the backend's own when NULL (cuda: PASS_PIPELINE_CUDA;
+ * cpu, cpu-devmem: PASS_PIPELINE_CPU; the interpreter: none), none for ""
+ * or "none". NULL: no pipeline. */
 static const char *pipeline_of(const hlo_compile_options *o) {
   const char *p = o->passes;
-  /* the compiled backends (cpu, cuda, cpu-devmem) take the cpu pipeline for now */
-  if (!p) return o->backend != HLO_BACKEND_INTERP ? PASS_PIPELINE_CPU : NULL;
+  if (!p)
+    return o->backend == HLO_BACKEND_INTERP  ? NULL
+           : o->backend == HLO_BACKEND_CUDA ? PASS_PIPELINE_CUDA
+                                            : PASS_PIPELINE_CPU;
   if (!*p || !strcmp(p, "none")) return NULL;
   if (!strcmp(p, "default")) return PASS_PIPELINE_DEFAULT;
   if (!strcmp(p, "cpu")) return PASS_PIPELINE_CPU;
+  if (!strcmp(p, "cuda")) return PASS_PIPELINE_CUDA;
   return p;
 }
 

@@ -62,7 +62,8 @@ typedef struct gcall {
   uint32_t index;           /* GC_LAUNCH: the kernel */
   uint32_t ptr0, nptr;      /* its pointers: glist.p[ptr0 .. ptr0 + nptr) */
   uint32_t nin;             /* GC_SORT: inputs (then as many outputs) */
-  uint32_t pad_;
+  uint32_t grp;             /* its range group (graph_state.grp: what it reads and writes,
+                               for the graph's DAG); 0: unknown (a barrier) */
   backend_module *mod;      /* GC_LAUNCH: the module */
   const void *desc;         /* the conv, window or sort descriptor (the step's) */
   uint64_t bytes;           /* GC_COPY */
@@ -188,6 +189,19 @@ typedef struct ccase {
   bool pred_bit, pred_signed;
 } ccase;
 
+/* A device range [lo, hi) a recorded call reads (w false) or writes. */
+typedef struct grange {
+  uintptr_t lo, hi;
+  bool w;
+} grange;
+
+/* A range group: the ranges of a step's operands and results (cpu_dev_in /
+ * cpu_dev_out), shared by the calls the step makes, or a device copy's
+ * exact ones: rg[r0 .. r0 + nr). */
+typedef struct ggroup {
+  uint32_t r0, nr;
+} ggroup;
+
 typedef struct graph_state {
   bool enabled;             /* the backend has graphs, HLO_CUDA_GRAPHS is not 0 */
   bool cond_on;             /* the backend has conditional nodes, HLO_CUDA_COND_GRAPHS is
@@ -237,6 +251,21 @@ typedef struct graph_state {
   void **dfree;             /* frees deferred to the issue */
   uint32_t ndfree, capdfree;
   uint64_t runs, captures, launches, failures, replays;
+  /* the DAG (the design: the header comment): HLO_CUDA_GRAPH_DAG not 0 and
+   * the backend's graph_deps slots; the run's range groups (group k is
+   * grp[k - 1]); grp_open: the last step group takes more ranges (no call
+   * since); grp_cur: the step group calls are recorded in (0: none);
+   * grp_bad: out of memory (every call a barrier) */
+  bool dag;
+  bool grp_open, grp_bad;
+  uint32_t grp_cur;
+  ggroup *grp;
+  uint32_t ngrp, capgrp;
+  grange *rg;
+  uint32_t nrg, caprg;
+  /* the last DAG capture's calls (outside conditional bodies), edges
+   * between them, the longest path (in calls), barriers */
+  uint64_t dag_calls, dag_edges, dag_depth, dag_barriers;
   backend shadow;           /* x->be while deferring */
 } graph_state;
 

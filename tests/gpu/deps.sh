@@ -15,3 +15,16 @@ if [ ! -f /usr/include/oneapi/dnnl/dnnl.h ] && [ -d .debs ]; then
 else
   MAKEVARS=""
 fi
+# cuDNN 9 for the convolutions (src/backend/cuda/cuda_cudnn.h): where Python
+# has the nvidia-cudnn wheel (nvidia.cudnn, e.g. beside jax[cuda13]), its lib
+# folder is where hlo's dlopen looks after the loader's search (HLO_CUDNN_DIR;
+# libcudnn.so.9 loads its sublibraries from its own folder). Kept if set.
+if [ -z "${HLO_CUDNN_DIR:-}" ] && command -v python3 >/dev/null 2>&1; then
+  CUDNN_LIB_DIR=$(python3 -c 'import os, nvidia.cudnn as m; p = list(m.__path__)[0]; print(os.path.join(p, "lib"))' 2>/dev/null || true)
+  if [ -n "$CUDNN_LIB_DIR" ] && [ -d "$CUDNN_LIB_DIR" ]; then
+    export HLO_CUDNN_DIR="$CUDNN_LIB_DIR"
+    echo "gpu: cuDNN from $HLO_CUDNN_DIR"
+  else
+    echo "gpu: no nvidia.cudnn in python3: convolutions on hlo's own kernels"
+  fi
+fi

@@ -23,6 +23,15 @@
  *     eager steps, a result released after its executable is freed; the
  *     shared models tiny_llama_train_step (two scans: 526 calls),
  *     softmax_xent and mlp_block_f32 as one graph each, bit-identical;
+ *   - the captured graph as a DAG (the fake keeps the recording's
+ *     dependency set: graph_deps_get / _set, and replays a graph without
+ *     conditional nodes in the topological order that runs the LAST ready
+ *     node first, so a missing edge changes results): two independent
+ *     branches give two roots and no edge between them, a chain stays a
+ *     chain, buffers reused by buffer assignment get their write-after-read
+ *     edges (every hazard between kernels ordered), two independent gemms
+ *     are serialized (cuBLASLt's workspace), HLO_CUDA_GRAPH_DAG=0 gives the
+ *     chain; every bit-identical check above runs on the reordered replay;
  *   - conditional nodes on the fake backend: a loop without a known trip
  *     count (Collatz, a scan whose trip count is an argument) one WHILE
  *     node, a case and an if one SWITCH node, the shared models with
@@ -38,13 +47,17 @@
  *     kernels) the same way (run 3 without walking the steps), the
  *     launches (ours and the library's) identical; a loop without a known
  *     trip count and a case as the driver's conditional nodes (the
- *     capture's structure, the node's and the setter's parameters).
+ *     capture's structure, the node's and the setter's parameters); every
+ *     capture's dependencies set through the backend's graph_deps slots
+ *     (cuStreamGetCaptureInfo_v3, cuStreamUpdateCaptureDependencies_v2) on
+ *     nodes of the capture only, the mock's edges (nodes - 1: a tree).
  * With a device (backend_cuda succeeds), else "skipped: REASON": graph
  * replay of kernels and a cuBLASLt gemm, and of the shared models: run 2
  * captured, run 3 replayed with other values in the same buffers, results
  * bit-identical to an HLO_CUDA_GRAPHS=0 executable's.
  * The graph slots themselves on the mock driver: test_cuda_backend.c. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +103,11 @@ void cpu_dev_graph_counters(const cpu_exec *x, uint64_t out[5]);
 /* Its conditional nodes: recorded by deferred runs, in captured graphs. */
 void cpu_dev_graph_cond_counters(const cpu_exec *x, uint64_t out[2]);
 
-enum { FK_MAX_CALLS = 6000, FK_MAX_PTRS = 16, FK_MAX_KERNELS = 4096 };
+/* Its DAG (tests only): the last DAG capture's calls, edges, longest path,
+ * barriers; out[4] 1 when captures are DAGs. */
+void cpu_dev_graph_dag_counters(const cpu_exec *x, uint64_t out[5]);
+
+enum { FK_MAX_CALLS = 6000, FK_MAX_PTRS = 16, FK_MAX_KERNELS = 4096, FK_MAX_DEPS = 24 };
 typedef struct fk_call {
   int kind; /* 0 launch, 1 gemm, 2 copy_box, 3 fill_box, 4 gather, 5 scatter; a conditional
                node: 6 its begin, 7 the setting of a WHILE's condition in its body, 8 the
@@ -104,6 +121,11 @@ typedef struct fk_call {
   backend_box box;
   backend_rows rows;
   uint8_t value[16];
+  /* a top-level record's node (a conditional node: its begin record): the
+   * records it follows (graph_deps_*; dep_all: more than FK_MAX_DEPS,
+   * every earlier one), node false inside a conditional body */
+  bool node, dep_all;
+  int ndep, dep[FK_MAX_DEPS];
 } fk_call;
 typedef struct fk_graph {
   fk_call *c;
@@ -123,6 +145,13 @@ static int fk_faults, fk_live_graphs, fk_graph_launches, fk_last_graph_calls;
 static int fk_eager_launches, fk_eager_gemms, fk_eager_calls; /* work run outside graphs */
 static bool fk_cond_ok;               /* graph_cond_takes' answer (off: as a driver < 12.4) */
 static int fk_cond_depth, fk_cond_iters; /* bodies open in the capture; iterations run */
+/* The capture's dependency set (graph_deps_get / _set): record indices;
+ * fk_reorder: a graph replays its nodes in the topological order that
+ * takes the LAST ready node first (as far from the capture's order as its
+ * edges allow: a missing edge shows in the results) */
+static int fk_cur[FK_MAX_CALLS], fk_ncur;
+static bool fk_reorder = true;
+#define FK_NODE(i) ((void *)(uintptr_t)(0x10000 + (i)))
 
 /* The record of a work call: in the capture (fk_capturing), else in the
  * eager log (fk_logging), else a scratch one; NULL past FK_MAX_CALLS (a
@@ -142,6 +171,12 @@ static fk_call *fk_record(int kind) {
   }
   memset(c, 0, sizeof *c);
   c->kind = kind;
+  if (fk_capturing && !fk_cond_depth && kind <= 6) { /* a node: after fk_cur, then fk_cur */
+    c->node = true;
+    c->dep_all = fk_ncur > FK_MAX_DEPS;
+    for (int i = 0; i < fk_ncur && i < FK_MAX_DEPS; i++) c->dep[c->ndep++] = fk_cur[i];
+    fk_cur[0] = fk_nrec - 1, fk_ncur = 1;
+  }
   return c;
 }
 
@@ -215,6 +250,29 @@ static hlo_status fk_graph_begin(void) {
   if (fk_capturing) return status_new(HLO_INTERNAL, "fake: a capture in a capture");
   fk_capturing = true;
   fk_nrec = 0;
+  fk_ncur = 0;
+  return NULL;
+}
+
+static hlo_status fk_deps_get(void **nodes, size_t cap, size_t *n) {
+  if (!fk_capturing || fk_cond_depth) return status_new(HLO_INVALID_ARGUMENT, "fake: no capture");
+  for (int i = 0; i < fk_ncur && (size_t)i < cap; i++) nodes[i] = FK_NODE(fk_cur[i]);
+  *n = (size_t)fk_ncur;
+  return NULL;
+}
+
+static hlo_status fk_deps_set(void *const *nodes, size_t n) {
+  if (!fk_capturing || fk_cond_depth) return status_new(HLO_INVALID_ARGUMENT, "fake: no capture");
+  if (n > FK_MAX_CALLS) return status_new(HLO_INVALID_ARGUMENT, "fake: too many dependencies");
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t v = (uintptr_t)nodes[i];
+    if (v < 0x10000 || v >= 0x10000 + (uintptr_t)fk_nrec || !fk_rec[v - 0x10000].node) {
+      fk_faults++;
+      return status_new(HLO_INVALID_ARGUMENT, "fake: a dependency on no node of the capture");
+    }
+    fk_cur[i] = (int)(v - 0x10000);
+  }
+  fk_ncur = (int)n;
   return NULL;
 }
 
@@ -288,10 +346,51 @@ static uint32_t fk_branch(const fk_call *c) {
   return v >= n ? n - 1 : (uint32_t)v;
 }
 
+static hlo_status fk_run_call(const fk_call *c) {
+  switch (c->kind) {
+  case 0: return fk_dm->launch(c->m, c->index, c->p);
+  case 1: return fk_dm->gemm(&c->g, c->p[0], c->p[1], c->p[2]);
+  case 2: return fk_dm->copy_box(c->p[0], c->p[1], &c->box);
+  case 3: return fk_dm->fill_box(c->p[0], c->value, &c->box);
+  case 4: return fk_dm->gather_rows(c->p[0], c->p[1], c->p[2], &c->rows);
+  default: return fk_dm->scatter_rows(c->p[0], c->p[1], c->p[2], &c->rows);
+  }
+}
+
+/* A graph without conditional records replayed in the topological order of
+ * its edges that runs the last ready node first. */
+static hlo_status fk_graph_launch_reordered(const fk_graph *g) {
+  int n = g->n > 0 ? g->n : 0;
+  bool *done = calloc((size_t)n + 1, sizeof *done);
+  hlo_status st = NULL;
+  for (int left = n; left > 0 && !st; left--) {
+    int pick = -1;
+    for (int i = n - 1; i >= 0 && pick < 0; i--) {
+      if (done[i]) continue;
+      const fk_call *c = &g->c[i];
+      bool ready = true;
+      for (int k = 0; k < (c->dep_all ? i : c->ndep) && ready; k++)
+        ready = done[c->dep_all ? k : c->dep[k]];
+      if (ready) pick = i;
+    }
+    if (pick < 0) {
+      st = status_new(HLO_INTERNAL, "fake: a cycle in the graph");
+      break;
+    }
+    done[pick] = true;
+    st = fk_run_call(&g->c[pick]);
+  }
+  free(done);
+  return st;
+}
+
 static hlo_status fk_graph_launch(void *graph) {
   fk_graph *g = graph;
   if (fk_capturing || !g) return status_new(HLO_INTERNAL, "fake: launch during a capture");
   fk_graph_launches++;
+  bool conds = false;
+  for (int i = 0; i < g->n; i++) conds |= g->c[i].kind >= 6 || !g->c[i].node;
+  if (fk_reorder && !conds) return fk_graph_launch_reordered(g);
   bool again = false;
   for (int i = 0; i < g->n; i++) {
     const fk_call *c = &g->c[i];
@@ -357,6 +456,7 @@ static const backend *fake_graph_backend(void) {
   fk.graph_cond_takes = fk_cond_takes, fk.graph_cond_begin = fk_cond_begin;
   fk.graph_cond_set = fk_cond_set, fk.graph_cond_next = fk_cond_next;
   fk.graph_cond_end = fk_cond_end;
+  fk.graph_deps_get = fk_deps_get, fk.graph_deps_set = fk_deps_set;
   return &fk;
 }
 
@@ -870,7 +970,10 @@ TEST(graph_replay_unrolls_known_loops) {
    * dynamic_update_slice, unrolled */
   CHECK(calls1 >= 6 * 4);
   CHECK_EQ_INT(fk_last_graph_calls, calls1);
-  CHECK(calls1 <= FK_MAX_CALLS && !memcmp(fk_rec, fk_elog, (size_t)calls1 * sizeof *fk_rec));
+  bool same = calls1 <= FK_MAX_CALLS;
+  for (int i = 0; same && i < calls1; i++) /* the calls, not the DAG's fields */
+    same = !memcmp(&fk_rec[i], &fk_elog[i], offsetof(fk_call, node));
+  CHECK(same);
   int dyn = 0;
   for (int i = 0; i < calls1; i++) dyn += fk_rec[i].kind == 2 && fk_rec[i].box.ndyn > 0;
   CHECK(dyn >= 2 * 6); /* each iteration's slice and update read i on the device */
@@ -1326,6 +1429,26 @@ TEST(graph_replay_results_fed_back) {
  * results bit-identical to eager runs (HLO_CUDA_GRAPHS=0). Skipped without ../shared. More programs (the
  * larger ones of ../shared/perf: slow on a CPU) with
  * HLO_GRAPH_TEST_PROGRAMS=FILE.mlir[:FILE.mlir...]. */
+/* The last capture's DAG on the fake (x's counters and the fake's own
+ * edges: top-level records and the records they follow) as text. */
+static const char *fk_dag_text_d(const uint64_t d[5]) {
+  static char buf[256];
+  int edges = 0, roots = 0;
+  for (int i = 0; i < fk_nrec; i++)
+    if (fk_rec[i].node) edges += fk_rec[i].dep_all ? i : fk_rec[i].ndep, roots += !fk_rec[i].ndep;
+  snprintf(buf, sizeof buf, "DAG %s: %llu nodes, %llu edges, critical path %llu, %llu barriers "
+           "(the fake: %d edges, %d roots)", d[4] ? "on" : "off", (unsigned long long)d[0],
+           (unsigned long long)d[1], (unsigned long long)d[2], (unsigned long long)d[3], edges,
+           roots);
+  return buf;
+}
+
+static const char *fk_dag_text(const cpu_exec *x) {
+  uint64_t d[5];
+  cpu_dev_graph_dag_counters(x, d);
+  return fk_dag_text_d(d);
+}
+
 static void shared_models_on(const backend *be, const char *test) {
   static const char *const models[] = {"tiny_llama_train_step", "softmax_xent", "mlp_block_f32"};
   const char *shared = getenv("HLO_SHARED"), *extra = getenv("HLO_GRAPH_TEST_PROGRAMS");
@@ -1383,8 +1506,8 @@ static void shared_models_on(const backend *be, const char *test) {
       CHECK_EQ_INT(fk_graph_launches - graphs0, 3);
       CHECK_EQ_INT(fk_eager_calls, 0);
       CHECK_EQ_INT(fk_faults, 0);
-      printf("%s: %s: %d calls in one graph, bit-identical to eager runs\n", test, path,
-             fk_last_graph_calls);
+      printf("%s: %s: %d calls in one graph, bit-identical to eager runs; %s\n", test, path,
+             fk_last_graph_calls, fk_dag_text(g.x));
     } else {
       printf("%s: %s: one graph, %llu replays without the steps, bit-identical to eager runs\n",
              test, path, (unsigned long long)c[4]);
@@ -1399,6 +1522,178 @@ static void shared_models_on(const backend *be, const char *test) {
 }
 
 TEST(graph_replay_shared_models) { shared_models_on(NULL, "graph_replay_shared_models"); }
+
+/* ---- the captured graph as a DAG (executable_cpu_device.c issue_dag) ----
+ *
+ * dag_run: `text` on the fake graph backend (no passes: one step per op),
+ * an eager executable's results against runs 2..4 of a deferred one (run 2
+ * captured, all replayed in the reordered topological order: a missing
+ * edge shows); HLO_CUDA_GRAPH_DAG=0 at its making when `chain`. The
+ * fake's records of the last capture stay in fk_rec. */
+static bool dag_run(const char *text, bool chain, uint64_t d[5]) {
+  gx_exec eager, g;
+  if (!gx_make(text, true, &eager)) return false;
+  if (chain) setenv("HLO_CUDA_GRAPH_DAG", "0", 1);
+  bool ok = gx_make(text, false, &g);
+  unsetenv("HLO_CUDA_GRAPH_DAG");
+  if (!ok) {
+    gx_free(&eager);
+    return false;
+  }
+  const hlo_func *f = g.x->f;
+  uint32_t n = f->num_args;
+  tensor *args[8];
+  uint8_t *want[8] = {0};
+  for (uint32_t i = 0; i < n && i < 8; i++)
+    args[i] = gx_arg(f->body.block.args[i].type, 61 + i, true);
+  CHECK_EQ_INT(gx_run(&eager, args, n, want), 0);
+  fk_faults = 0;
+  for (int run = 0; run < 4; run++) CHECK_EQ_INT(gx_run(&g, args, n, want), 0);
+  uint64_t c[5];
+  gx_counters(&g, c);
+  CHECK_EQ_INT(c[1], 1); /* one capture */
+  CHECK_EQ_INT(c[3], 0);
+  CHECK_EQ_INT(fk_faults, 0);
+  cpu_dev_graph_dag_counters(g.x, d);
+  for (uint32_t i = 0; i < n && i < 8; i++) tensor_release(args[i]);
+  for (uint32_t i = 0; i < f->num_results && i < 8; i++) free(want[i]);
+  gx_free(&g);
+  gx_free(&eager);
+  return true;
+}
+
+/* Whether record `to` of the last capture descends from record `from`. */
+static bool fk_reaches(int from, int to) {
+  if (from == to) return true;
+  const fk_call *c = &fk_rec[to];
+  if (c->dep_all) return from < to;
+  for (int k = 0; k < c->ndep; k++)
+    if (c->dep[k] >= from && fk_reaches(from, c->dep[k])) return true;
+  return false;
+}
+
+static const char *dag_branches =
+    "func.func @main(%a: tensor<256xf32>, %b: tensor<256xf32>) -> (tensor<256xf32>, "
+    "tensor<256xf32>) {\n"
+    "  %x = stablehlo.exponential %a : tensor<256xf32>\n"
+    "  %x2 = stablehlo.multiply %x, %a : tensor<256xf32>\n"
+    "  %y = stablehlo.exponential %b : tensor<256xf32>\n"
+    "  %y2 = stablehlo.multiply %y, %b : tensor<256xf32>\n"
+    "  return %x2, %y2 : tensor<256xf32>, tensor<256xf32>\n"
+    "}\n";
+
+static const char *dag_chain =
+    "func.func @main(%a: tensor<256xf32>) -> tensor<256xf32> {\n"
+    "  %x = stablehlo.exponential %a : tensor<256xf32>\n"
+    "  %y = stablehlo.negate %x : tensor<256xf32>\n"
+    "  %z = stablehlo.exponential %y : tensor<256xf32>\n"
+    "  %w = stablehlo.negate %z : tensor<256xf32>\n"
+    "  return %w : tensor<256xf32>\n"
+    "}\n";
+
+/* Temporaries of one size, dying early: buffer assignment reuses their
+ * memory, so a later write lands where an earlier call reads (WAR). */
+static const char *dag_reuse =
+    "func.func @main(%a: tensor<256xf32>, %b: tensor<256xf32>) -> (tensor<256xf32>, "
+    "tensor<256xf32>) {\n"
+    "  %t1 = stablehlo.exponential %a : tensor<256xf32>\n"
+    "  %t2 = stablehlo.multiply %t1, %a : tensor<256xf32>\n"
+    "  %t3 = stablehlo.exponential %b : tensor<256xf32>\n"
+    "  %t4 = stablehlo.multiply %t3, %b : tensor<256xf32>\n"
+    "  %t5 = stablehlo.add %t2, %t4 : tensor<256xf32>\n"
+    "  %t6 = stablehlo.exponential %t5 : tensor<256xf32>\n"
+    "  %t7 = stablehlo.multiply %t6, %a : tensor<256xf32>\n"
+    "  %t8 = stablehlo.negate %t5 : tensor<256xf32>\n"
+    "  %t9 = stablehlo.multiply %t8, %b : tensor<256xf32>\n"
+    "  %t10 = stablehlo.add %t7, %t9 : tensor<256xf32>\n"
+    "  %t11 = stablehlo.negate %t10 : tensor<256xf32>\n"
+    "  %t12 = stablehlo.exponential %t7 : tensor<256xf32>\n"
+    "  %t13 = stablehlo.add %t11, %t12 : tensor<256xf32>\n"
+    "  return %t13, %t9 : tensor<256xf32>, tensor<256xf32>\n"
+    "}\n";
+
+static const char *dag_gemms =
+    "func.func @main(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf32>, "
+    "%d: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {\n"
+    "  %x = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<16x16xf32>, "
+    "tensor<16x16xf32>) -> tensor<16x16xf32>\n"
+    "  %y = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0] : (tensor<16x16xf32>, "
+    "tensor<16x16xf32>) -> tensor<16x16xf32>\n"
+    "  return %x, %y : tensor<16x16xf32>, tensor<16x16xf32>\n"
+    "}\n";
+
+/* Every pair of kernel records of the last capture where a later one
+ * writes (its last pointer: one output) what an earlier one passes, or
+ * reads what an earlier one writes, must be ordered; *war: such pairs
+ * where the later one writes a buffer the earlier one only read. All
+ * buffers here have one size, so equal pointers are the same buffer. */
+static bool fk_hazards_ordered(int *war) {
+  *war = 0;
+  for (int j = 0; j < fk_nrec; j++)
+    for (int i = 0; i < j; i++) {
+      const fk_call *a = &fk_rec[i], *b = &fk_rec[j];
+      if (a->kind || b->kind) continue;
+      void *wa = a->p[a->np - 1], *wb = b->p[b->np - 1];
+      bool raw = false, w_after_r = false;
+      for (uint32_t k = 0; k + 1 < b->np; k++) raw |= b->p[k] == wa;
+      for (uint32_t k = 0; k + 1 < a->np; k++) w_after_r |= a->p[k] == wb;
+      if (!(raw || w_after_r || wa == wb)) continue;
+      if (w_after_r && !raw && wa != wb) ++*war;
+      if (!fk_reaches(i, j)) return false;
+    }
+  return true;
+}
+
+TEST(graph_dag) {
+  uint64_t d[5];
+  /* two independent branches: no edge between them */
+  if (!dag_run(dag_branches, false, d)) return;
+  CHECK_EQ_INT(d[4], 1);
+  CHECK_EQ_INT(d[0], 4);
+  CHECK_EQ_INT(d[1], 2);
+  CHECK_EQ_INT(d[2], 2);
+  CHECK_EQ_INT(d[3], 0);
+  int roots = 0;
+  for (int i = 0; i < fk_nrec; i++) roots += fk_rec[i].node && !fk_rec[i].ndep;
+  CHECK_EQ_INT(roots, 2);
+  for (int i = 0; i < fk_nrec; i++)
+    for (int j = 0; j < fk_nrec; j++) /* a record of one branch never reaches the other's */
+      if (i != j && fk_rec[i].ndep == 0 && fk_rec[j].ndep == 0) CHECK(!fk_reaches(i, j));
+  printf("graph_dag: two branches: %s\n", fk_dag_text_d(d));
+
+  /* a chain stays a chain */
+  if (!dag_run(dag_chain, false, d)) return;
+  CHECK_EQ_INT(d[0], 4);
+  CHECK_EQ_INT(d[1], 3);
+  CHECK_EQ_INT(d[2], 4);
+  for (int i = 1; i < fk_nrec; i++) CHECK(fk_rec[i].ndep == 1 && fk_rec[i].dep[0] == i - 1);
+
+  /* HLO_CUDA_GRAPH_DAG=0: the branches as a chain */
+  if (!dag_run(dag_branches, true, d)) return;
+  CHECK_EQ_INT(d[4], 0);
+  CHECK_EQ_INT(fk_rec[0].ndep, 0);
+  for (int i = 1; i < fk_nrec; i++) CHECK(fk_rec[i].ndep == 1 && fk_rec[i].dep[0] == i - 1);
+
+  /* buffers reused: every hazard ordered, write-after-read ones among them */
+  if (!dag_run(dag_reuse, false, d)) return;
+  int war = 0;
+  CHECK(fk_hazards_ordered(&war));
+  CHECK(war > 0);
+  printf("graph_dag: reused buffers: %d write-after-read pair(s) ordered; %s\n", war,
+         fk_dag_text_d(d));
+
+  /* two independent gemms: serialized (cuBLASLt's one workspace) */
+  if (!dag_run(dag_gemms, false, d)) return;
+  int g0 = -1, g1 = -1;
+  for (int i = 0; i < fk_nrec; i++)
+    if (fk_rec[i].kind == 1) {
+      if (g0 < 0) g0 = i;
+      else g1 = i;
+    }
+  CHECK(g0 >= 0 && g1 > g0);
+  if (g0 >= 0 && g1 > g0) CHECK(fk_reaches(g0, g1));
+  printf("graph_dag: two gemms: serialized; %s\n", fk_dag_text_d(d));
+}
 
 /* The shared models with control flow decided on the device
  * (while_collatz: a loop without a known trip count, its argument 27;
@@ -1457,8 +1752,8 @@ TEST(graph_cond_shared_models) {
     CHECK_EQ_INT(fk_faults, 0);
     if (m < 2) CHECK_EQ_INT(cc[1], 1);
     printf("graph_cond_shared_models: %s: %d calls in one graph, %llu conditional node(s), "
-           "bit-identical to eager runs\n", models[m], fk_last_graph_calls,
-           (unsigned long long)cc[1]);
+           "bit-identical to eager runs; %s\n", models[m], fk_last_graph_calls,
+           (unsigned long long)cc[1], fk_dag_text(g.x));
     for (uint32_t i = 0; i < n; i++) tensor_release(args[i]);
     for (uint32_t i = 0; i < f->num_results; i++) free(want[i]);
     free(args);
@@ -1694,15 +1989,22 @@ static void mock_runtime_graphs(const backend *be, void *mock) {
   for (int run = 1; run < 3; run++)
     CHECK(sizes[run] == sizes[0] && logs[run] && !memcmp(logs[run], logs[0], (size_t)sizes[0]));
   CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
   uint64_t c[5];
   cpu_dev_graph_counters(e.x, c);
   CHECK_EQ_INT(c[0], 3);
   CHECK_EQ_INT(c[1], 1);
   CHECK_EQ_INT(c[2], 2);
   CHECK_EQ_INT(c[3], 0);
-  printf("mock_driver: graph replay: %d kernel launches a run, runs 2 and 3 by cuGraphLaunch\n",
-         sizes[0] / (int)(sizeof(void *) + 4 * sizeof(unsigned) + 64 * sizeof(void *) +
-                          2 * sizeof(long long)));
+  /* the capture a DAG on the driver's dependency set: a tree (e, m, t, n
+   * a chain, the library's copy of m beside t and n) */
+  int launches = sizes[0] / (int)sizeof(mock_rec);
+  CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
+  CHECK(MOCK(int, mock_dag_nodes) >= launches);
+  CHECK_EQ_INT(MOCK(int, mock_nedges), MOCK(int, mock_dag_nodes) - 1);
+  printf("mock_driver: graph replay: %d kernel launches a run, runs 2 and 3 by cuGraphLaunch; "
+         "the capture: %d nodes, %d edges\n", launches, MOCK(int, mock_dag_nodes),
+         MOCK(int, mock_nedges));
   for (int i = 0; i < 3; i++) free(logs[i]);
   for (int i = 0; i < 2; i++) tensor_release(args[i]);
   gx_free(&e);
@@ -1789,6 +2091,7 @@ static void mock_runtime_loop_graph(const backend *be, void *mock) {
     CHECK(n[run] == n[0] && logs[run] && logs[0] &&
           !memcmp(logs[run], logs[0], (size_t)n[0] * sizeof(mock_rec)));
   CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
   uint64_t c[5];
   cpu_dev_graph_counters(e.x, c);
   CHECK_EQ_INT(c[0], 3);
@@ -1796,8 +2099,10 @@ static void mock_runtime_loop_graph(const backend *be, void *mock) {
   CHECK_EQ_INT(c[2], 2);
   CHECK_EQ_INT(c[3], 0);
   CHECK_EQ_INT(c[4], 1);
+  CHECK_EQ_INT(MOCK(int, mock_dag_nodes), n[0]);
   printf("mock_driver: a loop of 5 iterations: %d launches a run (%d the library's), runs 2 and "
-         "3 by one cuGraphLaunch\n", n[0], library);
+         "3 by one cuGraphLaunch; the capture: %d nodes, %d edges\n", n[0], library,
+         MOCK(int, mock_dag_nodes), MOCK(int, mock_nedges));
   for (int i = 0; i < 3; i++) free(logs[i]);
   for (int i = 0; i < 2; i++) tensor_release(args[i]);
   gx_free(&e);
@@ -1861,6 +2166,7 @@ static void mock_runtime_cond_graph(const backend *be, void *mock) {
   CHECK_EQ_INT(MOCK(unsigned, mock_set_bit), 1);
   CHECK(MOCK(void *, mock_set_pred) != NULL);
   CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+  CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
   uint64_t c[5], cc[2];
   cpu_dev_graph_counters(e.x, c);
   cpu_dev_graph_cond_counters(e.x, cc);
@@ -1908,6 +2214,8 @@ static void mock_runtime_cond_graph(const backend *be, void *mock) {
     CHECK_EQ_INT(MOCK(unsigned, mock_index_n), 3);
     CHECK_EQ_INT(MOCK(unsigned, mock_set_size), 4);
     CHECK_EQ_INT(MOCK(int, mock_capture_faults), faults);
+    CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
+  CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
     cpu_dev_graph_counters(e.x, c);
     CHECK_EQ_INT(c[1], 1);
     CHECK_EQ_INT(c[3], 0);
@@ -1941,6 +2249,55 @@ static void mock_runtime_cond_graph(const backend *be, void *mock) {
 /* Checks, in the child whose HLO_CUDA_LIB is the mock: the runtime's graphs
  * of kernels, of a loop of a known trip count and of conditional nodes.
  * Exit status: 0 passed, 1 failed, 3 skipped. */
+/* The DAG on the CUDA backend over the mock driver: two independent
+ * branches (dag_branches) captured on run 2 through graph_deps_get / _set
+ * (cuStreamGetCaptureInfo_v3, cuStreamUpdateCaptureDependencies_v2, an
+ * empty set for the second branch's root): the capture's nodes are two
+ * chains, no edge between them. */
+static void mock_runtime_dag(const backend *be, void *mock) {
+  gx_exec e;
+  if (!gx_make_on(dag_branches, false, be, &e)) return;
+  tensor *args[2];
+  for (int i = 0; i < 2; i++) {
+    args[i] = tensor_new(e.x->f->body.block.args[i].type);
+    CHECK(args[i] != NULL);
+    if (!args[i]) return;
+    tensor_device *d = malloc(sizeof *d);
+    void *p = be->alloc(args[i]->nbytes);
+    CHECK(d && p);
+    *d = (tensor_device){p, be, false, true, mock_release_device};
+    args[i]->device = d;
+  }
+  int graphs0 = MOCK(int, mock_graph_launches);
+  for (int run = 0; run < 3; run++) {
+    tensor **res = NULL;
+    hlo_status st = cpu_exec_run(e.x, args, 2, &res);
+    CHECK(!st);
+    if (st) hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    for (uint32_t i = 0; res && i < 2; i++) tensor_release(res[i]);
+    free(res);
+  }
+  CHECK_EQ_INT(MOCK(int, mock_graph_launches) - graphs0, 2);
+  int nodes = MOCK(int, mock_dag_nodes), nedges = MOCK(int, mock_nedges);
+  const int *from = dlsym(mock, "mock_edge_from"), *to = dlsym(mock, "mock_edge_to");
+  CHECK(from && to);
+  CHECK_EQ_INT(MOCK(int, mock_dag_faults), 0);
+  CHECK_EQ_INT(nodes, 4);
+  CHECK_EQ_INT(nedges, 2);
+  int indeg[64] = {0};
+  for (int i = 0; from && to && i < nedges; i++)
+    if (to[i] >= 0 && to[i] < 64) indeg[to[i]]++;
+  int roots = 0;
+  for (int i = 0; i < nodes && i < 64; i++) roots += !indeg[i];
+  CHECK_EQ_INT(roots, 2);
+  printf("mock_driver: two branches: the capture: %d nodes, %d edges, %d roots\n", nodes, nedges,
+         roots);
+  for (int i = 0; i < 2; i++) tensor_release(args[i]);
+  gx_free(&e);
+  CHECK_EQ_INT(MOCK(int, mock_graphs), 0);
+}
+
 static int mock_checks(const char *lib) {
   const backend *be = NULL;
   hlo_status st = backend_cuda(&be);
@@ -1956,6 +2313,7 @@ static int mock_checks(const char *lib) {
   mock_runtime_graphs(be, mock);
   mock_runtime_loop_graph(be, mock);
   mock_runtime_cond_graph(be, mock);
+  mock_runtime_dag(be, mock);
   dlclose(mock);
   return test_failed_checks ? 1 : 0;
 }

@@ -172,10 +172,14 @@ static void count_fusions(compile_summary *s, const hlo_block *b, bool top, int 
 /* The pipeline spelled out as the runtime spells it (src/runtime/api.c):
  * NULL for none. */
 static const char *pipeline_of(const char *passes, hlo_backend_kind backend) {
-  if (!passes) return backend != HLO_BACKEND_INTERP ? PASS_PIPELINE_CPU : NULL;
+  if (!passes)
+    return backend == HLO_BACKEND_INTERP  ? NULL
+           : backend == HLO_BACKEND_CUDA ? PASS_PIPELINE_CUDA
+                                         : PASS_PIPELINE_CPU;
   if (!*passes || !strcmp(passes, "none")) return NULL;
   if (!strcmp(passes, "default")) return PASS_PIPELINE_DEFAULT;
   if (!strcmp(passes, "cpu")) return PASS_PIPELINE_CPU;
+  if (!strcmp(passes, "cuda")) return PASS_PIPELINE_CUDA;
   return passes;
 }
 

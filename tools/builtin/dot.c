@@ -10,7 +10,7 @@
  *
  * The pipeline runs on the interpreter backend (the graph is the same, and
  * no C compiler is needed): `--backend cpu` only chooses the cpu pipeline
- * (PASS_PIPELINE_CPU). */
+ * (PASS_PIPELINE_CPU), `--backend cuda` the cuda one (PASS_PIPELINE_CUDA). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@
 #include "support/strbuf.h"
 
 static const char *const usage_dot =
-    "usage: hlo dot FILE [--backend cpu|interp] [--passes LIST] [--entry NAME] [-o OUT.dot]\n"
+    "usage: hlo dot FILE [--backend cpu|cuda|interp] [--passes LIST] [--entry NAME] [-o OUT.dot]\n"
     "\n"
     "Prints the entry function (@main, or the only function) of FILE, after the\n"
     "backend's pass pipeline, as a Graphviz DOT graph: each hlo.fusion a cluster\n"
@@ -37,6 +37,7 @@ static const char *const usage_dot =
     "`dot -Tsvg OUT.dot -o OUT.svg` (package graphviz).\n"
     "\n"
     "  --backend cpu      the cpu pipeline, with fusions (the default)\n"
+    "  --backend cuda     the cuda pipeline (cpu, with small dots made reductions)\n"
     "  --backend interp   the interpreter's pipeline (none: the program as written)\n"
     "  --passes LIST      this pipeline instead (see hlo run --help)\n"
     "  --entry NAME       draw function @NAME instead of @main\n"
@@ -307,7 +308,10 @@ int cmd_dot(int argc, char **argv) {
   if (!path) { fprintf(stderr, "hlo dot: missing FILE\n%s", usage_dot); return 2; }
   /* the backend's own pipeline, run for the interpreter: no C compiler needed */
   hlo_compile_options co = {.backend = HLO_BACKEND_INTERP,
-                            .passes = passes ? passes : backend != HLO_BACKEND_INTERP ? "cpu" : NULL};
+                            .passes = passes                      ? passes
+                                      : backend == HLO_BACKEND_CUDA ? "cuda"
+                                      : backend != HLO_BACKEND_INTERP ? "cpu"
+                                                                      : NULL};
   hlo_compile_times ct;
   hlo_module *m = NULL;
   hlo_executable *e = NULL;

@@ -58,6 +58,7 @@ static const char *const usage_run =
     "  --passes LIST       optimise the program first with these passes, comma-separated,\n"
     "                      or `default` (" PASS_PIPELINE_DEFAULT "),\n"
     "                      or `cpu` (default, then fusion: the CPU backend's own),\n"
+    "                      or `cuda` (cpu with small dots as reductions: the CUDA backend's),\n"
     "                      or `none`, verifying after each; prints each pass's time and\n"
     "                      op counts to stderr (the backend then runs the result)\n"
     "  --dump-to DIR       write the module before and after each pass to\n"
@@ -575,7 +576,7 @@ int cmd_run(int argc, char **argv) {
   if (ro.check && ro.backend == HLO_BACKEND_INTERP) ro.backend = HLO_BACKEND_CPU;
   if (ro.dump_dir && !ro.passes && ro.backend == HLO_BACKEND_INTERP) ro.passes = "default";
   if (ro.passes && strcmp(ro.passes, "default") && strcmp(ro.passes, "cpu") &&
-      strcmp(ro.passes, "none")) {
+      strcmp(ro.passes, "cuda") && strcmp(ro.passes, "none")) {
     hlo_status pst = pass_pipeline_check(ro.passes);
     if (pst) {
       hlo_status_print(pst, stderr);

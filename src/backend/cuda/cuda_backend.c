@@ -648,6 +648,45 @@ static void cuda_graph_destroy(void *graph) {
   hlo_status_free(st);
 }
 
+/* The recording's dependency set (backend.h: graph_deps_get / _set): the
+ * capture stream's, read with cuStreamGetCaptureInfo_v3 and replaced with
+ * cuStreamUpdateCaptureDependencies_v2 (CU_STREAM_SET_CAPTURE_DEPENDENCIES,
+ * no edge data: plain edges). So one stream records a DAG. */
+static hlo_status cuda_graph_deps_get(void **nodes, size_t cap, size_t *n) {
+  *n = 0;
+  CUstream cs = cuda_capture_stream();
+  if (!cs) return status_new(HLO_INVALID_ARGUMENT, "cuda: graph_deps_get: no recording");
+  const cuda_device_state *s = cuda_state();
+  if (!s->cu->cuStreamGetCaptureInfo_v3)
+    return status_new(HLO_UNAVAILABLE, "cuda: the driver has no cuStreamGetCaptureInfo_v3");
+  HLO_TRY(cuda_make_current(s, "graph_deps_get"));
+  int status = 0;
+  CUgraph graph = NULL;
+  const CUgraphNode *deps = NULL;
+  const CUgraphEdgeData *edges = NULL;
+  size_t nd = 0;
+  CUresult r = s->cu->cuStreamGetCaptureInfo_v3(cs, &status, NULL, &graph, &deps, &edges, &nd);
+  if (r) return cuda_error(s, r, "graph_deps_get (cuStreamGetCaptureInfo)");
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+    return status_new(HLO_INTERNAL, "cuda: graph_deps_get: the capture is not active");
+  for (size_t i = 0; i < nd && i < cap; i++) nodes[i] = deps[i];
+  *n = nd;
+  return NULL;
+}
+
+static hlo_status cuda_graph_deps_set(void *const *nodes, size_t n) {
+  CUstream cs = cuda_capture_stream();
+  if (!cs) return status_new(HLO_INVALID_ARGUMENT, "cuda: graph_deps_set: no recording");
+  const cuda_device_state *s = cuda_state();
+  if (!s->cu->cuStreamUpdateCaptureDependencies_v2)
+    return status_new(HLO_UNAVAILABLE,
+                      "cuda: the driver has no cuStreamUpdateCaptureDependencies_v2");
+  HLO_TRY(cuda_make_current(s, "graph_deps_set"));
+  CUresult r = s->cu->cuStreamUpdateCaptureDependencies_v2(cs, (CUgraphNode *)nodes, NULL, n,
+                                                            CU_STREAM_SET_CAPTURE_DEPENDENCIES);
+  return r ? cuda_error(s, r, "graph_deps_set (cuStreamUpdateCaptureDependencies)") : NULL;
+}
+
 static const char *cuda_target(const backend_compile_options *o) {
   (void)o;
   const cuda_device_state *s = cuda_state();
@@ -685,6 +724,7 @@ static const backend cuda_backend = {
     .graph_cond_takes = cuda_graph_cond_takes, .graph_cond_begin = cuda_graph_cond_begin,
     .graph_cond_set = cuda_graph_cond_set, .graph_cond_next = cuda_graph_cond_next,
     .graph_cond_end = cuda_graph_cond_end,
+    .graph_deps_get = cuda_graph_deps_get, .graph_deps_set = cuda_graph_deps_set,
 };
 
 hlo_status backend_cuda(const backend **out) {

@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cuda_cudnn.h"
 #include "backend/cuda/nvrtc.h"
 #include "support/status.h"
 
@@ -757,7 +758,8 @@ bool cuda_conv_tile_plan(const backend_conv *c, size_t target, cuda_conv_tile_sh
   return true;
 }
 
-cuda_conv_path cuda_conv_choose(const backend_conv *c) {
+/* Our own paths' rule (the header's 1 to 4). */
+static cuda_conv_path choose_ours(const backend_conv *c) {
   if (!cuda_conv_takes(c) || conv_result_elements(c) == 0) return CUDA_CONV_DIRECT;
   plan p;
   make_plan(c, CUDA_CONV_SCRATCH_TARGET, &p);
@@ -785,10 +787,47 @@ cuda_conv_path cuda_conv_choose(const backend_conv *c) {
   return CUDA_CONV_IM2COL;
 }
 
+/* Whether the cuDNN path takes `c` on the started backend (the plan made
+ * with the context current), and its scratch. A failure is no answer but
+ * "no" (our paths), except with HLO_CUDNN=1: then the path is taken and
+ * cuda_conv reports the failure. */
+static bool cudnn_takes(const backend_conv *c, size_t *bytes) {
+  *bytes = 0;
+  if (!cuda_cudnn_allowed()) return false;
+  const cuda_device_state *s = cuda_state();
+  if (!s) return false;
+  cuda_cudnn_desc d;
+  if (!cuda_cudnn_map(c, &d)) return false;
+  bool takes = false;
+  hlo_status st = cuda_make_current(s, "convolution through cuDNN");
+  if (!st) st = cuda_cudnn_plan(c, &takes, bytes);
+  if (st) {
+    hlo_status_free(st);
+    return cuda_cudnn_forced();
+  }
+  return takes;
+}
+
+cuda_conv_path cuda_conv_choose(const backend_conv *c) {
+  cuda_conv_path ours = choose_ours(c);
+  if (!cuda_conv_takes(c) || conv_result_elements(c) == 0) return ours;
+  /* 0. cuDNN where it loaded and takes the form; tiny ones stay on the
+   * direct path (the interpreter's bits) unless HLO_CUDNN=1 */
+  if (conv_macs(c) <= CUDA_CONV_DIRECT_MAX_MACS && ours == CUDA_CONV_DIRECT &&
+      !cuda_cudnn_forced())
+    return ours;
+  size_t bytes;
+  return cudnn_takes(c, &bytes) ? CUDA_CONV_CUDNN : ours;
+}
+
 size_t cuda_conv_path_scratch_bytes(const backend_conv *c, cuda_conv_path path, size_t target) {
   if (!cuda_conv_takes(c) || conv_result_elements(c) == 0) return 0;
   if (path == CUDA_CONV_AUTO) path = cuda_conv_choose(c);
   if (path == CUDA_CONV_DIRECT) return 0;
+  if (path == CUDA_CONV_CUDNN) {
+    size_t bytes;
+    return cudnn_takes(c, &bytes) ? bytes : 0;
+  }
   plan p;
   make_plan(c, target, &p);
   if (path == CUDA_CONV_TILED) {
@@ -985,7 +1024,10 @@ hlo_status cuda_conv_run(const backend_conv *c, cuda_conv_path path, size_t targ
                      hlo_dtype_name(c->result_dtype));
   if (conv_result_elements(c) == 0) return NULL;
   bool chosen = path == CUDA_CONV_AUTO;
-  if (chosen) path = cuda_conv_choose(c);
+  if (chosen) path = choose_ours(c); /* ops run our kernels only: cuDNN is cuda_conv_by's */
+  if (path == CUDA_CONV_CUDNN)
+    return status_at(HLO_INVALID_ARGUMENT, &c->loc, "convolution on the cuda backend: the cuDNN "
+                     "path runs on the device only (cuda_conv_by)");
   if (path == CUDA_CONV_DIRECT) return run_direct(c, lhs, rhs, output, ops);
   if (cuda_conv_path_scratch_bytes(c, path, target) > 0 && !scratch)
     return status_at(HLO_INVALID_ARGUMENT, &c->loc, "convolution on the cuda backend: no scratch "
@@ -1118,6 +1160,11 @@ hlo_status cuda_conv_by(const backend_conv *c, cuda_conv_path path, const void *
   if (!s)
     return status_at(HLO_UNAVAILABLE, &c->loc, "convolution on the cuda backend: the backend is "
                      "not started");
+  if (conv_result_elements(c) > 0 &&
+      (path == CUDA_CONV_CUDNN || (path == CUDA_CONV_AUTO && cuda_conv_choose(c) == CUDA_CONV_CUDNN))) {
+    HLO_TRY(cuda_make_current(s, "convolution through cuDNN"));
+    return cuda_cudnn_conv(c, lhs, rhs, output, scratch, s->stream);
+  }
   hlo_status st = module_ready(s);
   if (st) return st;
   cuda_conv_ops ops = {dev_launch, dev_gemm, dev_zero, (void *)(uintptr_t)s};

@@ -41,6 +41,17 @@
  * dilation, window reversal, feature and batch groups) in f32, f64, bf16
  * and f16.
  *
+ * A fourth path, cuDNN (CUDA_CONV_CUDNN; backend/cuda/cuda_cudnn.h: the
+ * forms it maps, its algorithm and workspace), is chosen first on a started
+ * backend where libcudnn 9 loaded, cuda_cudnn_map takes the form and cuDNN
+ * has an algorithm for it (the plan, made once per description at
+ * compile time: the same answer at run time), except for the tiny
+ * convolutions rule 1 below keeps on the direct path. HLO_CUDNN=0 turns it
+ * off; HLO_CUDNN=1 also takes the tiny ones and makes a cuDNN that does
+ * not load an error (naming what was tried) instead of our paths. Without
+ * cuDNN, our three paths, silently. It runs only through cuda_conv_by
+ * (cuda_conv_run's ops are our kernels').
+ *
  * The cost rule (cuda_conv_choose; numbers for an H200: 132 SMs, ~60
  * TFLOP/s of f32 FMA, ~4 TB/s; bench/CONV.md has the reasoning):
  *   1. at most CUDA_CONV_DIRECT_MAX_MACS multiply-adds, and sums of at most
@@ -143,7 +154,8 @@ typedef enum cuda_conv_path {
   CUDA_CONV_AUTO,   /* cuda_conv's choice (the header's rules) */
   CUDA_CONV_DIRECT,
   CUDA_CONV_IM2COL,
-  CUDA_CONV_TILED
+  CUDA_CONV_TILED,
+  CUDA_CONV_CUDNN   /* cuDNN (cuda_cudnn.h): device only, through cuda_conv_by */
 } cuda_conv_path;
 
 /* The tiled path's shape for a convolution: tile rows tm (1 ..

@@ -276,6 +276,36 @@ int mock_nlog, mock_graph_launches, mock_graphs;
 static mock_rec cap[1024]; /* the capture's launches */
 static int ncap;
 
+/* The capture's dependencies (a DAG on one stream): its top-level launch i
+ * is the node LNODE(i); cur[0..ncur) the nodes the next call follows
+ * (cuStreamGetCaptureInfo_v3 gives them, cuStreamUpdateCaptureDependencies_v2
+ * replaces them); each node's edges in mock_edge_from / _to (node ids:
+ * a launch's index in the capture, a conditional node -1 - its number
+ * among the capture's conditional nodes). */
+#define LNODE(i) ((void *)(uintptr_t)(0x7000000 + (i)))
+static void *cur[256];
+static int ncur, cap_conds, cap_cond0;
+int mock_edge_from[8192], mock_edge_to[8192], mock_nedges, mock_dag_nodes, mock_dag_faults;
+
+/* The id of node handle h of this capture, or INT32_MIN. */
+static int node_id(const void *h) {
+  uintptr_t v = (uintptr_t)h;
+  if (v >= 0x7000000 && v < 0x7000000 + (uintptr_t)ncap) return (int)(v - 0x7000000);
+  if (v >= 0x40de + (uintptr_t)cap_cond0 && v < 0x40de + (uintptr_t)cap_cond0 + (uintptr_t)cap_conds)
+    return -1 - (int)(v - 0x40de - (uintptr_t)cap_cond0);
+  return INT32_MIN;
+}
+
+/* Node `to` follows nodes deps[0..n) (each one of this capture, or a fault). */
+static void add_edges(int to, void *const *deps, size_t n) {
+  mock_dag_nodes++;
+  for (size_t i = 0; i < n; i++) {
+    int from = node_id(deps[i]);
+    if (from == INT32_MIN) mock_dag_faults++;
+    if (mock_nedges < 8192) mock_edge_from[mock_nedges] = from, mock_edge_to[mock_nedges++] = to;
+  }
+}
+
 static void run_rec(const mock_rec *r) {
   mock_launches++;
   mock_kernel = (int)((uintptr_t)r->f - OURS);
@@ -346,6 +376,10 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
   }
   if (capturing == 1) trace(body_depth ? 'b' : 'k');
   if (capturing == 1 && ncap < 1024) {
+    if (!body_depth) { /* a node of the capture's graph: after cur, then the only one in cur */
+      add_edges(ncap, cur, (size_t)ncur);
+      cur[0] = LNODE(ncap), ncur = 1;
+    }
     cap[ncap++] = r;
     return 0;
   }
@@ -366,6 +400,7 @@ int cuStreamBeginCapture_v2(void *s, int m) {
   if (mock_hook) return 801; /* emulated launches cannot be replayed */
   if (s != the_stream || capturing) return 1;
   capturing = 1, ncap = 0, mock_capture_mode = m, mock_ntrace = 0, body_depth = 0;
+  ncur = 0, mock_nedges = 0, mock_dag_nodes = 0, cap_conds = 0, cap_cond0 = mock_nodes;
   return 0;
 }
 
@@ -447,6 +482,7 @@ int cuStreamGetCaptureInfo_v3(void *s, int *st, unsigned long long *id, void **g
   (void)id;
   if (s != the_stream) return 1;
   *st = capturing == 1, *g = capturing ? (void *)0x96a : 0, *deps = 0, *edges = 0, *nd = 0;
+  if (capturing == 1 && !body_depth) *deps = (const void *)cur, *nd = (size_t)ncur;
   return 0;
 }
 
@@ -486,6 +522,8 @@ int cuGraphAddNode_v2(void **node, void *g, const void *deps, const void *edges,
     bodies[nbodies + (int)k] = (void *)(uintptr_t)(0xb0d0 + nbodies + (int)k);
   c->out = &bodies[nbodies];
   nbodies += (int)c->size;
+  if (!body_depth) add_edges(-1 - cap_conds, (void *const *)deps, nd);
+  cap_conds++;
   *node = (void *)(uintptr_t)(0x40de + mock_nodes++);
   trace('W');
   return 0;
@@ -495,7 +533,14 @@ int cuStreamUpdateCaptureDependencies_v2(void *s, void **deps, const void *e, si
                                          unsigned f) {
   NEED_CTX;
   (void)e;
-  return s == the_stream && n == 1 && f == 1 && deps && deps[0] ? 0 : 1;
+  if (s != the_stream || capturing != 1 || f != 1 || n > 256 || (n && !deps)) return 1;
+  for (size_t i = 0; i < n; i++)
+    if (node_id(deps[i]) == INT32_MIN) return 1; /* not a node of this capture */
+  if (!body_depth) {
+    memmove(cur, deps, n * sizeof *cur);
+    ncur = (int)n;
+  }
+  return 0;
 }
 
 int cuStreamBeginCaptureToGraph(void *s, void *g, const void *d, const void *e, size_t n,

@@ -28,7 +28,13 @@
  *     counted in mock_capture_faults). Conditional nodes (CUDA 12.4): the
  *     capture's structure is traced in mock_trace (k a kernel, b a kernel
  *     in a body, S a WHILE's setter, I an IF's or SWITCH's, H a handle, X
- *     a SWITCH node, W a node, { a body begun, } its end).
+ *     a SWITCH node, W a node, { a body begun, } its end). The capture
+ *     stream's dependency set is kept (cuStreamGetCaptureInfo_v3 gives it,
+ *     cuStreamUpdateCaptureDependencies_v2 replaces it: any number of the
+ *     capture's nodes, 0 too), so a capture is a DAG: every top-level
+ *     launch and conditional node records its edges (mock_edge_*); a graph
+ *     replays its launches in capture order, which every edge respects
+ *     (an edge points back only).
  *   - emulating (the test sets mock_hook): every launch is handed to the
  *     hook at once (kernel name, geometry, parameters), which may run it
  *     on the CPU; stream capture is refused (CUDA_ERROR_NOT_SUPPORTED: the
@@ -82,6 +88,12 @@ typedef void (*mock_hook_fn)(const char *name, const unsigned *geo, void **param
  *   int mock_node_type, mock_node_cond_type, mock_node_size   the last node's
  *   unsigned long long mock_handles, mock_set_handle   handles made; the last setter's
  *   void *mock_set_pred; unsigned mock_set_size, mock_set_bit, mock_index_mode, mock_index_n
+ *   int mock_edge_from[8192], mock_edge_to[8192], mock_nedges   the last capture's edges
+ *                               (outside conditional bodies): node ids, a top-level launch
+ *                               its index among the capture's launches, a conditional node
+ *                               -1 - its number in the capture; mock_dag_nodes: its nodes
+ *                               (top-level launches and conditional nodes)
+ *   int mock_dag_faults         dependencies on a node that is not the capture's
  * and the one a test sets:
  *   mock_hook_fn mock_hook      NULL: recording; else emulating */
 
