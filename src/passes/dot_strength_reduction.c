@@ -45,8 +45,9 @@
  * larger sizes the tensor cores win quickly (a 128x128x128 product is 2^21
  * MACs). The K bound keeps each output's sum short (the CUDA emitter sums
  * a short row in one thread, a long one over a block: emit_cuda.c) and its
- * rounding error (a serial f32 sum, error growing with K) near the GEMM's. The models: tiny_llama_train_step's products (at most 64x32x32 =
- * 2^16) and lstm_scan's (4x64x16 = 2^12) are all under it. */
+ * rounding error (a serial f32 sum, error growing with K) near the GEMM's.
+ * The models: tiny_llama_train_step's products (at most 64x32x32 = 2^16)
+ * and lstm_scan's (4x64x16 = 2^12) are all under it. */
 #include <string.h>
 #include "codegen/kernel.h"
 #include "ir/element.h"
