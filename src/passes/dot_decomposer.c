@@ -63,12 +63,7 @@
 #include "passes/use_index.h"
 #include "support/arena.h"
 
-#define DD_MAX_RANK 16
-
-typedef struct dot_dims {
-  int64_t lb[DD_MAX_RANK], rb[DD_MAX_RANK], lc[DD_MAX_RANK], rc[DD_MAX_RANK];
-  uint32_t nb, nc;
-} dot_dims;
+#define DD_MAX_RANK DOT_DIMS_MAX_RANK
 
 /* Copies field `name` of dot_dimension_numbers into out (absent: empty). */
 static bool dims_field(arena *a, const hlo_attr *dn, const char *name, int64_t *out,
@@ -84,8 +79,7 @@ static bool dims_field(arena *a, const hlo_attr *dn, const char *name, int64_t *
   return true;
 }
 
-/* Reads the dimension numbers of a dot_general that this pass can take. */
-static bool read_dims(arena *a, const hlo_op *op, dot_dims *d) {
+bool dot_dims_read(arena *a, const hlo_op *op, dot_dims *d) {
   const hlo_attr *dn = op_attr(op, "dot_dimension_numbers");
   uint32_t nrb, nrc;
   if (!dn || dn->kind != ATTR_STRUCT) return false;
@@ -103,9 +97,7 @@ static bool listed(const int64_t *v, uint32_t n, int64_t x) {
   return false;
 }
 
-/* The free dims of an operand of rank r (neither batch nor contracting), in
- * order; returns their count. */
-static uint32_t free_dims(uint32_t r, const int64_t *b, uint32_t nb, const int64_t *c,
+uint32_t dot_free_dims(uint32_t r, const int64_t *b, uint32_t nb, const int64_t *c,
                           uint32_t nc, int64_t *out) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < r; i++)
@@ -279,7 +271,7 @@ bool dot_strided_form_of(const hlo_op *op, dot_strided_form *out) {
   dot_dims d;
   arena a;
   arena_init(&a);
-  bool ok = read_dims(&a, op, &d);
+  bool ok = dot_dims_read(&a, op, &d);
   arena_deinit(&a);
   return ok && strided_form(lt, rt, type_num_elements(ot), &d, out);
 }
@@ -291,8 +283,8 @@ static bool strided_form(const hlo_type *lt, const hlo_type *rt, int64_t out_ele
   dot_dims d = *dd;
   if (d.nc == 0) return false;
   int64_t lf[DD_MAX_RANK], rf[DD_MAX_RANK], lst[DD_MAX_RANK], rst[DD_MAX_RANK];
-  uint32_t nlf = free_dims(lt->rank, d.lb, d.nb, d.lc, d.nc, lf);
-  uint32_t nrf = free_dims(rt->rank, d.rb, d.nb, d.rc, d.nc, rf);
+  uint32_t nlf = dot_free_dims(lt->rank, d.lb, d.nb, d.lc, d.nc, lf);
+  uint32_t nrf = dot_free_dims(rt->rank, d.rb, d.nb, d.rc, d.nc, rf);
   row_major_strides(lt, lst);
   row_major_strides(rt, rst);
   int64_t b, sba, b2, sbb, m, sm, k, ska, k2, skb, n, sn;
@@ -314,8 +306,8 @@ static hlo_status decompose(hlo_module_ir *m, use_index *ui, hlo_op *op, const d
   hlo_value *lhs = op->operands[0], *rhs = op->operands[1];
   const hlo_type *lt = lhs->type, *rt = rhs->type, *ot = op->results[0].type;
   int64_t lf[DD_MAX_RANK], rf[DD_MAX_RANK];
-  uint32_t nlf = free_dims(lt->rank, d->lb, d->nb, d->lc, d->nc, lf);
-  uint32_t nrf = free_dims(rt->rank, d->rb, d->nb, d->rc, d->nc, rf);
+  uint32_t nlf = dot_free_dims(lt->rank, d->lb, d->nb, d->lc, d->nc, lf);
+  uint32_t nrf = dot_free_dims(rt->rank, d->rb, d->nb, d->rc, d->nc, rf);
   builder b;
   builder_at(&b, m, op);
   bool lswap, rswap;
@@ -356,7 +348,7 @@ static bool candidate(arena *a, const hlo_op *op, dot_dims *d) {
     if (!ts[i] || ts[i]->kind != TYPE_TENSOR || !type_is_static(ts[i]) || ts[i]->quant ||
         ts[i]->rank > DD_MAX_RANK)
       return false;
-  if (!read_dims(a, op, d) || d->nc == 0) return false;
+  if (!dot_dims_read(a, op, d) || d->nc == 0) return false;
   dot_strided_form f;
   return !canonical(d, lt->rank, rt->rank) && !dot_strided_form_of(op, &f);
 }
@@ -398,7 +390,7 @@ static hlo_status swap_into_transpose(hlo_module_ir *m, use_index *ui, hlo_op *o
   uint32_t np = 0;
   arena a;
   arena_init(&a);
-  bool ok = read_dims(&a, op, &d);
+  bool ok = dot_dims_read(&a, op, &d);
   const hlo_attr *pa = op_attr(tr, "permutation");
   ok = ok && pa && attr_as_ints(&a, pa, &perm, &np) && np == ot->rank;
   int64_t p[DD_MAX_RANK], q[DD_MAX_RANK];
@@ -406,8 +398,8 @@ static hlo_status swap_into_transpose(hlo_module_ir *m, use_index *ui, hlo_op *o
   arena_deinit(&a);
   if (!ok) return NULL;
   int64_t lf[DD_MAX_RANK], rf[DD_MAX_RANK];
-  uint32_t nlf = free_dims(lt->rank, d.lb, d.nb, d.lc, d.nc, lf);
-  uint32_t nrf = free_dims(rt->rank, d.rb, d.nb, d.rc, d.nc, rf);
+  uint32_t nlf = dot_free_dims(lt->rank, d.lb, d.nb, d.lc, d.nc, lf);
+  uint32_t nrf = dot_free_dims(rt->rank, d.rb, d.nb, d.rc, d.nc, rf);
   uint32_t nb = d.nb, last = ot->rank - 1;
   if (nb == 0) return NULL; /* batched products only (below) */
   for (uint32_t j = 0; j < np; j++) { /* old result dim -> swapped result dim */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "ir/ir.h"
+#include "support/arena.h"
 
 /* A dot_general as `batch` row-major products C[i] = op(A[i]) op(B[i]),
  * op(A) m x k, op(B) k x n, read in place from the operands' dense
@@ -45,5 +46,25 @@ bool dot_algorithm_is_plain(const hlo_op *op);
  * one index with one stride — and each operand's matrix (free x
  * contracting) has a unit stride on one side. Pure; no allocation kept. */
 bool dot_strided_form_of(const hlo_op *op, dot_strided_form *out);
+
+/* A dot_general's dimension numbers (dot_dimension_numbers): batch dims of
+ * each operand (nb each, paired in order) and contracting dims (nc each). */
+#define DOT_DIMS_MAX_RANK 16
+typedef struct dot_dims {
+  int64_t lb[DOT_DIMS_MAX_RANK], rb[DOT_DIMS_MAX_RANK], lc[DOT_DIMS_MAX_RANK],
+      rc[DOT_DIMS_MAX_RANK];
+  uint32_t nb, nc;
+} dot_dims;
+
+/* Reads op's dot_dimension_numbers into *d (the integer lists copied out
+ * of `a`'s scratch). False when the attribute is missing or malformed, a
+ * list is longer than DOT_DIMS_MAX_RANK, or the two operands' batch or
+ * contracting lists differ in length. */
+bool dot_dims_read(arena *a, const hlo_op *op, dot_dims *d);
+
+/* The free dims of an operand of rank r (neither in its batch list b[nb]
+ * nor its contracting list c[nc]), in order, into out; returns their count. */
+uint32_t dot_free_dims(uint32_t r, const int64_t *b, uint32_t nb, const int64_t *c, uint32_t nc,
+                       int64_t *out);
 
 #endif

@@ -64,54 +64,6 @@
 /* The largest index space [batch, lhs free, rhs free, contracting]. */
 #define DSR_MAX_RANK KERNEL_MAX_RANK
 
-typedef struct dsr_dims {
-  int64_t lb[DSR_MAX_RANK], rb[DSR_MAX_RANK], lc[DSR_MAX_RANK], rc[DSR_MAX_RANK];
-  uint32_t nb, nc;
-} dsr_dims;
-
-/* Copies field `name` of dot_dimension_numbers into out (absent: empty). */
-static bool dims_field(arena *a, const hlo_attr *dn, const char *name, int64_t *out,
-                       uint32_t *n) {
-  const hlo_attr *f = attr_field(dn, name);
-  *n = 0;
-  if (!f) return true;
-  int64_t *v;
-  uint32_t k;
-  if (!attr_as_ints(a, f, &v, &k) || k > DSR_MAX_RANK) return false;
-  memcpy(out, v, k * sizeof *v);
-  *n = k;
-  return true;
-}
-
-static bool read_dims(const hlo_op *op, dsr_dims *d) {
-  const hlo_attr *dn = op_attr(op, "dot_dimension_numbers");
-  uint32_t nrb, nrc;
-  if (!dn || dn->kind != ATTR_STRUCT) return false;
-  arena a;
-  arena_init(&a);
-  bool ok = dims_field(&a, dn, "lhs_batching_dimensions", d->lb, &d->nb) &&
-            dims_field(&a, dn, "rhs_batching_dimensions", d->rb, &nrb) &&
-            dims_field(&a, dn, "lhs_contracting_dimensions", d->lc, &d->nc) &&
-            dims_field(&a, dn, "rhs_contracting_dimensions", d->rc, &nrc);
-  arena_deinit(&a);
-  return ok && nrb == d->nb && nrc == d->nc;
-}
-
-static int listed_at(const int64_t *v, uint32_t n, int64_t x) {
-  for (uint32_t i = 0; i < n; i++)
-    if (v[i] == x) return (int)i;
-  return -1;
-}
-
-/* The free dims of an operand of rank r, in order; returns their count. */
-static uint32_t free_dims(uint32_t r, const int64_t *b, uint32_t nb, const int64_t *c,
-                          uint32_t nc, int64_t *out) {
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < r; i++)
-    if (listed_at(b, nb, i) < 0 && listed_at(c, nc, i) < 0) out[n++] = i;
-  return n;
-}
-
 static bool is_float(hlo_dtype t) {
   return t == HLO_F32 || t == HLO_BF16 || t == HLO_F16 || t == HLO_F64;
 }
@@ -129,7 +81,7 @@ static int64_t mul_sat(int64_t a, int64_t b) {
 
 /* Whether `op` is a dot_general this pass rewrites; fills *d and *acc (the
  * accumulation type). */
-static bool candidate(const hlo_op *op, dsr_dims *d, hlo_dtype *acc) {
+static bool candidate(const hlo_op *op, dot_dims *d, hlo_dtype *acc) {
   if (op->opcode != OP_DOT_GENERAL || op->num_operands != 2 || op->num_results != 1) return false;
   const hlo_type *lt = op->operands[0]->type, *rt = op->operands[1]->type,
                  *ot = op->results[0].type;
@@ -146,10 +98,15 @@ static bool candidate(const hlo_op *op, dsr_dims *d, hlo_dtype *acc) {
   } else {
     return false;
   }
-  if (!dot_algorithm_is_plain(op) || !read_dims(op, d)) return false;
+  if (!dot_algorithm_is_plain(op)) return false;
+  arena a;
+  arena_init(&a);
+  bool read = dot_dims_read(&a, op, d);
+  arena_deinit(&a);
+  if (!read) return false;
   int64_t lf[DSR_MAX_RANK], rf[DSR_MAX_RANK];
-  uint32_t nlf = free_dims(lt->rank, d->lb, d->nb, d->lc, d->nc, lf);
-  uint32_t nrf = free_dims(rt->rank, d->rb, d->nb, d->rc, d->nc, rf);
+  uint32_t nlf = dot_free_dims(lt->rank, d->lb, d->nb, d->lc, d->nc, lf);
+  uint32_t nrf = dot_free_dims(rt->rank, d->rb, d->nb, d->rc, d->nc, rf);
   if (d->nb + nlf + d->nc != lt->rank || d->nb + nrf + d->nc != rt->rank) return false;
   if (d->nb + nlf + nrf != ot->rank || ot->rank + d->nc > DSR_MAX_RANK) return false;
   int64_t k = 1;
@@ -182,13 +139,13 @@ static hlo_value *convert_to(builder *b, made_ops *mo, hlo_value *x, hlo_dtype d
 }
 
 /* Rewrites one dot_general. */
-static hlo_status reduce_dot(hlo_module_ir *m, use_index *ui, hlo_op *op, const dsr_dims *d,
+static hlo_status reduce_dot(hlo_module_ir *m, use_index *ui, hlo_op *op, const dot_dims *d,
                              hlo_dtype acc) {
   hlo_value *lhs = op->operands[0], *rhs = op->operands[1];
   const hlo_type *lt = lhs->type, *rt = rhs->type, *ot = op->results[0].type;
   int64_t lf[DSR_MAX_RANK], rf[DSR_MAX_RANK];
-  uint32_t nlf = free_dims(lt->rank, d->lb, d->nb, d->lc, d->nc, lf);
-  uint32_t nrf = free_dims(rt->rank, d->rb, d->nb, d->rc, d->nc, rf);
+  uint32_t nlf = dot_free_dims(lt->rank, d->lb, d->nb, d->lc, d->nc, lf);
+  uint32_t nrf = dot_free_dims(rt->rank, d->rb, d->nb, d->rc, d->nc, rf);
   uint32_t nb = d->nb, nc = d->nc, rank = nb + nlf + nrf + nc;
   /* the index space and where each operand dim lies in it */
   int64_t sdims[DSR_MAX_RANK], lmap[DSR_MAX_RANK], rmap[DSR_MAX_RANK];
@@ -251,7 +208,7 @@ static hlo_status reduce_block(hlo_module_ir *m, use_index *ui, hlo_block *blk) 
     next = op->next;
     for (uint32_t r = 0; r < op->num_regions; r++)
       HLO_TRY(reduce_block(m, ui, &op->regions[r].block));
-    dsr_dims d;
+    dot_dims d;
     hlo_dtype acc;
     if (candidate(op, &d, &acc)) HLO_TRY(reduce_dot(m, ui, op, &d, acc));
   }

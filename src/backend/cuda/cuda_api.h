@@ -332,4 +332,10 @@ void cuda_graph_cond_abort(void);
  * same type or F32. */
 HLO_MUST_USE hlo_status cuda_gemm(const backend_gemm *g, const void *a, const void *b, void *c);
 
+/* Whether f32 products whose precision allows it (DEFAULT, as XLA reads
+ * it on GPUs) may use TF32: yes unless the environment variable
+ * HLO_CUDA_TF32 is "0" (read once; cuda_gemm.c). The rule of cuBLASLt's
+ * products (backend_gemm.allow_tf32) and of cuDNN's convolutions. */
+bool cuda_tf32_enabled(void);
+
 #endif /* HLO_BACKEND_CUDA_CUDA_API_H */

@@ -120,18 +120,6 @@ static int env_mode(void) { /* -1 unset / other, 0 off, 1 forced */
 bool cuda_cudnn_allowed(void) { return env_mode() != 0; }
 bool cuda_cudnn_forced(void) { return env_mode() == 1; }
 
-/* cuda_gemm.c's rule: TF32 unless HLO_CUDA_TF32 is "0" (read once). */
-static bool tf32_enabled(void) {
-  static int on = -1;
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *e = getenv("HLO_CUDA_TF32");
-    v = !(e && !strcmp(e, "0"));
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-  }
-  return v;
-}
-
 /* Whether plans time the algorithms (cudnnFind*): unless HLO_CUDNN_FIND=0. */
 static bool find_enabled(void) {
   static int on = -1;
@@ -278,7 +266,7 @@ bool cuda_cudnn_map(const backend_conv *c, cuda_cudnn_desc *out) {
   case HLO_F32:
     out->dtype = CUDNN_DATA_FLOAT, out->compute = CUDNN_DATA_FLOAT;
     out->math = c->precision[0] == BACKEND_PRECISION_DEFAULT &&
-                        c->precision[1] == BACKEND_PRECISION_DEFAULT && tf32_enabled()
+                        c->precision[1] == BACKEND_PRECISION_DEFAULT && cuda_tf32_enabled()
                     ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
     break;
   case HLO_F64: out->dtype = out->compute = CUDNN_DATA_DOUBLE, out->math = CUDNN_DEFAULT_MATH; break;

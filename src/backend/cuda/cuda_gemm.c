@@ -55,7 +55,7 @@ typedef struct gemm_key {
  * within 5e-3 of XLA's outputs with TF32, within 1e-4 with HLO_CUDA_TF32=0
  * (tests/gpu/run.sh runs them both ways; the conformance corpus runs in
  * full f32, the spec's semantics). */
-static bool tf32_enabled(void) {
+bool cuda_tf32_enabled(void) {
   static int on = -1;
   int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
   if (v < 0) {
@@ -272,7 +272,7 @@ hlo_status cuda_gemm(const backend_gemm *g, const void *a, const void *b, void *
   k.align_a = alignment_of(a, k.batch, k.sa, ae);
   k.align_b = alignment_of(b, k.batch, k.sb, ae);
   k.align_c = alignment_of(c, k.batch, k.sc, ce);
-  k.tf32 = g->allow_tf32 && g->dtype == HLO_F32 && tf32_enabled();
+  k.tf32 = g->allow_tf32 && g->dtype == HLO_F32 && cuda_tf32_enabled();
   pthread_once(&g_lt.once, lt_start);
   if (g_lt.code != HLO_OK) return status_new(g_lt.code, "%s", g_lt.message);
   /* the plan: from the table, else made (and kept while there is room) */
