@@ -106,28 +106,8 @@
  * the deferral for the run. A graph replays exactly the calls it
  * recorded, so its results are the eager ones, bit for bit.
  *
- * The captured graph is a DAG of the data dependencies, not a chain
- * (issue_dag; backend.h graph_deps_get / graph_deps_set: on CUDA, the one
- * capture stream's dependency set; HLO_CUDA_GRAPH_DAG=0, or a backend
- * without the slots, captures the chain). Ranges: every device pointer a
- * step gets from cpu_dev_in (read) and cpu_dev_out (written, a conv's
- * scratch too) with its bytes goes into the step's RANGE GROUP (a new one
- * at the first such call after a recorded call), shared by all the calls
- * the step then makes (gcall.grp); a device copy (GC_COPY) has a group of
- * its own (src read, dst written). Call b follows call a when a range of
- * one overlaps a range of the other and either is written (RAW, WAR, WAW:
- * buffer assignment reuses memory), when both are the same step's (a
- * step's calls stay a chain), or when both use state the backend keeps
- * (gemm, conv, reduce_window, select_and_scatter, sort: cuBLASLt's
- * workspace, the sort's scratch), each edge only when not implied by
- * another. BARRIERS (after every call since the previous barrier that
- * nothing follows; every later call after them): a call some pointer of
- * which (a box's start indices too) lies in no range of its group (its
- * ranges unknown: no group, out of memory, pointers a conditional loop
- * rewrote) and every conditional node from its BEGIN to its END (its
- * bodies are chains). At the end the dependency set is every call nothing
- * follows, so the capture ends joined. A launch is bit-identical either
- * way: each call reads what the chain would have given it.
+ * The captured graph is a DAG of the data dependencies, not a chain:
+ * executable_cpu_graph_dag.c (its header comment has the design).
  *
  * Results of a deferred run are handed the graph buffers they lie in (no
  * copy: a replay is one launch); a released result gives its buffer back
@@ -166,7 +146,7 @@
  * the loop as the eager path does, value for value (bit for bit: the same
  * kernels on the same values). The host's copy of the predicate gets the
  * told value only (its state stays "valid on the device"). Issued call by
- * call (issue_all without a capture: the first deferred run, a failed
+ * call (cpu_dev_issue_all without a capture: the first deferred run, a failed
  * capture), a node runs as the eager loop: its predicate downloaded before
  * the body and after each iteration. A run whose deferral ends inside the
  * body (not expected) goes on eagerly if the first predicate holds, else
@@ -312,7 +292,7 @@ static hlo_status copy_d2d(const backend *be, void *dst, const void *src, size_t
 }
 
 /* Enqueues recorded call c (its pointers p) on be. */
-static hlo_status issue_one(const backend *be, const gcall *c, void *const *p) {
+hlo_status cpu_dev_issue_one(const backend *be, const gcall *c, void *const *p) {
   switch ((gcall_kind)c->kind) {
   case GC_LAUNCH: return be->launch(c->mod, c->index, p);
   case GC_GEMM: return be->gemm(&c->u.g, p[0], p[1], p[2]);
@@ -326,7 +306,7 @@ static hlo_status issue_one(const backend *be, const gcall *c, void *const *p) {
   case GC_SCATTER: return be->scatter_rows(p[0], p[1], p[2], &c->u.rows);
   case GC_COPY: return copy_d2d(be, p[0], p[1], (size_t)c->bytes);
   case GC_COND_BEGIN: case GC_COND_SET: case GC_COND_END: case GC_COND_NEXT:
-    break; /* issue_all's */
+    break; /* cpu_dev_issue_all's */
   }
   return status_new(HLO_INTERNAL, "device executable: a recorded call of kind %u", c->kind);
 }
@@ -387,7 +367,7 @@ static hlo_status branch_read(const backend *be, const gcall *c, void *const *p,
  * start and after each iteration). An unfinished node (a run whose
  * deferral ended inside the body) goes on when its predicate holds; when
  * it does not, its body was walked on the host already: an error. */
-static hlo_status issue_all(const backend *be, const glist *l, bool capture) {
+hlo_status cpu_dev_issue_all(const backend *be, const glist *l, bool capture) {
   bool again = false;
   for (uint32_t i = 0; i < l->n; i++) {
     const gcall *c = &l->c[i];
@@ -430,7 +410,7 @@ static hlo_status issue_all(const backend *be, const glist *l, bool capture) {
       if (capture) HLO_TRY(be->graph_cond_next());
       else i = c->index - 1; /* a branch's end: on at the node's END */
       break;
-    default: HLO_TRY(issue_one(be, c, p)); break;
+    default: HLO_TRY(cpu_dev_issue_one(be, c, p)); break;
     }
   }
   return NULL;
@@ -441,290 +421,6 @@ static uint32_t cond_count(const glist *l) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < l->n; i++) n += l->c[i].kind == GC_COND_BEGIN;
   return n;
-}
-
-/* ---- the graph's DAG (the design: the header comment) ---- */
-
-/* A new range group (its id: index + 1), or 0 when out of memory (then
- * every call is a barrier: grp_bad). */
-static uint32_t dag_group_new(graph_state *g) {
-  if (g->grp_bad) return 0;
-  if (g->ngrp == g->capgrp) {
-    uint32_t cap = g->capgrp ? 2 * g->capgrp : 64;
-    ggroup *n = realloc(g->grp, cap * sizeof *n);
-    if (!n) {
-      g->grp_bad = true;
-      return 0;
-    }
-    g->grp = n;
-    g->capgrp = cap;
-  }
-  g->grp[g->ngrp] = (ggroup){g->nrg, 0};
-  return ++g->ngrp;
-}
-
-/* Adds [p, p + bytes) (written when w) to group k, the last one made. */
-static void dag_range(graph_state *g, uint32_t k, const void *p, size_t bytes, bool w) {
-  if (!k || g->grp_bad) return;
-  if (k != g->ngrp) { /* not expected: a range that would be lost makes every call a barrier */
-    g->grp_bad = true;
-    return;
-  }
-  if (g->nrg == g->caprg) {
-    uint32_t cap = g->caprg ? 2 * g->caprg : 256;
-    grange *n = realloc(g->rg, cap * sizeof *n);
-    if (!n) {
-      g->grp_bad = true;
-      return;
-    }
-    g->rg = n;
-    g->caprg = cap;
-  }
-  g->rg[g->nrg++] = (grange){(uintptr_t)p, (uintptr_t)p + bytes, w};
-  g->grp[k - 1].nr++;
-}
-
-/* A step's operand (cpu_dev_in) or result (cpu_dev_out, w) at device
- * address p in a deferred run: into the step's group (a new one when a
- * call was recorded since the last such note). */
-static void dag_note(graph_state *g, const void *p, size_t bytes, bool w) {
-  if (!g->dag) return;
-  if (!g->grp_open) {
-    g->grp_cur = dag_group_new(g);
-    g->grp_open = true;
-  }
-  dag_range(g, g->grp_cur, p, bytes, w);
-}
-
-/* Call c's group as it is recorded: a device copy's own (its exact
- * ranges), else the step's. */
-static void dag_assign(graph_state *g, gcall *c, const void *const *p) {
-  if (!g->dag) return;
-  if (c->kind == GC_COPY) {
-    uint32_t k = dag_group_new(g);
-    dag_range(g, k, p[1], (size_t)c->bytes, false);
-    dag_range(g, k, p[0], (size_t)c->bytes, true);
-    c->grp = k;
-  } else {
-    c->grp = g->grp_cur;
-  }
-  g->grp_open = false;
-}
-
-/* Calls that use state the backend keeps (cuBLASLt's workspace: gemms and
- * the im2col conv; the sort's and the window's scratch): serialized with
- * one another. */
-static bool dag_lib(uint32_t kind) {
-  return kind == GC_GEMM || kind == GC_CONV || kind == GC_REDUCE_WINDOW ||
-         kind == GC_SELECT_SCATTER || kind == GC_SORT;
-}
-
-static bool dag_covered(const graph_state *g, const ggroup *G, const void *p) {
-  uintptr_t a = (uintptr_t)p;
-  if (!p) return true;
-  for (uint32_t r = G->r0; r < G->r0 + G->nr; r++)
-    if (a >= g->rg[r].lo && (a < g->rg[r].hi || a == g->rg[r].lo)) return true;
-  return false;
-}
-
-/* The ranges of call c (pointers p): its group, when every pointer it
- * passes (a box's start indices too) lies in one of the group's ranges;
- * else NULL (a barrier). */
-static const ggroup *dag_known(const graph_state *g, const gcall *c, void *const *p) {
-  if (g->grp_bad || !c->grp || c->grp > g->ngrp || c->kind >= GC_COND_BEGIN) return NULL;
-  const ggroup *G = &g->grp[c->grp - 1];
-  for (uint32_t i = 0; i < c->nptr; i++)
-    if (!dag_covered(g, G, p[i])) return NULL;
-  if (c->kind == GC_COPY_BOX)
-    for (uint32_t d = 0; d < c->u.box.ndyn && d < BACKEND_BOX_MAX_RANK; d++)
-      if (!dag_covered(g, G, c->u.box.dyn_index[d])) return NULL;
-  return G;
-}
-
-/* Whether b must follow a (RAW, WAR, WAW on overlapping ranges; one step's
- * calls; backend state). */
-static bool dag_conflict(const graph_state *g, const gcall *a, const ggroup *A, const gcall *b,
-                         const ggroup *B) {
-  if (a->grp == b->grp) return true;
-  if (dag_lib(a->kind) && dag_lib(b->kind)) return true;
-  for (uint32_t i = A->r0; i < A->r0 + A->nr; i++)
-    for (uint32_t j = B->r0; j < B->r0 + B->nr; j++) {
-      const grange *ra = &g->rg[i], *rb = &g->rg[j];
-      if ((ra->w || rb->w) && ra->lo < rb->hi && rb->lo < ra->hi) return true;
-    }
-  return false;
-}
-
-/* A growable array of node handles. */
-typedef struct dnodes {
-  void **v;
-  size_t n, cap;
-} dnodes;
-
-static bool dn_reserve(dnodes *a, size_t more) {
-  if (a->n + more <= a->cap) return true;
-  size_t cap = a->cap ? 2 * a->cap : 256;
-  while (cap < a->n + more) cap *= 2;
-  void **n = realloc(a->v, cap * sizeof *n);
-  if (!n) return false;
-  a->v = n;
-  a->cap = cap;
-  return true;
-}
-
-/* Appends the recording's current dependency nodes to a. */
-static hlo_status dn_tail(const backend *be, dnodes *a) {
-  size_t k = 0;
-  HLO_TRY(be->graph_deps_get(a->v + a->n, a->cap - a->n, &k));
-  if (a->n + k > a->cap) {
-    if (!dn_reserve(a, k)) return cpu_oom();
-    HLO_TRY(be->graph_deps_get(a->v + a->n, a->cap - a->n, &k));
-  }
-  a->n += k;
-  return NULL;
-}
-
-/* Issues list l into the recording as a DAG (capture only): a call whose
- * ranges are known (dag_known) follows exactly the last calls it conflicts
- * with since the last barrier (those not already its ancestors), or the
- * barrier; a barrier (unknown ranges, a conditional node from its BEGIN to
- * its END) follows every call since the last barrier that nothing follows,
- * and every later call follows it. At the end the dependency set is every
- * call nothing follows. Counts in g->dag_*. */
-static hlo_status issue_dag(cpu_exec *x, const glist *l) {
-  graph_state *g = &x->dev->g;
-  const backend *be = x->dev->real;
-  uint32_t n = l->n, words = (n + 63) / 64;
-  const ggroup **G = calloc(n ? n : 1, sizeof *G);
-  uint64_t *anc = calloc((size_t)n * words + 1, sizeof *anc);
-  uint32_t *depth = calloc(n ? n : 1, sizeof *depth), *front = calloc(n ? n : 1, sizeof *front);
-  size_t *t0 = calloc(n ? n : 1, sizeof *t0), *tn = calloc(n ? n : 1, sizeof *tn);
-  bool *used = calloc(n ? n : 1, sizeof *used);
-  dnodes nodes = {0}, deps = {0};
-  hlo_status st = NULL;
-  uint64_t edges = 0, barriers = 0, calls = 0;
-  uint32_t nfront = 0, bdepth = 0, maxdepth = 0;
-  size_t b0 = 0, bn = 0; /* the last barrier's terminal nodes: nodes.v[b0 .. b0 + bn) */
-  if (!G || !anc || !depth || !front || !t0 || !tn || !used || !dn_reserve(&nodes, 64) ||
-      !dn_reserve(&deps, 64))
-    st = cpu_oom();
-  for (uint32_t i = 0; i < n && !st; i++) {
-    const gcall *c = &l->c[i];
-    void *const *p = l->p + c->ptr0;
-    const ggroup *gi = dag_known(g, c, p);
-    deps.n = 0;
-    calls++;
-    if (gi) {
-      G[i] = gi;
-      uint64_t *ai = anc + (size_t)i * words;
-      uint32_t d = bdepth;
-      bool any = false;
-      for (uint32_t k = nfront; k-- > 0 && !st;) {
-        uint32_t j = front[k];
-        if ((ai[j / 64] >> (j % 64)) & 1) continue; /* already an ancestor */
-        if (!dag_conflict(g, &l->c[j], G[j], c, gi)) continue;
-        any = true;
-        used[j] = true;
-        const uint64_t *aj = anc + (size_t)j * words;
-        for (uint32_t w = 0; w < words; w++) ai[w] |= aj[w];
-        ai[j / 64] |= 1ull << (j % 64);
-        if (!dn_reserve(&deps, tn[j])) st = cpu_oom();
-        else memcpy(deps.v + deps.n, nodes.v + t0[j], tn[j] * sizeof *deps.v), deps.n += tn[j];
-        edges++;
-        if (depth[j] > d) d = depth[j];
-      }
-      if (st) break;
-      if (!any && bn) {
-        if (!dn_reserve(&deps, bn)) {
-          st = cpu_oom();
-          break;
-        }
-        memcpy(deps.v, nodes.v + b0, bn * sizeof *deps.v);
-        deps.n = bn;
-        edges++;
-      }
-      depth[i] = d + 1;
-      if (depth[i] > maxdepth) maxdepth = depth[i];
-      st = be->graph_deps_set(deps.v, deps.n);
-      if (!st) st = issue_one(be, c, p);
-      t0[i] = nodes.n;
-      if (!st) st = dn_tail(be, &nodes);
-      tn[i] = nodes.n - t0[i];
-      front[nfront++] = i;
-      continue;
-    }
-    /* a barrier: after every call since the last one that nothing follows */
-    uint32_t d = bdepth;
-    for (uint32_t k = 0; k < nfront && !st; k++) {
-      uint32_t j = front[k];
-      if (depth[j] > d) d = depth[j];
-      if (used[j]) continue;
-      if (!dn_reserve(&deps, tn[j])) st = cpu_oom();
-      else memcpy(deps.v + deps.n, nodes.v + t0[j], tn[j] * sizeof *deps.v), deps.n += tn[j];
-      edges++;
-    }
-    if (!nfront && bn) {
-      if (!dn_reserve(&deps, bn)) st = cpu_oom();
-      else memcpy(deps.v, nodes.v + b0, bn * sizeof *deps.v), deps.n = bn, edges++;
-    }
-    if (st) break;
-    st = be->graph_deps_set(deps.v, deps.n);
-    if (st) break;
-    if (c->kind == GC_COND_BEGIN) { /* the node, through its END */
-      uint32_t end = i;
-      int open = 0;
-      for (uint32_t k = i; k < n; k++) {
-        if (l->c[k].kind == GC_COND_BEGIN) open++;
-        if (l->c[k].kind == GC_COND_END && !--open) {
-          end = k;
-          break;
-        }
-      }
-      if (open) { /* not closed: the rest of the list as the chain */
-        end = n - 1;
-      }
-      glist sub = *l;
-      sub.c = l->c + i;
-      sub.n = end - i + 1;
-      st = issue_all(be, &sub, true);
-      i = end;
-    } else if (c->kind >= GC_COND_BEGIN) {
-      glist sub = *l;
-      sub.c = l->c + i;
-      sub.n = 1;
-      st = issue_all(be, &sub, true);
-    } else {
-      st = issue_one(be, c, p);
-    }
-    barriers++;
-    bdepth = d + 1;
-    if (bdepth > maxdepth) maxdepth = bdepth;
-    b0 = nodes.n;
-    if (!st) st = dn_tail(be, &nodes);
-    bn = nodes.n - b0;
-    nfront = 0;
-  }
-  if (!st) { /* the end: every call nothing follows */
-    deps.n = 0;
-    for (uint32_t k = 0; k < nfront && !st; k++) {
-      uint32_t j = front[k];
-      if (used[j]) continue;
-      if (!dn_reserve(&deps, tn[j])) st = cpu_oom();
-      else memcpy(deps.v + deps.n, nodes.v + t0[j], tn[j] * sizeof *deps.v), deps.n += tn[j];
-    }
-    if (!nfront && bn && !st) {
-      if (!dn_reserve(&deps, bn)) st = cpu_oom();
-      else memcpy(deps.v, nodes.v + b0, bn * sizeof *deps.v), deps.n = bn;
-    }
-    if (!st) st = be->graph_deps_set(deps.v, deps.n);
-  }
-  g->dag_calls = calls;
-  g->dag_edges = edges;
-  g->dag_depth = maxdepth;
-  g->dag_barriers = barriers;
-  free(G), free(anc), free(depth), free(front), free(t0), free(tn), free(used);
-  free(nodes.v), free(deps.v);
-  return st;
 }
 
 enum { RECIPE_NONE = 0xffffffffu, RECIPE_BAD = 0xfffffffeu };
@@ -804,7 +500,7 @@ static hlo_status graph_capture_launch(cpu_exec *x) {
   void *exec = NULL;
   hlo_status st = be->graph_begin();
   if (!st) {
-    st = g->dag ? issue_dag(x, &g->calls) : issue_all(be, &g->calls, true);
+    st = g->dag ? cpu_dev_issue_dag(x, &g->calls) : cpu_dev_issue_all(be, &g->calls, true);
     hlo_status e = be->graph_end(&exec);
     if (!st) st = e;
     else hlo_status_free(e);
@@ -820,7 +516,7 @@ static hlo_status graph_capture_launch(cpu_exec *x) {
       g->dag = false;
       if (g->verbose) fprintf(stderr, "hlo: @%s: later captures are chains\n", x->f->name);
     }
-    return issue_all(be, &g->calls, false);
+    return cpu_dev_issue_all(be, &g->calls, false);
   }
   uint32_t nodes = cond_count(&g->calls);
   g->cond_captured += nodes;
@@ -903,7 +599,7 @@ hlo_status cpu_dev_graph_flush(cpu_exec *x, bool allow_graph) {
     } else if (allow_graph && g->warm && g->captures < GRAPH_MAX_CAPTURES) {
       st = graph_capture_launch(x);
     } else {
-      st = issue_all(be, &g->calls, false);
+      st = cpu_dev_issue_all(be, &g->calls, false);
     }
     g->warm = true;
   }
@@ -949,9 +645,9 @@ static hlo_status rec_push(gcall *c, const void *const *p, uint32_t np) {
       fprintf(stderr, "hlo: @%s: a run makes over %d device calls: not replayed as a graph\n",
               x->f->name, (int)GRAPH_MAX_CALLS);
     HLO_TRY(cpu_dev_graph_flush(x, false));
-    return issue_one(x->dev->real, c, (void *const *)p);
+    return cpu_dev_issue_one(x->dev->real, c, (void *const *)p);
   }
-  dag_assign(g, c, p);
+  cpu_dev_dag_assign(g, c, p);
   return cpu_dev_glist_add(&g->calls, c, p, np);
 }
 
@@ -2117,13 +1813,13 @@ static hlo_status dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, 
 
 hlo_status cpu_dev_in(cpu_exec *x, tensor *owner, void *host, size_t bytes, void **dev) {
   HLO_TRY(dev_in(x, owner, host, bytes, dev));
-  if (x->dev->g.deferring) dag_note(&x->dev->g, *dev, bytes, false);
+  if (x->dev->g.deferring) cpu_dev_dag_note(&x->dev->g, *dev, bytes, false);
   return NULL;
 }
 
 hlo_status cpu_dev_out(cpu_exec *x, tensor *owner, void *host, size_t bytes, void **dev) {
   HLO_TRY(dev_out(x, owner, host, bytes, dev));
-  if (x->dev->g.deferring) dag_note(&x->dev->g, *dev, bytes, true);
+  if (x->dev->g.deferring) cpu_dev_dag_note(&x->dev->g, *dev, bytes, true);
   return NULL;
 }
 

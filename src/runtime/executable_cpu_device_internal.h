@@ -1,7 +1,8 @@
 /* executable_cpu_device_internal.h — the device executable's private
  * types, shared by executable_cpu_device.c (the host mirror, graph
- * recording and replay) and executable_cpu_cond_graph.c (conditional graph
- * nodes: a while without a known trip count, a case / if); the design is
+ * recording and replay), executable_cpu_graph_dag.c (a capture as a DAG)
+ * and executable_cpu_cond_graph.c (conditional graph nodes: a while
+ * without a known trip count, a case / if); the design is
  * the header comment of executable_cpu_device.c. Not for other files. */
 #ifndef HLO_RUNTIME_EXECUTABLE_CPU_DEVICE_INTERNAL_H
 #define HLO_RUNTIME_EXECUTABLE_CPU_DEVICE_INTERNAL_H
@@ -315,4 +316,22 @@ void cpu_dev_glist_free(glist *l);
  * SWITCH node is made). */
 HLO_MUST_USE hlo_status cpu_dev_cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *took);
 HLO_MUST_USE hlo_status cpu_dev_case_poll(cpu_exec *x, const tensor *result);
+
+/* executable_cpu_device.c, for the DAG capture: one recorded call c (its
+ * pointers p) enqueued on be; a list issued on be, into the recording when
+ * `capture` (conditional nodes through the graph_cond slots), else call by
+ * call with conditional nodes run as the eager loop runs. Errors: the
+ * backend's. */
+HLO_MUST_USE hlo_status cpu_dev_issue_one(const backend *be, const gcall *c, void *const *p);
+HLO_MUST_USE hlo_status cpu_dev_issue_all(const backend *be, const glist *l, bool capture);
+
+/* executable_cpu_graph_dag.c (when g->dag): a device pointer p[0..bytes)
+ * that the current step reads or writes (w), noted into its range group;
+ * the group (or a copy's own) assigned to call c as it is recorded; list
+ * l captured as a DAG into the recording open on x's backend (counts in
+ * g->dag_*). Out of memory while noting: every call a barrier (grp_bad).
+ * cpu_dev_issue_dag's errors: the backend's, HLO_RESOURCE_EXHAUSTED. */
+void cpu_dev_dag_note(graph_state *g, const void *p, size_t bytes, bool w);
+void cpu_dev_dag_assign(graph_state *g, gcall *c, const void *const *p);
+HLO_MUST_USE hlo_status cpu_dev_issue_dag(cpu_exec *x, const glist *l);
 #endif
