@@ -186,6 +186,35 @@ struct cpu_exec {
                                   (executable_cpu_device.c); NULL on the CPU */
 };
 
+/* The tensor of value v during a run (the reference rules: executable_cpu_run.c), or NULL: not made, or
+ * an arena value. */
+static inline tensor *value_tensor(const cpu_exec *x, uint32_t id) {
+  if (x->vals[id]) return x->vals[id];
+  if (x->consts[id]) return x->consts[id];
+  if (x->home[id] == HOME_CARRIED) return x->vals[x->offset[id]];
+  return NULL;
+}
+
+/* The data of value v during a run: its tensor (argument, constant, heap
+ * value) or its arena slot; NULL when it has none (an internal error,
+ * reported by the caller). */
+__attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
+                                                              const hlo_value *v) {
+  if (v->id >= x->nvals) return NULL;
+  tensor *t = value_tensor(x, v->id);
+  if (t) return t->data;
+  if (x->home[v->id] == HOME_ARENA) {
+    uint32_t h = x->in_result_of ? x->in_result_of[v->id] : 0;
+    if (h) { /* in a result's allocation (made at the run's start) */
+      const tensor *ht = x->vals[h - 1];
+      return ht ? ht->data + x->offset[v->id] : NULL;
+    }
+    const program *p = &x->progs[x->prog_of[v->id]];
+    return p->arena ? p->arena + x->offset[v->id] : NULL;
+  }
+  return NULL;
+}
+
 /* HLO_RESOURCE_EXHAUSTED "out of memory". */
 hlo_status cpu_oom(void);
 /* Milliseconds of a monotonic clock. */
@@ -332,5 +361,22 @@ HLO_MUST_USE hlo_status cpu_run_program(cpu_exec *x, uint32_t p, tensor *const *
                                         uint32_t nargs, tensor ***out, uint32_t *nout);
 /* Releases every tensor of the run (vals). */
 void cpu_clear_vals(cpu_exec *x);
+/* Initialises a loop's carried buffer dst (bytes; tensor `owner`'s data,
+ * or an arena slot: NULL) from init value v (tensor t): nothing when it
+ * lies there already, a fill when v is a splat filled at run time
+ * (write-only; its own STEP_FILL may then be elided), else a copy. XLA's
+ * copy insertion before a while. Errors: HLO_INTERNAL when t's size is
+ * not bytes, the backend's copy and fill errors. */
+HLO_MUST_USE hlo_status cpu_init_loop_state(cpu_exec *x, const hlo_value *v, const tensor *t,
+                                            tensor *owner, void *dst, size_t bytes);
+
+/* executable_cpu_loop.c: runs while step s (in: its operands, then its
+ * captured values, as run_while has them) on fixed buffers when its cond
+ * and body hold only native steps (the file's comment says when); *ran
+ * false: not taken, nothing done (the caller runs the loop); true: out[i]
+ * set as run_while sets it (NULL for a result in its arena slot). Errors:
+ * the steps', out of memory. */
+HLO_MUST_USE hlo_status cpu_run_while_fixed(cpu_exec *x, const step *s, tensor *const *in,
+                                            tensor **out, bool *ran);
 
 #endif

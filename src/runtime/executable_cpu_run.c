@@ -24,35 +24,6 @@
  * run. A while body's result written over its carried value in place
  * (HOME_CARRIED) has no entry: its data is that block argument's. */
 
-/* The tensor of value v during a run (see above), or NULL: not made, or
- * an arena value. */
-static inline tensor *value_tensor(const cpu_exec *x, uint32_t id) {
-  if (x->vals[id]) return x->vals[id];
-  if (x->consts[id]) return x->consts[id];
-  if (x->home[id] == HOME_CARRIED) return x->vals[x->offset[id]];
-  return NULL;
-}
-
-/* The data of value v during a run: its tensor (argument, constant, heap
- * value) or its arena slot; NULL when it has none (an internal error,
- * reported by the caller). */
-__attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
-                                                              const hlo_value *v) {
-  if (v->id >= x->nvals) return NULL;
-  tensor *t = value_tensor(x, v->id);
-  if (t) return t->data;
-  if (x->home[v->id] == HOME_ARENA) {
-    uint32_t h = x->in_result_of ? x->in_result_of[v->id] : 0;
-    if (h) { /* in a result's allocation (made at the run's start) */
-      const tensor *ht = x->vals[h - 1];
-      return ht ? ht->data + x->offset[v->id] : NULL;
-    }
-    const program *p = &x->progs[x->prog_of[v->id]];
-    return p->arena ? p->arena + x->offset[v->id] : NULL;
-  }
-  return NULL;
-}
-
 /* The scratch of step s (a convolution's): in its program's arena or in
  * a result's allocation (scratch_in); NULL when it has none. */
 static inline void *step_scratch(const cpu_exec *x, const step *s) {
@@ -480,12 +451,9 @@ static const step *fill_step_of(const cpu_exec *x, const hlo_value *v) {
   return q && q->kind == STEP_FILL && q->nout == 1 && q->out[0] == v ? q : NULL;
 }
 
-/* Initialises a loop's carried buffer dst (bytes) from init value v
- * (tensor t): nothing when it lies there already, a fill when v is a splat
- * filled at run time (write-only; its own STEP_FILL may then be elided),
- * else a copy. XLA's copy insertion before a while. */
-static hlo_status init_state(cpu_exec *x, const hlo_value *v, const tensor *t, tensor *owner,
-                             void *dst, size_t bytes) {
+/* cpu_init_loop_state (executable_cpu_internal.h). */
+hlo_status cpu_init_loop_state(cpu_exec *x, const hlo_value *v, const tensor *t, tensor *owner,
+                                void *dst, size_t bytes) {
   const step *f = fill_step_of(x, v);
   /* a fill's value (elided: its buffer never written; or not already in
    * place): filled into the state, on the device where the backend can */
@@ -535,6 +503,9 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
   const hlo_value *flag = ct->operands[0];
   if (flag->type->kind != TYPE_TENSOR || type_num_elements(flag->type) != 1)
     return status_at(HLO_INVALID_ARGUMENT, &s->op->loc, "while: cond must return one tensor<i1>");
+  bool fixed = false; /* a loop of native steps on fixed buffers (executable_cpu_loop.c) */
+  hlo_status fst = cpu_run_while_fixed(x, s, in, out, &fixed);
+  if (fixed || fst) return fst;
   enum { SMALL = 16 };
   tensor *cur_small[2 * SMALL];
   bool reused_small[SMALL];
@@ -555,7 +526,7 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
       /* the loop's state slot: initialised once, here */
       void *dst = value_data(x, o);
       if (!dst) st = no_buffer(s->op, o);
-      else st = init_state(x, s->in[i], in[i], NULL, dst, in[i]->nbytes);
+      else st = cpu_init_loop_state(x, s->in[i], in[i], NULL, dst, in[i]->nbytes);
       if (!st) cur[i] = tensor_wrap(o->type, dst);
       if (!st && !cur[i]) st = cpu_oom();
       continue;
@@ -565,7 +536,7 @@ static hlo_status run_while(cpu_exec *x, const step *s, tensor **in, tensor **ou
         fill_step_of(x, s->in[i])) {
       /* written in place from a splat: a fill, not a copy */
       st = new_uninit(o->type, &s->op->loc, &cur[i]);
-      if (!st) st = init_state(x, s->in[i], in[i], cur[i], cur[i]->data, cur[i]->nbytes);
+      if (!st) st = cpu_init_loop_state(x, s->in[i], in[i], cur[i], cur[i]->data, cur[i]->nbytes);
       continue;
     }
     if (steals(x, s, i, in[i])) {

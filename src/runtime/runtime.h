@@ -66,6 +66,9 @@ typedef struct runtime_cpu_stats {
   int64_t heap_peak_bytes; /* interpreter thunks' temporaries live at once, at most */
   int64_t peak_bytes;      /* arguments + results + arena + heap peak */
   uint32_t arena_buffers;  /* values placed in the arena */
+  /* counted while running (the others are fixed at compile time): */
+  uint64_t fixed_loop_runs; /* while loops run on fixed buffers (executable_cpu_loop.c),
+                               one per loop run; the others ran step by step */
 } runtime_cpu_stats;
 /* hlo_executable_compile with the interpreter's options too (probe
  * directory, print stream; copied). Errors as hlo_executable_compile. */

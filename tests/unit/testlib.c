@@ -313,8 +313,6 @@ bool tl_backends_agree(const char *name, const char *text, const hlo_compile_opt
     if (skipped) *skipped = true;
     return true;
   }
-  const runtime_cpu_stats *cs = ec ? runtime_executable_cpu_stats(ec) : NULL;
-  if (stats && cs) *stats = *cs;
   int na = ec ? hlo_executable_num_args(ec) : 0;
   hlo_buffer_view *views = calloc((size_t)(na ? na : 1), sizeof *views);
   void **data = calloc((size_t)(na ? na : 1), sizeof *data);
@@ -358,6 +356,8 @@ bool tl_backends_agree(const char *name, const char *text, const hlo_compile_opt
   for (int i = 0; data && i < na; i++) free(data[i]);
   free(data);
   free(views);
+  const runtime_cpu_stats *cs = ec ? runtime_executable_cpu_stats(ec) : NULL;
+  if (stats && cs) *stats = *cs; /* after the runs: their counters too */
   hlo_executable_destroy(ec);
   hlo_executable_destroy(ei);
   hlo_module_destroy(m);

@@ -175,9 +175,10 @@ bool tl_piece_has(const char *text, size_t begin, size_t end, const char *word);
  * the last place of result k's largest magnitude (a sum in another order
  * may cancel most of an element's digits; NaN equals NaN). Differences,
  * errors and the first differing element are printed to stderr. *stats
- * (may be NULL) gets what the CPU backend made. When no C compiler starts
- * it prints "NAME: skipped (why)", sets *skipped (may be NULL) and returns
- * true. Returns whether everything ran and agreed. */
+ * (may be NULL) gets what the CPU backend made, after the runs (their
+ * counters too). When no C compiler starts it prints "NAME: skipped
+ * (why)", sets *skipped (may be NULL) and returns true. Returns whether
+ * everything ran and agreed. */
 bool tl_backends_agree(const char *name, const char *text, const hlo_compile_options *cpu,
                        unsigned ulp_mask, double ulps, uint64_t seed, runtime_cpu_stats *stats,
                        bool *skipped);
