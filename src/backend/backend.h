@@ -191,6 +191,15 @@ typedef struct backend_cond {
   uint32_t nbranches;     /* IF (2), SWITCH (at least 1) */
 } backend_cond;
 
+/* What conv_tuning_import made of a kept blob (backend.conv_tuning_import). */
+typedef enum backend_tuning_kept {
+  BACKEND_TUNING_USED,   /* checked for this device, library and settings: plans take them */
+  BACKEND_TUNING_UNUSED, /* well-formed, but the library is off or does not load */
+  BACKEND_TUNING_STALE,  /* well-formed, tuned for another device, library version or setting:
+                            not used (tuned again) */
+  BACKEND_TUNING_BAD,    /* malformed (truncated, another format, a bad record): nothing used */
+} backend_tuning_kept;
+
 typedef struct backend {
   const char *name;       /* "cpu", "cuda" */
   /* Whether the backend's buffers live in memory of their own (a GPU's):
@@ -253,6 +262,18 @@ typedef struct backend {
    * provides them for the call only); may prepare library kernels for `c`
    * (call at compile time). */
   size_t (*conv_scratch_bytes)(const backend_conv *c);
+  /* The algorithm choices the backend's convolution library timed at
+   * compile time (CUDA: cudnnFind), kept by the compilation cache with the
+   * executable (section "conv_tuning", runtime/executable_cache.h) so that
+   * a warm compile times nothing. conv_tuning_export: the choices made in
+   * this process for the convolutions cs[0..n) as one blob (*out
+   * malloc'd, yours; NULL and 0 when none has one); errors
+   * HLO_RESOURCE_EXHAUSTED. conv_tuning_import: gives a blob back before
+   * the executable is lowered again (never fails; why[0..cap) says why for
+   * STALE and BAD). NULL slots: the backend tunes nothing. */
+  HLO_MUST_USE hlo_status (*conv_tuning_export)(const backend_conv *cs, uint32_t n, void **out,
+                                                size_t *len);
+  backend_tuning_kept (*conv_tuning_import)(const void *data, size_t len, char *why, size_t cap);
   /* reduce_window and select_and_scatter described by window_describe
    * (backend/window_describe.h): whether the backend takes `w`, and the
    * calls (contract as cpu_reduce_window's / cpu_select_and_scatter's in

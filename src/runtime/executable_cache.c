@@ -13,6 +13,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 #include "hlo_build_id.h" /* HLO_BUILD_ID: made by the Makefile from the sources */
+#include "backend/conv_describe.h"
 #include "ir/print.h"
 #include "parse/parse.h"
 #include "runtime/compile_cache.h"
@@ -39,6 +40,8 @@ struct exec_cache {
   char *meta;                   /* the meta text of this compile (no `key`, `created`, `units`) */
   const char *target;           /* the backend's target text (static) */
   cache_entry *loaded;          /* the hit's entry */
+  const hlo_module_ir *hit_ir;  /* the hit's module (the caller's: alive until exec_cache_end) */
+  bool tuning_kept;             /* the hit's entry had conv choices this process took */
   backend_object *objs;
   uint32_t nobjs;
   double t0;
@@ -413,6 +416,83 @@ static bool apply_locs(const hlo_module_ir *user, hlo_module_ir *opt, const uint
   return ok;
 }
 
+/* ------------------------------------ convolution algorithm choices */
+
+/* Whether c's backend times its convolutions' algorithms at compile time
+ * (CUDA: cuDNN): its entries keep the choices (section "conv_tuning",
+ * backend.conv_tuning_export), so that a hit does not time them again. */
+static bool tunes_convs(const exec_cache *c) {
+  return c->be && c->be->conv_tuning_export && c->be->conv_tuning_import;
+}
+
+typedef struct conv_list {
+  backend_conv *v;
+  uint32_t n, cap;
+  bool oom;
+} conv_list;
+
+static void collect_conv(void *ctx, hlo_op *op) {
+  conv_list *l = ctx;
+  backend_conv bc;
+  if (l->oom || op->opcode != OP_CONVOLUTION || !conv_describe(op, &bc)) return;
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? 2 * l->cap : 16;
+    backend_conv *v = realloc(l->v, cap * sizeof *v);
+    if (!v) {
+      l->oom = true;
+      return;
+    }
+    l->v = v, l->cap = cap;
+  }
+  l->v[l->n++] = bc;
+}
+
+/* The "conv_tuning" section of module m (the choices of its convolutions'
+ * plans, made in this process): malloc'd, *len bytes; NULL when there is
+ * none. */
+static void *conv_tuning_section(const exec_cache *c, const hlo_module_ir *m, size_t *len) {
+  *len = 0;
+  conv_list l = {0};
+  visit_module(m, collect_conv, &l);
+  void *blob = NULL;
+  if (!l.oom && l.n) {
+    hlo_status st = c->be->conv_tuning_export(l.v, l.n, &blob, len);
+    if (st) hlo_status_free(st), blob = NULL, *len = 0;
+  }
+  free(l.v);
+  return blob;
+}
+
+/* A hit whose entry lacked this process's convolution choices (tuned for
+ * another device, library version or setting, or none kept): the entry
+ * written again with the choices this compile made, so that the next hit
+ * does not tune them. A failure is a warning. */
+static void restore_conv_tuning(exec_cache *c) {
+  size_t blen = 0;
+  void *blob = conv_tuning_section(c, c->hit_ir, &blen);
+  if (!blob) return;
+  uint32_t ns = cache_entry_num_sections(c->loaded), n = 0;
+  cache_section *secs = calloc((size_t)ns + 1, sizeof *secs);
+  hlo_status st = NULL;
+  if (!secs) {
+    st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    for (uint32_t i = 0; i < ns; i++) {
+      cache_section s = cache_entry_section_at(c->loaded, i);
+      if (strcmp(s.name, "conv_tuning")) secs[n++] = s;
+    }
+    secs[n++] = (cache_section){"conv_tuning", blob, blen};
+    st = compile_cache_store(c->root, c->key, secs, n, c->max_bytes);
+  }
+  if (st) {
+    fprintf(stderr, "hlo: warning: the compilation cache: %s (the convolutions' algorithm choices are not stored)\n",
+            hlo_status_message(st));
+    hlo_status_free(st);
+  }
+  free(secs);
+  free(blob);
+}
+
 /* ---------------------------------------------------------------- load */
 
 static void explain_miss(exec_cache *c) {
@@ -442,12 +522,18 @@ static void explain_miss(exec_cache *c) {
 }
 
 /* Removes this compile's entry (one that loaded but cannot be used) and
- * says so, or why it could not. */
-static void reject_entry(const exec_cache *c, const char *why) {
+ * says so, or why it could not. The compile goes on as a miss, whose store
+ * needs the meta text: a key read from an alias has none yet (made here;
+ * out of memory: nothing is stored). */
+static void reject_entry(exec_cache *c, const char *why) {
   char outcome[160];
   compile_cache_remove(c->root, c->key, outcome, sizeof outcome);
   fprintf(stderr, "hlo: warning: cache entry %s/executables/%s.hlox: %s; %s, recompiling\n",
           c->root, c->key, why, outcome);
+  if (!c->meta) {
+    hlo_status st = make_key(c, &c->req, c->f);
+    if (st) hlo_status_free(st), c->use = false;
+  }
 }
 
 /* Whether the line `line` (n bytes, no newline) is one of the lines of
@@ -572,6 +658,25 @@ bool exec_cache_load(exec_cache *c, hlo_module_ir **out_ir) {
     o->bytes = s.data;
     o->len = s.len;
   }
+  /* the convolutions' algorithm choices (CUDA: cuDNN's): given back
+   * before the lowering makes the plans; a malformed section rejects the
+   * entry, one tuned for another device, library or setting is tuned
+   * again (and the entry rewritten at exec_cache_end) */
+  size_t dlen = 0;
+  const void *dnn =
+      !bad && tunes_convs(c) ? cache_entry_section(e, "conv_tuning", &dlen) : NULL;
+  char dnn_why[512], why_now[512] = ""; /* dnn_why: `bad`'s text (used below, in this function) */
+  if (dnn) {
+    backend_tuning_kept k = c->be->conv_tuning_import(dnn, dlen, why_now, sizeof why_now);
+    if (k == BACKEND_TUNING_BAD) {
+      snprintf(dnn_why, sizeof dnn_why, "%s", why_now);
+      bad = dnn_why;
+    } else if (k == BACKEND_TUNING_STALE && (c->explain || c->log)) {
+      fprintf(stderr, "hlo: cache entry %.12s for @%s (module %s): %s; tuning them again\n",
+              c->key, c->entry_name, *c->module_name ? c->module_name : "-", why_now);
+    }
+    c->tuning_kept = k == BACKEND_TUNING_USED || k == BACKEND_TUNING_UNUSED;
+  }
   if (bad) {
     reject_entry(c, bad);
     module_free(ir);
@@ -585,6 +690,7 @@ bool exec_cache_load(exec_cache *c, hlo_module_ir **out_ir) {
   for (hlo_func *g = ir->funcs; g; g = g->next) func_number_values(g);
   c->loaded = e;
   c->hit = true;
+  c->hit_ir = ir;
   exec_cache_stage(c, "load", now_ms() - t);
   *out_ir = ir;
   return true;
@@ -604,6 +710,7 @@ void exec_cache_reject(exec_cache *c, const char *why) {
   c->objs = NULL;
   c->nobjs = 0;
   c->hit = false;
+  c->hit_ir = NULL;
 }
 
 /* --------------------------------------------------------------- store */
@@ -630,7 +737,9 @@ void exec_cache_store(exec_cache *c, const hlo_module_ir *optimised, const cpu_e
   sb_init(&meta);
   sb_puts(&meta, c->meta);
   sb_printf(&meta, "key=%s\nunits=%u\ncreated=%lld\n", c->key, nobjs, (long long)time(NULL));
-  cache_section *secs = calloc(3 + (size_t)nobjs, sizeof *secs);
+  size_t dlen = 0;
+  void *dnn = text && tunes_convs(c) ? conv_tuning_section(c, optimised, &dlen) : NULL;
+  cache_section *secs = calloc(4 + (size_t)nobjs, sizeof *secs);
   char (*names)[8 + COMPILE_CACHE_KEY_HEX] = calloc(nobjs ? nobjs : 1, sizeof *names);
   hlo_status st = NULL;
   if (!text || !locs || !secs || !names || meta.oom) {
@@ -644,6 +753,7 @@ void exec_cache_store(exec_cache *c, const hlo_module_ir *optimised, const cpu_e
       snprintf(names[i], sizeof names[i], "object.%s", objs[i].key);
       secs[n++] = (cache_section){names[i], objs[i].bytes, objs[i].len};
     }
+    if (dnn) secs[n++] = (cache_section){"conv_tuning", dnn, dlen};
     st = compile_cache_store(c->root, c->key, secs, n, c->max_bytes);
     if (!st) write_alias(c);
   }
@@ -653,6 +763,7 @@ void exec_cache_store(exec_cache *c, const hlo_module_ir *optimised, const cpu_e
     hlo_status_free(st);
   }
   free(secs);
+  free(dnn);
   free(names);
   sb_free(&meta);
   free(locs);
@@ -675,6 +786,11 @@ const char *exec_cache_result(const exec_cache *c, double *out_ms) {
 
 void exec_cache_end(exec_cache *c, bool ok) {
   if (!c) return;
+  if (ok && c->use && c->hit && c->hit_ir && tunes_convs(c) && !c->tuning_kept) {
+    double t = now_ms();
+    restore_conv_tuning(c);
+    exec_cache_stage(c, "store", now_ms() - t);
+  }
   if (c->log) {
     double total = now_ms() - c->t0;
     const char *what = !ok ? "failed" : !c->use ? "cache off" : c->hit ? "hit" : "miss";

@@ -16,8 +16,15 @@
  * "locs" (for each op of that module in pre-order, 1 + the pre-order index
  * of the op of the user's module it came from, 0 for none: on a hit the
  * ops take the locations of the user's own module, so runtime errors point
- * into the user's file, not into the entry) and one "object.KEY" per kernel
- * unit (backend_object: the shared object's bytes).
+ * into the user's file, not into the entry), one "object.KEY" per kernel
+ * unit (backend_object: the shared object's bytes; CUDA: the cubin) and,
+ * for a backend that times its convolutions' algorithms (CUDA: cuDNN),
+ * "conv_tuning": the choices for the module's convolutions
+ * (backend.conv_tuning_export; given back by exec_cache_load through
+ * conv_tuning_import before the lowering, so a hit times no algorithm; a
+ * malformed one rejects the entry; choices tuned for another device,
+ * library version or setting are tuned again and exec_cache_end rewrites
+ * the entry with the new ones).
  *
  * Not cached: the interpreter backend (nothing is compiled), `check` and
  * `dump_dir` compiles (they exist to show and check each stage). */

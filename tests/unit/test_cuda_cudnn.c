@@ -28,7 +28,13 @@
  *      tests/gpu/deps.sh): the run cases on the real cuDNN (a form cuDNN
  *      declines is printed, not failed), then the five convolutions of
  *      cnn_sgd_step_64x28x28 checked and timed on cuDNN, tiled and im2col,
- *      eagerly and replayed from a CUDA graph. */
+ *      eagerly and replayed from a CUDA graph;
+ *   6. the compilation cache (cache_keeps_choices, children on the mock
+ *      driver and cuDNN): cuDNN's choices kept in the entry, so a warm
+ *      compile calls no cudnnFind and no cudnnCreate (the first run does);
+ *      another TF32 setting or cuDNN version (MOCK_CUDNN_VERSION) tunes
+ *      again and rewrites the entry; a truncated or malformed section
+ *      rejects the entry with its reason. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
@@ -42,7 +48,9 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_conv.h"
 #include "backend/cuda/cuda_cudnn.h"
+#include "hlo/hlo.h"
 #include "interp/interp.h"
+#include "runtime/compile_cache.h"
 #include "ir/element.h"
 #include "support/strbuf.h"
 #include "mock/libcuda_mock.h"
@@ -589,10 +597,68 @@ static int child(const char *mode) {
   return test_cur_failed ? 1 : 0;
 }
 
+/* ------------------------------------------------------------ 6. the compilation cache */
+
+/* The child of cache_keeps_choices: compiles the NHWC / HWIO conv program
+ * for the cuda backend (mock driver, mock cuDNN) with the compilation cache
+ * at $HLO_CUDNN_TEST_CACHE, the compile log and the miss explanation on,
+ * runs it once, and prints "finds=N algo=A" (the mock's cudnnFind* calls,
+ * the algorithm of the run). Exit 0, 1 failed, 3 skipped. */
+static int cache_child(void) {
+  const int64_t sp[] = {16, 16};
+  backend_conv c;
+  lay(&c, "b01f", "01io", "b01f", 8, 8, sp, 16, k3x3, 1);
+  char *text = conv_module(&c, HLO_F32);
+  hlo_module *m = NULL;
+  hlo_executable *e = NULL;
+  hlo_compile_options o = {.backend = HLO_BACKEND_CUDA, .cache_dir = getenv("HLO_CUDNN_TEST_CACHE"),
+                           .log_compiles = true, .explain_cache_misses = true};
+  hlo_status st = hlo_module_parse("conv", text, strlen(text), &m);
+  if (!st) st = hlo_executable_compile(m, NULL, &o, &e);
+  if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
+    printf("cache: skipped: %s\n", hlo_status_message(st));
+    hlo_status_free(st);
+    hlo_module_destroy(m);
+    free(text);
+    return 3;
+  }
+  if (st) hlo_status_print(st, stderr);
+  CHECK(!st);
+  hlo_status_free(st);
+  st = NULL;
+  /* cuDNN's handles made by the compile (none for kept choices: the first run makes it) */
+  void *h = dlopen(getenv("HLO_CUDNN_LIB"), RTLD_NOW | RTLD_NOLOAD);
+  int *creates = h ? dlsym(h, "mock_cudnn_creates") : NULL;
+  int compile_creates = creates ? *creates : -1;
+  /* one run: the conv through cuDNN with the plan's algorithm */
+  size_t nl = 8 * 16 * 16 * 8, nr = 3 * 3 * 8 * 16;
+  float *lhs = calloc(nl, sizeof *lhs), *rhs = calloc(nr, sizeof *rhs);
+  int64_t ld[4] = {8, 16, 16, 8}, rd[4] = {3, 3, 8, 16};
+  hlo_buffer_view v[2] = {{HLO_F32, 4, ld, lhs}, {HLO_F32, 4, rd, rhs}};
+  hlo_buffer **res = NULL;
+  if (e && lhs && rhs) st = hlo_executable_run(e, v, 2, &res);
+  if (st) hlo_status_print(st, stderr);
+  CHECK(!st);
+  hlo_status_free(st);
+  if (res) hlo_buffer_destroy(res[0]);
+  free(res);
+  free(lhs);
+  free(rhs);
+  int *finds = h ? dlsym(h, "mock_cudnn_finds") : NULL, *algo = h ? dlsym(h, "mock_cudnn_algo") : NULL;
+  int *runs = h ? dlsym(h, "mock_cudnn_runs") : NULL;
+  CHECK(finds && algo && runs);
+  printf("finds=%d algo=%d runs=%d creates=%d,%d\n", finds ? *finds : -1, algo ? *algo : -1,
+         runs ? *runs : -1, compile_creates, creates ? *creates : -1);
+  hlo_executable_destroy(e);
+  hlo_module_destroy(m);
+  free(text);
+  return test_cur_failed ? 1 : 0;
+}
+
 TEST(a_choice) {
   const char *mode = getenv("HLO_CUDNN_TEST_CHILD");
   if (mode) {
-    int rc = !strcmp(mode, "real") ? real_device() : child(mode);
+    int rc = !strcmp(mode, "real") ? real_device() : !strcmp(mode, "cache") ? cache_child() : child(mode);
     fflush(stdout);
     fflush(stderr);
     _exit(rc);
@@ -846,6 +912,174 @@ TEST(errors_name_the_call) {
   hlo_status_free(st);
   fail[0] = 0, *fail_status = 5000;
   free_case(&k);
+}
+
+/* One compile in a child (cache_child) with the environment `env` ("NAME=VALUE" pairs, NULL
+ * ended) added; its output (stdout and stderr) into out[0..cap). The child's exit status, or
+ * 100 + the signal. */
+static int cache_run(const char *drv, const char *dnn, const char *root, const char *const *env,
+                     char *out, size_t cap) {
+  char log[4200];
+  snprintf(log, sizeof log, "%s/child.log", root);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(log, "w", stdout)) _exit(98);
+    dup2(fileno(stdout), 2);
+    setenv("HLO_CUDNN_TEST_CHILD", "cache", 1);
+    setenv("HLO_CUDA_LIB", drv, 1);
+    setenv("HLO_CUDNN_LIB", dnn, 1);
+    setenv("HLO_CUDNN_TEST_CACHE", root, 1);
+    setenv("HLO_CUDNN", "1", 1);
+    unsetenv("HLO_CUDA_TF32");
+    unsetenv("HLO_CUDNN_FIND");
+    unsetenv("MOCK_CUDNN_VERSION");
+    for (; env && *env; env++) {
+      char name[64];
+      const char *eq = strchr(*env, '=');
+      snprintf(name, sizeof name, "%.*s", (int)(eq - *env), *env);
+      setenv(name, eq + 1, 1);
+    }
+    char *argv[] = {(char *)"test_cuda_cudnn", NULL};
+    execv("/proc/self/exe", argv);
+    _exit(99);
+  }
+  int ws = 0;
+  int code = pid > 0 && waitpid(pid, &ws, 0) == pid
+                 ? (WIFEXITED(ws) ? WEXITSTATUS(ws) : 100 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0))
+                 : 97;
+  FILE *f = fopen(log, "r");
+  size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+  out[n] = 0;
+  if (f) fclose(f);
+  return code;
+}
+
+/* The number after "finds=" in a child's output (-1: none). */
+static int finds_of(const char *out) {
+  const char *p = strstr(out, "finds=");
+  return p ? atoi(p + 6) : -1;
+}
+
+/* The entry's "conv_tuning" section rewritten by `how` (0: cut to 20 bytes, 1: a record's algorithm
+ * 1000, 2: the section removed), the rest as it was (a valid entry, checksum and all). True
+ * when there was one entry with such a section. */
+static bool tamper(const char *root, int how) {
+  cache_listing l;
+  hlo_status st = compile_cache_list(root, false, &l);
+  if (st) {
+    hlo_status_free(st);
+    return false;
+  }
+  bool ok = false;
+  if (l.n == 1) {
+    cache_entry *e = NULL;
+    if (compile_cache_load(root, l.entries[0].key, &e, NULL) == CACHE_HIT) {
+      uint32_t ns = cache_entry_num_sections(e), n = 0;
+      cache_section secs[64];
+      unsigned char *copy = NULL;
+      for (uint32_t i = 0; i < ns && n < 64; i++) {
+        cache_section s = cache_entry_section_at(e, i);
+        if (strcmp(s.name, "conv_tuning")) {
+          secs[n++] = s;
+          continue;
+        }
+        ok = true;
+        if (how == 2) continue;
+        copy = malloc(s.len);
+        if (!copy) continue;
+        memcpy(copy, s.data, s.len);
+        if (how == 0 && s.len > 20) s.len = 20;
+        if (how == 1 && s.len >= 4) { /* the last record's algorithm: at the end minus 24 bytes */
+          uint32_t bad = 1000;
+          memcpy(copy + s.len - 24, &bad, 4);
+        }
+        s.data = copy;
+        secs[n++] = s;
+      }
+      st = ok ? compile_cache_store(root, l.entries[0].key, secs, n, 0) : NULL;
+      if (st) hlo_status_print(st, stderr), hlo_status_free(st), ok = false;
+      free(copy);
+      cache_entry_free(e);
+    }
+  }
+  cache_listing_free(&l);
+  return ok;
+}
+
+/* The compilation cache keeps cuDNN's choices (cuda_cudnn_export / _import through
+ * executable_cache.c), each compile a new process on the mock driver and cuDNN: a cold
+ * compile times the conv (cudnnFind once), a warm one (a hit) times nothing, makes no cuDNN
+ * handle (the first run does) and runs the kept algorithm; another TF32 setting or cuDNN version times it again (and the entry keeps the
+ * new choice: the next hit times nothing); a truncated or malformed section rejects the
+ * entry with the reason ("removed, recompiling"), never a crash; an entry without the
+ * section (an older one) is tuned once and gets it. */
+TEST(cache_keeps_choices) {
+  char drv[4096], dnn[4096];
+  bool have = cuda_mock_path("cache", drv, sizeof drv) && beside("libcudnn_mock.so", dnn, sizeof dnn);
+  CHECK(have);
+  if (!have) return;
+  char root[] = "/tmp/hlo-cudnn-cache-XXXXXX";
+  CHECK(mkdtemp(root) != NULL);
+  static char out[65536];
+  static const char *const tf32_off[] = {"HLO_CUDA_TF32=0", NULL};
+  static const char *const v92[] = {"MOCK_CUDNN_VERSION=90200", NULL};
+  static const char *const nofind[] = {"HLO_CUDNN_FIND=0", NULL};
+  struct step {
+    const char *what;
+    const char *const *env;
+    int tamper;        /* -1 none, else tamper()'s `how` first */
+    const char *log;   /* in the child's output */
+    int finds;         /* cudnnFind calls in the child */
+  } steps[] = {
+      {"cold", NULL, -1, ": miss ", 1},
+      {"warm", NULL, -1, ": hit ", 0},
+      {"TF32 off", tf32_off, -1, "were tuned for cuDNN 90100, TF32 on", 1},
+      {"TF32 off, again", tf32_off, -1, ": hit ", 0},
+      {"TF32 on", NULL, -1, "TF32 off, cuda sm_", 1},
+      {"cuDNN 9.2", v92, -1, "this is cuDNN 90200", 1},
+      {"cuDNN 9.1, after 9.2", NULL, -1, "were tuned for cuDNN 90200", 1},
+      {"heuristic only", nofind, -1, ": hit ", 0},
+      {"truncated", NULL, 0, "its cuDNN algorithms are corrupt (truncated); removed, recompiling", 1},
+      {"after the truncated one", NULL, -1, ": hit ", 0},
+      {"a bad record", NULL, 1, "its cuDNN algorithms are corrupt (a bad record); removed", 1},
+      {"no section", NULL, 2, ": hit ", 1},
+      {"no section, again", NULL, -1, ": hit ", 0},
+  };
+  char summary[512] = "";
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    const struct step *t = &steps[i];
+    if (t->tamper >= 0) CHECK(tamper(root, t->tamper));
+    int code = cache_run(drv, dnn, root, t->env, out, sizeof out);
+    if (code == 3) {
+      printf("cache: skipped (%s)\n", out);
+      break;
+    }
+    int finds = finds_of(out);
+    bool miss = i == 0 || t->tamper == 0 || t->tamper == 1; /* else a hit */
+    /* cudnnCreate: at the compile when it tunes, else at the first run */
+    const char *creates = t->finds ? "creates=1,1" : "creates=0,1";
+    bool ok = code == 0 && finds == t->finds && strstr(out, t->log) &&
+              strstr(out, "algo=0 runs=1") && strstr(out, creates) && !strstr(out, "AddressSanitizer") &&
+              (strstr(out, ": miss ") != NULL) == miss && (strstr(out, ": hit ") != NULL) == !miss;
+    if (!ok)
+      fprintf(stderr, "cache, %s: exit %d, %d finds (want %d), want \"%s\" in:\n%s\n", t->what,
+              code, finds, t->finds, t->log, out);
+    CHECK(ok);
+    size_t sl = strlen(summary);
+    snprintf(summary + sl, sizeof summary - sl, "%s%s %s %d", i ? ", " : "", t->what,
+             strstr(out, ": hit ") ? "hit" : "miss", finds);
+    if (i == 5) { /* the line that says why (cuDNN 9.2) */
+      const char *l = strstr(out, "hlo: cache entry ");
+      const char *e = l ? strchr(l, '\n') : NULL;
+      if (l) printf("cache: %.*s\n", (int)(e ? e - l : (long)strlen(l)), l);
+    }
+  }
+  printf("cache: compiles (hit or miss, cudnnFind calls): %s\n", summary);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  CHECK(system(cmd) == 0);
 }
 
 TEST_MAIN()

@@ -36,6 +36,7 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_conv.h"
 #include "backend/cuda/cuda_copy.h"
+#include "backend/cuda/cuda_cudnn.h"
 #include "backend/cuda/cuda_sort.h"
 #include "backend/cuda/cuda_window.h"
 #include "backend/cuda/emit_cuda.h"
@@ -712,6 +713,8 @@ static const backend cuda_backend = {
     .conv = cuda_conv,
     .conv_takes = cuda_conv_takes,
     .conv_scratch_bytes = cuda_conv_scratch_bytes,
+    .conv_tuning_export = cuda_cudnn_export,
+    .conv_tuning_import = cuda_cudnn_import,
     .window_takes = cuda_window_takes,
     .reduce_window = cuda_reduce_window,
     .select_and_scatter = cuda_select_and_scatter,

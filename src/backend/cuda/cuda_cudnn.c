@@ -319,9 +319,21 @@ typedef struct cudnn_plan {
   cudnnTensorDescriptor_t xd, yd, w_src, w_pack; /* w_src / w_pack: the filter's copy */
   cudnnFilterDescriptor_t wd;
   cudnnConvolutionDescriptor_t cd;
-  int algo;
+  int algo, algo_math; /* the algorithm and the math type it runs in */
+  bool timed;          /* chosen from cudnnFind's timings (else the heuristic's list) */
+  bool built;          /* descriptors made, workspace asked for (else: a kept choice, at
+                          compile time; built at the first run) */
   size_t ws_bytes, w_off, scratch;
 } cudnn_plan;
+
+/* A choice kept by the compilation cache (cuda_cudnn_import): the plan of
+ * the description `key` takes `algo` in `math` with at least `ws` bytes. */
+typedef struct cudnn_hint {
+  int64_t key[KEY_LEN];
+  int32_t algo, math;
+  uint64_t ws;
+  bool timed;
+} cudnn_hint;
 
 static struct {
   pthread_mutex_t lock;
@@ -331,7 +343,15 @@ static struct {
   cudnnHandle_t handle;
   cudnn_plan plans[CUDNN_PLANS];
   uint32_t num_plans;
+  cudnn_hint *hints; /* cuda_cudnn_import's, a key at most once */
+  uint32_t num_hints, cap_hints;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const cudnn_hint *hint_find(const int64_t *key) {
+  for (uint32_t i = 0; i < g.num_hints; i++)
+    if (!memcmp(g.hints[i].key, key, sizeof g.hints[i].key)) return &g.hints[i];
+  return NULL;
+}
 
 static void key_of(const backend_conv *c, int64_t *k) {
   memset(k, 0, KEY_LEN * sizeof *k);
@@ -392,6 +412,75 @@ static void packed_strides(const cuda_cudnn_desc *d, int *st) {
   }
 }
 
+/* The scratch of plan p with `ws` bytes of workspace: the workspace, then
+ * the packed filter (256-byte aligned); p->takes. */
+static void plan_layout(cudnn_plan *p, size_t ws) {
+  const cuda_cudnn_desc *d = &p->d;
+  size_t welems = 1;
+  for (int i = 0; i < d->nb; i++) welems *= (size_t)d->w_dims[i];
+  p->ws_bytes = ws;
+  p->w_off = round256(ws);
+  size_t es = d->dtype == CUDNN_DATA_DOUBLE ? 8 : d->dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+  p->scratch = p->w_off + (d->w_packed ? 0 : round256(welems * es));
+  p->takes = true;
+}
+
+/* Ends plan p with algorithm `algo` in math type `math` (what the
+ * algorithm list said), at least `min_ws` bytes of workspace: the math
+ * type set, the workspace asked for, the scratch laid out, p->takes. A
+ * failed call: its status, *what names it. */
+static cudnnStatus_t plan_finish(const cudnn_api *a, cudnn_plan *p, int algo, int math,
+                                 size_t min_ws, const char **what) {
+  const cuda_cudnn_desc *d = &p->d;
+  p->algo = algo;
+  if (d->dtype == CUDNN_DATA_FLOAT && d->math == CUDNN_FMA_MATH) math = CUDNN_FMA_MATH;
+  p->algo_math = math;
+  *what = "cudnnSetConvolutionMathType";
+  cudnnStatus_t r = a->cudnnSetConvolutionMathType(p->cd, math);
+  size_t ws = 0;
+  if (!r) {
+    switch (d->kind) {
+    case CUDA_CUDNN_FORWARD:
+      *what = "cudnnGetConvolutionForwardWorkspaceSize";
+      r = a->cudnnGetConvolutionForwardWorkspaceSize(g.handle, p->xd, p->wd, p->cd, p->yd, algo,
+                                                     &ws);
+      break;
+    case CUDA_CUDNN_BACKWARD_DATA:
+      *what = "cudnnGetConvolutionBackwardDataWorkspaceSize";
+      r = a->cudnnGetConvolutionBackwardDataWorkspaceSize(g.handle, p->wd, p->yd, p->cd, p->xd,
+                                                          algo, &ws);
+      break;
+    default:
+      *what = "cudnnGetConvolutionBackwardFilterWorkspaceSize";
+      r = a->cudnnGetConvolutionBackwardFilterWorkspaceSize(g.handle, p->xd, p->yd, p->cd, p->wd,
+                                                            algo, &ws);
+      break;
+    }
+  }
+  if (r) return r;
+  if (ws < min_ws) ws = min_ws;
+  if (ws > CUDA_CUDNN_WORKSPACE_MAX) return CUDNN_STATUS_NOT_SUPPORTED;
+  plan_layout(p, ws);
+  p->built = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* The plan of a choice the compilation cache kept (h), at compile time:
+ * what cuda_conv needs to know then (whether cuDNN takes c, its scratch)
+ * without cuDNN's handle or descriptors (cudnnCreate and cuDNN's first
+ * calls cost tens of milliseconds: a warm compile must not pay them). The
+ * first run builds it (find_plan). */
+static void plan_from_hint(const backend_conv *c, const cudnn_hint *h, cudnn_plan *p) {
+  p->takes = false;
+  if (!cuda_cudnn_map(c, &p->d)) return;
+  if (!p->d.w_packed && p->d.dtype == CUDNN_DATA_BFLOAT16) return;
+  const cuda_cudnn_desc *d = &p->d;
+  p->algo = h->algo;
+  p->algo_math = d->dtype == CUDNN_DATA_FLOAT && d->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : h->math;
+  p->timed = h->timed;
+  plan_layout(p, (size_t)h->ws);
+}
+
 /* Makes p for c (p->key set; the lock held). A declined form: p->takes
  * false, no error. */
 static hlo_status plan_make(const cudnn_api *a, const backend_conv *c, cudnn_plan *p) {
@@ -424,8 +513,6 @@ static hlo_status plan_make(const cudnn_api *a, const backend_conv *c, cudnn_pla
           r = a->cudnnSetConvolutionGroupCount(p->cd, d->groups);
   if (!r) what = "cudnnSetConvolutionMathType",
           r = a->cudnnSetConvolutionMathType(p->cd, d->math);
-  size_t welems = 1;
-  for (int i = 0; i < d->nb; i++) welems *= (size_t)d->w_dims[i];
   if (!r && !d->w_packed) {
     int pst[5];
     packed_strides(d, pst);
@@ -436,7 +523,25 @@ static hlo_status plan_make(const cudnn_api *a, const backend_conv *c, cudnn_pla
             r = a->cudnnSetTensorNdDescriptor(p->w_src, d->dtype, d->nb, d->w_dims, d->w_strides);
     if (!r) r = a->cudnnSetTensorNdDescriptor(p->w_pack, d->dtype, d->nb, d->w_dims, pst);
   }
-  /* the algorithm: the heuristic's list, best first */
+  /* the algorithm: one the compilation cache kept for this description
+   * (tuned for this GPU, cuDNN and TF32 setting: cuda_cudnn_import checked
+   * them), else cudnnFind's or the heuristic's list. A kept one cuDNN
+   * refuses now is tuned again. */
+  const cudnn_hint *h = r ? NULL : hint_find(p->key);
+  if (h) {
+    r = plan_finish(a, p, h->algo, h->math, (size_t)h->ws, &what);
+    if (!r) {
+      p->timed = h->timed;
+      return NULL;
+    }
+    if (!declined(r)) {
+      plan_destroy(a, p);
+      return call_error(a, c, what, r);
+    }
+    p->takes = false;
+    what = "cudnnSetConvolutionMathType";
+    r = a->cudnnSetConvolutionMathType(p->cd, d->math);
+  }
   cudnnConvolutionAlgoPerf_t perf[16];
   memset(perf, 0, sizeof perf);
   int n = 0;
@@ -510,41 +615,12 @@ static hlo_status plan_make(const cudnn_api *a, const backend_conv *c, cudnn_pla
     plan_destroy(a, p);
     return NULL; /* no algorithm: our paths */
   }
-  p->algo = perf[pick_i].algo;
-  int math = perf[pick_i].mathType;
-  if (d->dtype == CUDNN_DATA_FLOAT && d->math == CUDNN_FMA_MATH) math = CUDNN_FMA_MATH;
-  what = "cudnnSetConvolutionMathType";
-  r = a->cudnnSetConvolutionMathType(p->cd, math);
-  size_t ws = 0;
-  if (!r) {
-    switch (d->kind) {
-    case CUDA_CUDNN_FORWARD:
-      what = "cudnnGetConvolutionForwardWorkspaceSize";
-      r = a->cudnnGetConvolutionForwardWorkspaceSize(g.handle, p->xd, p->wd, p->cd, p->yd, p->algo,
-                                                     &ws);
-      break;
-    case CUDA_CUDNN_BACKWARD_DATA:
-      what = "cudnnGetConvolutionBackwardDataWorkspaceSize";
-      r = a->cudnnGetConvolutionBackwardDataWorkspaceSize(g.handle, p->wd, p->yd, p->cd, p->xd,
-                                                          p->algo, &ws);
-      break;
-    default:
-      what = "cudnnGetConvolutionBackwardFilterWorkspaceSize";
-      r = a->cudnnGetConvolutionBackwardFilterWorkspaceSize(g.handle, p->xd, p->yd, p->cd, p->wd,
-                                                            p->algo, &ws);
-      break;
-    }
-  }
+  p->timed = find;
+  r = plan_finish(a, p, perf[pick_i].algo, perf[pick_i].mathType, perf[pick_i].memory, &what);
   if (r) {
     plan_destroy(a, p);
     return declined(r) ? NULL : call_error(a, c, what, r);
   }
-  if (ws < perf[pick_i].memory) ws = perf[pick_i].memory;
-  p->ws_bytes = ws;
-  p->w_off = round256(ws);
-  size_t es = d->dtype == CUDNN_DATA_DOUBLE ? 8 : d->dtype == CUDNN_DATA_FLOAT ? 4 : 2;
-  p->scratch = p->w_off + (d->w_packed ? 0 : round256(welems * es));
-  p->takes = true;
   return NULL;
 }
 
@@ -566,19 +642,55 @@ static hlo_status ready(const cudnn_api **a) {
 }
 
 /* The plan for c (the lock held): from the table, else made and kept
- * (or, the table full, made into *temp: the caller destroys it). */
+ * (or, the table full, made into *temp: the caller destroys it). `run`:
+ * for a run (built: the handle and descriptors made); else for the
+ * compile, where a choice the compilation cache kept makes a plan without
+ * cuDNN (plan_from_hint; *a is then NULL). A kept plan built at its first
+ * run whose choice cuDNN refuses now is tuned again, within the scratch
+ * planned at compile time (else an error). */
 static hlo_status find_plan(const backend_conv *c, const cudnn_api **a, cudnn_plan **out,
-                            cudnn_plan *temp) {
+                            cudnn_plan *temp, bool run) {
   *out = NULL;
-  HLO_TRY(ready(a));
+  *a = NULL;
   int64_t key[KEY_LEN];
   key_of(c, key);
   /* the math type depends on HLO_CUDA_TF32, read once: not in the key */
-  for (uint32_t i = 0; i < g.num_plans; i++)
-    if (!memcmp(g.plans[i].key, key, sizeof key)) {
-      *out = &g.plans[i];
-      return NULL;
+  cudnn_plan *p = NULL;
+  for (uint32_t i = 0; i < g.num_plans && !p; i++)
+    if (!memcmp(g.plans[i].key, key, sizeof key)) p = &g.plans[i];
+  const cudnn_hint *h = p ? NULL : hint_find(key);
+  if (!run && (h || (p && !p->built))) {
+    if (!p) {
+      p = g.num_plans < CUDNN_PLANS ? &g.plans[g.num_plans++] : temp;
+      memset(p, 0, sizeof *p);
+      memcpy(p->key, key, sizeof key);
+      plan_from_hint(c, h, p);
     }
+    *out = p;
+    return NULL;
+  }
+  HLO_TRY(ready(a));
+  if (p && p->takes && !p->built) { /* a kept choice's first run */
+    cudnn_plan *q = calloc(1, sizeof *q);
+    if (!q) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(q->key, key, sizeof key);
+    hlo_status st = plan_make(*a, c, q);
+    if (!st && (!q->takes || q->scratch > p->scratch)) {
+      st = status_at(HLO_INTERNAL, &c->loc, "convolution through cuDNN: the algorithm kept in "
+                     "the compilation cache (%d) is refused now, and %s (scratch %zu bytes, "
+                     "planned %zu): clear the cache (hlo cache clear)", p->algo,
+                     q->takes ? "the one tuned again needs more scratch" : "no other is taken",
+                     q->scratch, p->scratch);
+      plan_destroy(*a, q);
+    }
+    if (!st) *p = *q;
+    free(q);
+    HLO_TRY(st);
+  }
+  if (p) {
+    *out = p;
+    return NULL;
+  }
   cudnn_plan *slot = g.num_plans < CUDNN_PLANS ? &g.plans[g.num_plans] : temp;
   memset(slot, 0, sizeof *slot);
   memcpy(slot->key, key, sizeof key);
@@ -594,7 +706,7 @@ hlo_status cuda_cudnn_plan(const backend_conv *c, bool *takes, size_t *scratch_b
   cudnn_plan *p = NULL, *temp = calloc(1, sizeof *temp);
   if (!temp) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   pthread_mutex_lock(&g.lock);
-  hlo_status st = find_plan(c, &a, &p, temp);
+  hlo_status st = find_plan(c, &a, &p, temp, false);
   if (!st) *takes = p->takes, *scratch_bytes = p->takes ? p->scratch : 0;
   if (p == temp) plan_destroy(a, temp);
   pthread_mutex_unlock(&g.lock);
@@ -608,7 +720,7 @@ hlo_status cuda_cudnn_conv(const backend_conv *c, const void *lhs, const void *r
   cudnn_plan *p = NULL, *temp = calloc(1, sizeof *temp);
   if (!temp) return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
   pthread_mutex_lock(&g.lock);
-  hlo_status st = find_plan(c, &a, &p, temp);
+  hlo_status st = find_plan(c, &a, &p, temp, true);
   if (st && hlo_status_code_of(st) != HLO_UNAVAILABLE) { /* a plan's call: located already */
     pthread_mutex_unlock(&g.lock);
     free(temp);
@@ -679,4 +791,180 @@ done:
   pthread_mutex_unlock(&g.lock);
   free(temp);
   return st;
+}
+
+/* ------------------------------------------------------------ kept choices */
+
+/* The section's layout (cuda_cudnn.h): little-endian as the machine is
+ * (the entry's key holds the target). */
+#define KEPT_MAGIC "HLOCUDNN"
+#define KEPT_FORMAT 1u
+#define KEPT_HEAD 32                            /* magic, format, count, version, tf32, target length */
+#define KEPT_TARGET_MAX 511
+#define KEPT_RECORD (KEY_LEN * 8 + 24)          /* key, algo, math, ws, timed, zero */
+
+/* What the choices depend on besides the description: the GPU (the
+ * backend's target text), cuDNN's version, TF32. */
+static void identity(const cudnn_api *a, size_t *version, uint32_t *tf32, const char **target) {
+  const cuda_device_state *s = cuda_state();
+  *version = a ? a->version : 0;
+  *tf32 = cuda_tf32_enabled();
+  *target = s ? s->target : "";
+}
+
+static void put32(unsigned char **p, uint32_t v) { memcpy(*p, &v, 4), *p += 4; }
+static void put64(unsigned char **p, uint64_t v) { memcpy(*p, &v, 8), *p += 8; }
+static uint32_t get32(const unsigned char **p) {
+  uint32_t v;
+  memcpy(&v, *p, 4), *p += 4;
+  return v;
+}
+static uint64_t get64(const unsigned char **p) {
+  uint64_t v;
+  memcpy(&v, *p, 8), *p += 8;
+  return v;
+}
+
+hlo_status cuda_cudnn_export(const backend_conv *cs, uint32_t n, void **out, size_t *len) {
+  *out = NULL, *len = 0;
+  pthread_mutex_lock(&g.lock);
+  if (!g.num_plans || !n) {
+    pthread_mutex_unlock(&g.lock);
+    return NULL;
+  }
+  /* the plans of cs that take their conv, each once */
+  uint32_t *pick = malloc(n * sizeof *pick), np = 0;
+  if (!pick) {
+    pthread_mutex_unlock(&g.lock);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  int64_t key[KEY_LEN];
+  for (uint32_t i = 0; i < n; i++) {
+    key_of(&cs[i], key);
+    for (uint32_t j = 0; j < g.num_plans; j++) {
+      if (!g.plans[j].takes || memcmp(g.plans[j].key, key, sizeof key)) continue;
+      bool seen = false;
+      for (uint32_t k = 0; k < np && !seen; k++) seen = pick[k] == j;
+      if (!seen) pick[np++] = j;
+      break;
+    }
+  }
+  size_t version;
+  uint32_t tf32;
+  const char *target;
+  identity(g_load_code == HLO_OK ? &g_api : NULL, &version, &tf32, &target);
+  size_t tl = strnlen(target, KEPT_TARGET_MAX);
+  size_t bytes = KEPT_HEAD + tl + (size_t)np * KEPT_RECORD;
+  unsigned char *buf = np ? malloc(bytes) : NULL, *p = buf;
+  if (np && !buf) {
+    free(pick);
+    pthread_mutex_unlock(&g.lock);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (buf) {
+    memcpy(p, KEPT_MAGIC, 8), p += 8;
+    put32(&p, KEPT_FORMAT), put32(&p, np), put64(&p, version), put32(&p, tf32),
+        put32(&p, (uint32_t)tl);
+    memcpy(p, target, tl), p += tl;
+    for (uint32_t k = 0; k < np; k++) {
+      const cudnn_plan *q = &g.plans[pick[k]];
+      memcpy(p, q->key, sizeof q->key), p += sizeof q->key;
+      put32(&p, (uint32_t)q->algo), put32(&p, (uint32_t)q->algo_math), put64(&p, q->ws_bytes);
+      put32(&p, q->timed), put32(&p, 0);
+    }
+    *out = buf, *len = bytes;
+  }
+  free(pick);
+  pthread_mutex_unlock(&g.lock);
+  return NULL;
+}
+
+static backend_tuning_kept bad(char *why, size_t cap, const char *what) {
+  if (cap) snprintf(why, cap, "its cuDNN algorithms are corrupt (%s)", what);
+  return BACKEND_TUNING_BAD;
+}
+
+backend_tuning_kept cuda_cudnn_import(const void *data, size_t len, char *why, size_t cap) {
+  if (cap) why[0] = 0;
+  const unsigned char *p = data, *end = p + len;
+  if (!data || len < KEPT_HEAD) return bad(why, cap, "truncated");
+  if (memcmp(p, KEPT_MAGIC, 8)) return bad(why, cap, "no magic");
+  p += 8;
+  uint32_t format = get32(&p), count = get32(&p);
+  uint64_t version = get64(&p);
+  uint32_t tf32 = get32(&p), tl = get32(&p);
+  if (format != KEPT_FORMAT) {
+    if (cap) snprintf(why, cap, "its cuDNN algorithms are of format %u, this hlo reads %u", format,
+                      KEPT_FORMAT);
+    return BACKEND_TUNING_BAD;
+  }
+  if (tl > KEPT_TARGET_MAX || tf32 > 1) return bad(why, cap, "bad header");
+  if ((size_t)(end - p) < tl) return bad(why, cap, "truncated");
+  const char *target = (const char *)p;
+  p += tl;
+  size_t rest = (size_t)(end - p);
+  if (rest % KEPT_RECORD || rest / KEPT_RECORD != count)
+    return bad(why, cap, rest / KEPT_RECORD < count ? "truncated" : "length does not match");
+  /* the records, checked before any is used */
+  for (const unsigned char *q = p; q < end; q += KEPT_RECORD) {
+    const unsigned char *f = q + KEY_LEN * 8;
+    uint32_t algo = get32(&f), math = get32(&f);
+    uint64_t ws = get64(&f);
+    uint32_t timed = get32(&f), zero = get32(&f);
+    if (algo > 64 || math > CUDNN_FMA_MATH || ws > CUDA_CUDNN_WORKSPACE_MAX || timed > 1 || zero)
+      return bad(why, cap, "a bad record");
+  }
+  /* what they were tuned for; cuDNN itself only when it is allowed */
+  if (!cuda_cudnn_allowed()) return BACKEND_TUNING_UNUSED;
+  const cudnn_api *a = NULL;
+  hlo_status st = cudnn_load(&a);
+  if (st) {
+    hlo_status_free(st);
+    return BACKEND_TUNING_UNUSED;
+  }
+  size_t now_version;
+  uint32_t now_tf32;
+  const char *now_target;
+  identity(a, &now_version, &now_tf32, &now_target);
+  size_t ntl = strnlen(now_target, KEPT_TARGET_MAX);
+  if (now_version != version || now_tf32 != tf32 || ntl != tl || memcmp(now_target, target, tl)) {
+    if (cap)
+      snprintf(why, cap, "its cuDNN algorithms were tuned for cuDNN %llu, TF32 %s, %.*s; this is "
+               "cuDNN %llu, TF32 %s, %.*s", (unsigned long long)version, tf32 ? "on" : "off",
+               (int)tl, target, (unsigned long long)now_version, now_tf32 ? "on" : "off", (int)ntl,
+               now_target);
+    return BACKEND_TUNING_STALE;
+  }
+  bool find = find_enabled();
+  uint32_t skipped = 0;
+  pthread_mutex_lock(&g.lock);
+  for (const unsigned char *q = p; q < end; q += KEPT_RECORD) {
+    cudnn_hint h;
+    memcpy(h.key, q, sizeof h.key);
+    const unsigned char *f = q + sizeof h.key;
+    h.algo = (int32_t)get32(&f), h.math = (int32_t)get32(&f);
+    h.ws = get64(&f);
+    h.timed = get32(&f) != 0;
+    if (find && !h.timed) { /* the heuristic's choice, and timing is on now */
+      skipped++;
+      continue;
+    }
+    cudnn_hint *slot = (cudnn_hint *)hint_find(h.key);
+    if (!slot && g.num_hints == g.cap_hints) {
+      uint32_t cap2 = g.cap_hints ? 2 * g.cap_hints : 64;
+      cudnn_hint *v = realloc(g.hints, cap2 * sizeof *v);
+      if (!v) break; /* out of memory: the rest are tuned */
+      g.hints = v, g.cap_hints = cap2;
+    }
+    if (!slot) slot = &g.hints[g.num_hints++];
+    *slot = h;
+  }
+  pthread_mutex_unlock(&g.lock);
+  if (skipped) {
+    if (cap)
+      snprintf(why, cap, "%u of its cuDNN algorithms were the heuristic's (HLO_CUDNN_FIND=0), "
+               "timing is on", skipped);
+    return BACKEND_TUNING_STALE;
+  }
+  return BACKEND_TUNING_USED;
 }

@@ -56,7 +56,13 @@
  * the results that succeed, fit CUDA_CUDNN_WORKSPACE_MAX and (full f32)
  * use no tensor-op math, the fastest deterministic one, unless it takes
  * over twice the fastest one (then that one); its
- * cudnnGetConvolution*WorkspaceSize is the plan's workspace. The scratch is
+ * cudnnGetConvolution*WorkspaceSize is the plan's workspace. A choice the
+ * compilation cache kept for the description (cuda_cudnn_import, below)
+ * is taken instead, untimed, and without cuDNN at compile time: the plan's
+ * scratch comes from the kept workspace size, and the handle, the
+ * descriptors and the workspace query wait for the first run (the first
+ * deferred run of the CUDA runtime is eager, outside any capture, as
+ * cuBLASLt's plans are made then too). The scratch is
  * the workspace then the packed filter (256-byte aligned), asked for at
  * compile time (cuda_conv_scratch_bytes). One cudnnHandle per process
  * (made on the first plan, with the context current); every call sets the
@@ -67,6 +73,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "backend/backend.h"
 #include "backend/conv_describe.h"
 #include "backend/cuda/cuda_api.h"
 #include "hlo/hlo.h"
@@ -231,5 +238,47 @@ HLO_MUST_USE hlo_status cuda_cudnn_plan(const backend_conv *c, bool *takes, size
  * status string; the plan's. */
 HLO_MUST_USE hlo_status cuda_cudnn_conv(const backend_conv *c, const void *lhs, const void *rhs,
                                         void *output, void *scratch, CUstream stream);
+
+/* ---- the choices in the compilation cache (docs/cache.md) ----
+ * A plan's algorithm is timed (cudnnFind*: hundreds of milliseconds for a
+ * CNN's few convolutions) once per process; an executable loaded from the
+ * compilation cache would time them again at every warm compile. So the
+ * cache keeps them with the executable (the entry's "conv_tuning" section) and
+ * gives them back before the executable is lowered again; a plan of a kept
+ * description then takes the kept algorithm and math type without timing,
+ * and without cuDNN's handle (cudnnCreate and cuDNN's first calls cost
+ * tens of milliseconds on the H200): the first run makes the descriptors
+ * and asks for the workspace again (at least the kept one). One that cuDNN
+ * refuses then (a declined status) is tuned again within the scratch
+ * planned at compile time, else that run fails naming `hlo cache clear`.
+ *
+ * The section (native byte order; the entry's key already holds the GPU):
+ *   "HLOCUDNN" | u32 format 1 | u32 count | u64 cudnnGetVersion() | u32
+ *   TF32 (cuda_tf32_enabled) | u32 T | T bytes: the backend's target text
+ *   (GPU, architecture, NVRTC) | count records of KEY_LEN int64 (the
+ *   description: cuda_cudnn.c's plan key) | i32 algorithm | i32 math type
+ *   | u64 workspace bytes | u32 timed (1: cudnnFind's, 0: the heuristic's)
+ *   | u32 0.
+ * What the choice depends on beyond the description (the GPU, cuDNN's
+ * version, TF32) is checked on import rather than put into the entry's
+ * key: the rest of the entry (module, cubins) stays valid when only those
+ * change, and the key must not need cuDNN loaded (every compile makes a
+ * key; most programs have no convolution). */
+
+/* The choices of the plans (made in this process) that take a conv of
+ * cs[0..n), as the section above: *out malloc'd (yours), *len bytes; NULL
+ * and 0 when none of them has such a plan. Errors: HLO_RESOURCE_EXHAUSTED. */
+HLO_MUST_USE hlo_status cuda_cudnn_export(const backend_conv *cs, uint32_t n, void **out,
+                                          size_t *len);
+
+
+/* Gives the choices of a section back (data[0..len), as the section
+ * above): checks the whole section first, then, when cuDNN is allowed,
+ * loads it and compares what the choices were tuned for with this
+ * process. why[0..cap): the reason for STALE or BAD ("" otherwise). Kept
+ * choices stay for the process (a later one for the same description
+ * replaces it); a plan already made is not changed. Needs no GPU; never
+ * fails otherwise. */
+backend_tuning_kept cuda_cudnn_import(const void *data, size_t len, char *why, size_t cap);
 
 #endif /* HLO_BACKEND_CUDA_CUDA_CUDNN_H */

@@ -25,9 +25,10 @@
  * mock_cudnn_mode, mock_cudnn_groups, mock_cudnn_math, mock_cudnn_algo,
  * mock_cudnn_ws_ptr / mock_cudnn_ws_size (the workspace passed),
  * mock_cudnn_stream; counters mock_cudnn_runs, mock_cudnn_transforms,
- * mock_cudnn_creates. What it sets: mock_cudnn_ws (default 4096),
+ * mock_cudnn_creates, mock_cudnn_finds (cudnnFind* calls). What it sets: mock_cudnn_ws (default 4096),
  * mock_cudnn_fail (a function's name: that function returns
- * mock_cudnn_fail_status, default CUDNN_STATUS_EXECUTION_FAILED 5000). */
+ * mock_cudnn_fail_status, default CUDNN_STATUS_EXECUTION_FAILED 5000).
+ * cudnnGetVersion: 90100, or $MOCK_CUDNN_VERSION. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -71,7 +72,12 @@ static void *g_stream;
     if (!strcmp(mock_cudnn_fail, name)) return mock_cudnn_fail_status; \
   } while (0)
 
-size_t cudnnGetVersion(void) { return 90100; }
+/* 90100 (9.1.0), or $MOCK_CUDNN_VERSION when set (the compilation cache's
+ * test: choices tuned for another cuDNN are tuned again) */
+size_t cudnnGetVersion(void) {
+  const char *v = getenv("MOCK_CUDNN_VERSION");
+  return v && *v ? (size_t)strtoull(v, NULL, 10) : 90100;
+}
 
 const char *cudnnGetErrorString(cudnnStatus_t s) {
   switch (s) {
