@@ -6,7 +6,8 @@
  * even; K = 0; NaN in, NaN out; beta 0 ignoring NaN garbage in C and beta 1
  * accumulating, with leading dimensions past the matrix; the errors; and
  * products from several threads at once (the one-time thread setup);
- * strided operands (a batch dim inside the rows); the epilogue's contract
+ * strided operands (a batch dim inside the rows); small products with B
+ * transposed around the copy of B (sizes, strides, beta); the epilogue's contract
  * on pools of 1 to 7 threads (child processes); OpenBLAS's kernels are not
  * its SSE3 fallback on a CPU with AVX2 or AVX-512. The pool has 3 threads
  * unless HLO_NUM_THREADS says otherwise, so that the split paths run on
@@ -307,6 +308,54 @@ TEST(strided_beta) {
     CHECK_EQ_INT(touched, 0);
     free(a), free(b), free(c), free(ad), free(bd), free(cd);
   }
+}
+
+/* Small f32 products with B transposed (A either way) on both sides of the
+ * copy of B into its untransposed form (gemm.h: CPU_GEMM_TB_COPY_M rows,
+ * CPU_GEMM_TB_COPY floats of B): sizes around the 8 x 8 blocks of the
+ * copy, padded leading dimensions, beta 0 over NaN garbage and beta 1;
+ * integer data, so every sum is exact. Then batches through cpu_gemm, the
+ * per-matrix B strided past its rows. */
+TEST(small_b_transposed) {
+  const int64_t ms[] = {1, 7, 8, 9, 31}, ns[] = {1, 7, 8, 15, 17, 64, 65}, ks[] = {1, 8, 13, 64};
+  int bad = 0, cases = 0;
+  for (int ta = 0; ta < 2; ta++)
+    for (size_t x = 0; x < sizeof ms / sizeof *ms; x++)
+      for (size_t y = 0; y < sizeof ns / sizeof *ns; y++)
+        for (size_t z = 0; z < sizeof ks / sizeof *ks; z++) {
+          int64_t m = ms[x], n = ns[y], k = ks[z], lda = (ta ? m : k) + 3, ldb = k + 5,
+                  ldc = n + 2;
+          float *a = malloc((size_t)((ta ? k : m) * lda) * 4), *b = malloc((size_t)(n * ldb) * 4),
+                *c = malloc((size_t)(m * ldc) * 4);
+          for (int64_t i = 0; i < (ta ? k : m) * lda; i++) a[i] = (float)(int)(uniform() * 4);
+          for (int64_t i = 0; i < n * ldb; i++) b[i] = (float)(int)(uniform() * 4);
+          memset(c, 0xff, (size_t)(m * ldc) * 4); /* NaN */
+          cpu_sgemm(ta, true, m, n, k, a, lda, b, ldb, 0.0f, c, ldc);
+          cpu_sgemm(ta, true, m, n, k, a, lda, b, ldb, 1.0f, c, ldc);
+          for (int64_t i = 0; i < m; i++) {
+            for (int64_t j = 0; j < n; j++) {
+              double sum = 0;
+              for (int64_t p = 0; p < k; p++)
+                sum += (double)a[ta ? p * lda + i : i * lda + p] * b[j * ldb + p];
+              bad += c[i * ldc + j] != (float)(2 * sum);
+            }
+            for (int64_t j = n; j < ldc; j++) bad += !isnan(c[i * ldc + j]);
+          }
+          cases++;
+          free(a), free(b), free(c);
+        }
+  CHECK_EQ_INT(cases, 280);
+  CHECK_EQ_INT(bad, 0);
+  /* batched, B's matrices apart by more than their rows */
+  for (int64_t nb = 1; nb <= 9; nb += 4)
+    for (int ta = 0; ta < 2; ta++) {
+      backend_gemm g = {.dtype = HLO_F32, .c_dtype = HLO_F32, .batch = nb, .m = 16, .n = 13,
+                        .k = 24, .trans_a = ta, .trans_b = true, .ldb = 27,
+                        .batch_stride_b = 13 * 27 + 4};
+      CHECK_EQ_INT(run_case(g, HLO_F32, 0, 1), 0);
+      g.m = 9, g.n = 32, g.k = 16, g.ldb = 0, g.batch_stride_b = 0;
+      CHECK_EQ_INT(run_case(g, HLO_F32, 0, 1), 0);
+    }
 }
 
 TEST(errors) {

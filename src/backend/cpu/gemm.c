@@ -124,8 +124,9 @@ static int at_least_1(int64_t v) { return v < 1 ? 1 : (int)v; }
 typedef enum gemm_kind { GEMM_F32, GEMM_F64, GEMM_BF16 } gemm_kind;
 
 /* One product on the calling thread (the libraries single-threaded), with
- * denormals flushed (gemm_ftz). bf16: A and B bf16, C f32. Returns
- * oneDNN's status (0: done). */
+ * denormals flushed. bf16: A and B bf16, C f32. Returns oneDNN's status (0:
+ * done). gemm1_ieee is the same without the set-up (threads_enter, FTZ/DAZ)
+ * that gemm1 makes around it (run_blocks makes it once for many). */
 static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                       const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c,
                       int64_t ldc);
@@ -136,6 +137,7 @@ static int gemm1(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, int64_t
    * a training step's weight gradients ran 3x slower (20.8 s vs 6.8 s on
    * llama_train_step_4L_512d). The thread's own mode is restored after, so
    * kernels and the interpreter keep IEEE denormals. */
+  threads_enter();
 #ifdef HLO_HAVE_MXCSR
   unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
@@ -169,6 +171,69 @@ static bool sgemm_swapped(bool ta, int64_t m, int64_t n, int64_t k, const void *
   }
   free(s);
   return true;
+}
+
+/* bt (k x n, row stride n) = the n x k matrix b (row stride ldb) transposed. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* 8 x 8 blocks in AVX registers (unpack, shuffle, permute: the usual
+ * transpose), the edges one element at a time. */
+__attribute__((target("avx2"))) static void transpose_avx2(const float *b, int64_t ldb,
+                                                            int64_t n, int64_t k, float *bt) {
+  int64_t n8 = n & ~(int64_t)7, k8 = k & ~(int64_t)7;
+  for (int64_t j = 0; j < n8; j += 8)
+    for (int64_t x = 0; x < k8; x += 8) {
+      const float *s = b + j * ldb + x;
+      __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ldb);
+      __m256 r2 = _mm256_loadu_ps(s + 2 * ldb), r3 = _mm256_loadu_ps(s + 3 * ldb);
+      __m256 r4 = _mm256_loadu_ps(s + 4 * ldb), r5 = _mm256_loadu_ps(s + 5 * ldb);
+      __m256 r6 = _mm256_loadu_ps(s + 6 * ldb), r7 = _mm256_loadu_ps(s + 7 * ldb);
+      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+      __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+      __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+      __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float *d = bt + x * n + j;
+      _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(d + n, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(d + 2 * n, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(d + 3 * n, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(d + 4 * n, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(d + 5 * n, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(d + 6 * n, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(d + 7 * n, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+  for (int64_t j = 0; j < n; j++) /* the edges: columns k8.., then rows n8.. */
+    for (int64_t x = j < n8 ? k8 : 0; x < k; x++) bt[x * n + j] = b[j * ldb + x];
+}
+#endif
+
+static void transpose_f32(const float *b, int64_t ldb, int64_t n, int64_t k, float *bt) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2")) {
+    transpose_avx2(b, ldb, n, k, bt);
+    return;
+  }
+#endif
+  for (int64_t j = 0; j < n; j++) /* row j of b is column j of bt */
+    for (int64_t x = 0; x < k; x++) bt[x * n + j] = b[j * ldb + x];
+}
+
+/* A tiny f32 product with B transposed (op(A) = A) and B at most
+ * CPU_GEMM_TB_COPY floats: B copied into its untransposed form (k x n, a
+ * per-thread buffer) first, then OpenBLAS's NN kernel. Its small-matrix
+ * kernels do not take this pair (row-major NT is its column-major TN,
+ * which OpenBLAS 0.3.21 leaves to its packing path): 32x32x32 ran at
+ * about 0.55 of the NN rate (bench/BLAS.md, 2026-12-03). */
+static void sgemm_small_nt(int64_t m, int64_t n, int64_t k, const float *a, int lda,
+                           const float *b, int ldb, double beta, float *c, int64_t ldc) {
+  static _Thread_local float bt[CPU_GEMM_TB_COPY]; /* a thread makes one product at a time */
+  transpose_f32(b, ldb, n, k, bt);
+  cblas_sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)m, (int)n, (int)k, 1.0f, a,
+              lda, bt, at_least_1(n), (float)beta, c, (int)ldc);
 }
 
 enum { DNNL_UNIMPLEMENTED = 3, GEMM_NO_MEMORY = -1 };
@@ -215,7 +280,6 @@ static int gemm_bf16_widened(bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
 static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                       const void *a, int64_t lda, const void *b, int64_t ldb, double beta, void *c,
                       int64_t ldc) {
-  threads_enter();
   int lda1 = at_least_1(lda), ldb1 = at_least_1(ldb);
   int ota = ta ? CBLAS_TRANS : CBLAS_NO_TRANS, otb = tb ? CBLAS_TRANS : CBLAS_NO_TRANS;
   if (kind == GEMM_F64) {
@@ -242,6 +306,10 @@ static int gemm1_ieee(gemm_kind kind, bool ta, bool tb, int64_t m, int64_t n, in
     return 0;
   /* tiny products (OpenBLAS's small-matrix kernels are faster there), and
    * (never seen) a oneDNN failure */
+  if (!ta && tb && m >= CPU_GEMM_TB_COPY_M && n * k <= CPU_GEMM_TB_COPY) {
+    sgemm_small_nt(m, n, k, a, lda1, b, ldb1, beta, c, ldc);
+    return 0;
+  }
   cblas_sgemm(CBLAS_ROW_MAJOR, ota, otb, (int)m, (int)n, (int)k, 1.0f, a, lda1, b, ldb1,
               (float)beta, c, (int)ldc);
   return 0;
@@ -278,8 +346,9 @@ static void fail(prod *p, int st) {
   atomic_compare_exchange_strong(&p->status, &zero, st);
 }
 
-/* Block `item` of p: its library call, then the epilogue on its rows. */
-static void run_block(prod *p, int64_t item) {
+/* Block `item` of p: its library call, then the epilogue on its rows. set:
+ * the thread is set up for the library (gemm1_ieee: see gemm1). */
+static void run_block(prod *p, int64_t item, bool set) {
   int64_t i = item / p->per, j = item % p->per, dim = p->by_rows ? p->m : p->n;
   int64_t lo = j * p->block, hi = lo + p->block < dim ? lo + p->block : dim;
   size_t es = elem_size(p->kind), ces = c_elem_size(p);
@@ -309,7 +378,8 @@ static void run_block(prod *p, int64_t item) {
     }
     free(s);
   } else {
-    st = gemm1(p->kind, p->ta, p->tb, m, n, p->k, a, p->lda, b, p->ldb, p->beta, c, p->ldc);
+    st = (set ? gemm1_ieee : gemm1)(p->kind, p->ta, p->tb, m, n, p->k, a, p->lda, b, p->ldb,
+                                    p->beta, c, p->ldc);
   }
   if (st == GEMM_NO_MEMORY) {
     atomic_store(&p->no_memory, 1);
@@ -322,8 +392,25 @@ static void run_block(prod *p, int64_t item) {
   if (p->ep) p->ep->fn(p->ep->ctx, i, lo, hi);
 }
 
+/* Blocks [begin, end) of p. Several plain blocks (no epilogue, no bf16
+ * rounding: no hlo code between the calls) share one set-up (threads_enter
+ * and FTZ/DAZ, as gemm1 makes them): ~10 ns a call, a tenth of a 16x16x8
+ * product (bench/BLAS.md, 2026-12-03). */
 static void run_blocks(void *ctx, int64_t begin, int64_t end) {
-  for (int64_t t = begin; t < end; t++) run_block(ctx, t);
+  prod *p = ctx;
+  if (p->ep || p->round_bf16 || end - begin < 2) {
+    for (int64_t t = begin; t < end; t++) run_block(p, t, false);
+    return;
+  }
+  threads_enter();
+#ifdef HLO_HAVE_MXCSR
+  unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr | 0x8040u); /* FTZ and DAZ, as gemm1 */
+#endif
+  for (int64_t t = begin; t < end; t++) run_block(p, t, true);
+#ifdef HLO_HAVE_MXCSR
+  _mm_setcsr(csr);
+#endif
 }
 
 /* Chooses p's split and runs it: on the calling thread when hlo's pool has

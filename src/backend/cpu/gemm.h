@@ -7,7 +7,8 @@
  * (bench/BLAS.md has the table and how to re-run it):
  *   f32        oneDNN's dnnl_sgemm (AVX-512 kernels), except tiny products
  *              (M*N*K <= CPU_GEMM_SMALL) which OpenBLAS's small-matrix
- *              kernels do faster;
+ *              kernels do faster (with B transposed, on an untransposed
+ *              copy of B: CPU_GEMM_TB_COPY);
  *   f64        OpenBLAS's cblas_dgemm (oneDNN has none);
  *   bf16       oneDNN's dnnl_gemm_bf16bf16f32 (AMX tiles on this CPU; f32
  *              accumulation), rounded to bf16 once at the end when the
@@ -67,6 +68,16 @@
 #endif
 #ifndef CPU_GEMM_SWAP_ELEMS
 #define CPU_GEMM_SWAP_ELEMS 16384
+#endif
+/* f32 products of at most CPU_GEMM_SMALL multiply-adds with B transposed
+ * (A not), at least CPU_GEMM_TB_COPY_M rows and a B of at most
+ * CPU_GEMM_TB_COPY floats run on an untransposed copy of B (gemm.c says
+ * why). */
+#ifndef CPU_GEMM_TB_COPY_M
+#define CPU_GEMM_TB_COPY_M 8
+#endif
+#ifndef CPU_GEMM_TB_COPY
+#define CPU_GEMM_TB_COPY 4096
 #endif
 /* Each block's library call packs the operand that all blocks of a matrix
  * share (B for row blocks, A for column blocks); when it is over this many
