@@ -295,10 +295,66 @@ static void store(strbuf *o, const kernel *k, uint32_t oi, const char *val, cons
   kernel_affine lin = kernel_map_linear(&out->map, out->buf.dims);
   sb_printf(o, "%sout%u[", indent, oi);
   print_affine(o, &lin, k->rank);
+  /* a dynamic-update output: the clamped starts (cstyle_print_dus_starts) */
+  int64_t stride = 1;
+  for (uint32_t j = out->buf.rank; kernel_output_dus(out) && j-- > 0;) {
+    if (out->dus_start[j]) sb_printf(o, " + o%us%u * %lld", oi, j, (long long)stride);
+    stride *= out->buf.dims[j];
+  }
   hlo_dtype dt = out->buf.dtype;
   const char *conv = dt == HLO_BF16 ? "hlo_f32_to_bf16" : dt == HLO_F16 ? "hlo_f32_to_f16"
                      : dt == HLO_I1 ? "(uint8_t)" : "";
   sb_printf(o, "] = %s(%s);\n", conv, val);
+}
+
+void cstyle_print_dus_starts(strbuf *o, const kernel *k, uint32_t oi) {
+  const kernel_output *out = &k->outputs[oi];
+  for (uint32_t j = 0; kernel_output_dus(out) && j < out->buf.rank; j++) {
+    if (!out->dus_start[j]) continue;
+    long long hi = (long long)(out->buf.dims[j] - k->dims[j]);
+    sb_printf(o, "  int64_t o%us%u = (int64_t)in%u[0];\n", oi, j, out->dus_start[j] - 1);
+    sb_printf(o, "  o%us%u = o%us%u < 0 ? 0 : o%us%u > %lld ? %lld : o%us%u;\n", oi, j, oi, j, oi,
+              j, hi, hi, oi, j);
+  }
+}
+
+/* The copy of a dynamic-update output's operand when the output is not its
+ * buffer (kernel.h): tile t copies its share of the operand's rows (of its
+ * last dim), leaving out the update box; printed at the top of the tile
+ * scope, where `t` is the tile. */
+static void print_dus_copy(strbuf *o, const kernel *k, uint32_t oi, const char *ind) {
+  const kernel_output *out = &k->outputs[oi];
+  if (!kernel_output_dus(out) || out->buf.rank < 1) return;
+  uint32_t r = out->buf.rank, base = out->dus_operand - 1;
+  const char *st = cstyle_storage_type(out->buf.dtype);
+  long long W = (long long)out->buf.dims[r - 1], rows = 1;
+  for (uint32_t j = 0; j + 1 < r; j++) rows *= (long long)out->buf.dims[j];
+  long long T = (long long)kernel_num_tiles(k);
+  char s0[32];
+  sb_printf(o, "%sif ((const void *)out%u != (const void *)in%u) {\n", ind, oi, base);
+  sb_printf(o, "%s  const %s *hlo_src = in%u;\n", ind, st, base);
+  sb_printf(o, "%s  const int64_t hlo_r1 = %lldLL * (t + 1) / %lldLL;\n", ind, rows, T);
+  sb_printf(o, "%s  for (int64_t hlo_r = %lldLL * t / %lldLL; hlo_r < hlo_r1; hlo_r++) {\n", ind,
+            rows, T);
+  sb_printf(o, "%s    int64_t hlo_q = hlo_r;\n%s    int hlo_in = 1;\n", ind, ind);
+  for (uint32_t j = r - 1; j-- > 0;) {
+    if (out->dus_start[j]) snprintf(s0, sizeof s0, "o%us%u", oi, j);
+    else snprintf(s0, sizeof s0, "0");
+    long long D = (long long)out->buf.dims[j];
+    sb_printf(o, "%s    { const int64_t c = hlo_q %% %lldLL; hlo_q /= %lldLL; "
+                 "hlo_in &= c >= %s && c < %s + %lldLL; }\n",
+              ind, D, D, s0, s0, (long long)k->dims[j]);
+  }
+  if (out->dus_start[r - 1]) snprintf(s0, sizeof s0, "o%us%u", oi, r - 1);
+  else snprintf(s0, sizeof s0, "0");
+  sb_printf(o, "%s    const int64_t hlo_lo = hlo_in ? %s : %lldLL, hlo_hi = hlo_in ? %s + %lldLL "
+               ": %lldLL;\n",
+            ind, s0, W, s0, (long long)k->dims[r - 1], W);
+  sb_printf(o, "%s    for (int64_t e = 0; e < hlo_lo; e++) out%u[hlo_r * %lldLL + e] = "
+               "hlo_src[hlo_r * %lldLL + e];\n", ind, oi, W, W);
+  sb_printf(o, "%s    for (int64_t e = hlo_hi; e < %lldLL; e++) out%u[hlo_r * %lldLL + e] = "
+               "hlo_src[hlo_r * %lldLL + e];\n", ind, W, oi, W, W);
+  sb_printf(o, "%s  }\n%s}\n", ind, ind);
 }
 
 static void put_indent(char *buf, size_t cap, uint32_t level) {
@@ -997,6 +1053,7 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     sb_printf(o, "  %s *%s out%u = (%s *)%s[%u];\n", st,
               k->outputs[i].buf.may_alias ? "" : d->restrict_kw, i, st, bufs, k->num_inputs + i);
   }
+  for (uint32_t i = 0; i < k->num_outputs; i++) cstyle_print_dus_starts(o, k, i);
   int64_t row = 1;
   for (uint32_t dd = np; dd < k->rank; dd++) row *= k->dims[dd];
   for (uint32_t t = 0; t < k->num_temps; t++) {
@@ -1025,6 +1082,7 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
   sb_printf(o, "  %s\n", spread ? d->block_tile_open : d->tile_open);
   level++;
   put_indent(ind, sizeof ind, level);
+  for (uint32_t i = 0; i < k->num_outputs; i++) print_dus_copy(o, k, i, ind);
   /* tile coordinates of the split thread dims, innermost fastest */
   int32_t first_split = -1;
   for (uint32_t dd = 0; dd < s->num_thread_dims; dd++)

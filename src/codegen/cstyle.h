@@ -105,6 +105,11 @@ uint64_t cstyle_shared_bytes(const kernel *k);
  * "uint8_t" for i1). NULL for types kernels do not support. */
 const char *cstyle_compute_type(hlo_dtype dt);
 const char *cstyle_storage_type(hlo_dtype dt);
+/* Prints, at a kernel's top, the starts of dynamic-update output oi
+ * (kernel.h, Dynamic-update outputs): `int64_t o<oi>s<j>` = the 0-d input
+ * dus_start[j] - 1 clamped to [0, buf.dims[j] - dims[j]], read once per
+ * call (nothing for an ordinary output). The names are the stores'. */
+void cstyle_print_dus_starts(strbuf *o, const kernel *k, uint32_t oi);
 
 /* Prints instruction i of `list` (k's body or combiner) as `const T
  * PFXi = EXPR;` after `indent`, its operands named PFX<arg>; a KI_LOAD

@@ -70,6 +70,7 @@ hlo_status kernel_add_output(kernel *k, hlo_dtype dt, uint32_t rank, const int64
   if (!n) return oom();
   k->outputs = n;
   kernel_output *o = &n[k->num_outputs];
+  memset(o, 0, sizeof *o); /* no dynamic update (dus_operand 0) */
   HLO_TRY(fill_buffer(&o->buf, dt, rank, dims, v));
   o->map = *map;
   o->value = value;
@@ -321,9 +322,15 @@ void kernel_row_varying(const kernel *k, bool *out) {
   }
 }
 
+bool kernel_has_dus(const kernel *k) {
+  for (uint32_t i = 0; i < k->num_outputs; i++)
+    if (kernel_output_dus(&k->outputs[i])) return true;
+  return false;
+}
+
 bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile) {
   *rows_per_tile = 0;
-  if (buffer >= k->num_inputs + k->num_outputs) return false;
+  if (buffer >= k->num_inputs + k->num_outputs || kernel_has_dus(k)) return false;
   const kernel_schedule *s = &k->sched;
   uint32_t T = s->num_thread_dims;
   int64_t n[KERNEL_MAX_RANK], W[KERNEL_MAX_RANK];
@@ -402,7 +409,7 @@ static bool flat_row_access(const kernel *k, kernel_affine a, int64_t n) {
 
 bool kernel_tiles_flat_rows(const kernel *k, uint32_t buffer) {
   bool is_out = buffer >= k->num_inputs;
-  if (is_out && buffer - k->num_inputs >= k->num_outputs) return false;
+  if ((is_out && buffer - k->num_inputs >= k->num_outputs) || kernel_has_dus(k)) return false;
   const kernel_buffer *b =
       is_out ? &k->outputs[buffer - k->num_inputs].buf : &k->inputs[buffer];
   const kernel_schedule *s = &k->sched;
@@ -443,6 +450,29 @@ hlo_status kernel_check_schedule(const kernel *k) {
   }
   if (k->num_stages < 1 || k->num_stages > KERNEL_MAX_STAGES)
     return status_new(HLO_INTERNAL, "kernel %s: %u stages", k->name, k->num_stages);
+  for (uint32_t i = 0; i < k->num_outputs; i++) {
+    const kernel_output *out = &k->outputs[i];
+    if (!kernel_output_dus(out)) continue;
+    kernel_map id = kernel_map_identity(k->rank);
+    bool ok = k->num_outputs == 1 && !k->num_reduce_dims && k->rank >= 1 &&
+              out->buf.rank == k->rank && !out->map.flat && out->map.rank == k->rank &&
+              out->dus_operand <= k->num_inputs &&
+              k->inputs[out->dus_operand - 1].dtype == out->buf.dtype &&
+              k->inputs[out->dus_operand - 1].rank == out->buf.rank;
+    for (uint32_t j = 0; ok && j < k->rank; j++) {
+      /* the identity (a unit dim's variable may be dropped: always 0) */
+      ok = (!memcmp(&out->map.dim[j], &id.dim[j], sizeof id.dim[j]) ||
+            (k->dims[j] == 1 && out->map.dim[j].offset == 0)) &&
+           k->dims[j] <= out->buf.dims[j] &&
+           k->inputs[out->dus_operand - 1].dims[j] == out->buf.dims[j] &&
+           out->dus_start[j] <= k->num_inputs &&
+           (!out->dus_start[j] || (k->inputs[out->dus_start[j] - 1].rank == 0 &&
+                                   dtype_is_int(k->inputs[out->dus_start[j] - 1].dtype)));
+    }
+    if (!ok)
+      return status_new(HLO_INTERNAL, "kernel %s: dynamic-update output %u breaks its rules",
+                        k->name, i);
+  }
   uint32_t next_body = 0, next_comb = 0;
   for (uint32_t st = 0; st < k->num_stages; st++) {
     const kernel_stage *g = &k->stages[st];
@@ -650,6 +680,15 @@ void kernel_print(const kernel *k, strbuf *o) {
     print_map(o, &k->outputs[i].map);
     sb_printf(o, " = %%%u", k->outputs[i].value);
     if (many) sb_printf(o, " (stage%u)", k->outputs[i].stage);
+    if (kernel_output_dus(&k->outputs[i])) {
+      sb_printf(o, " update of in%u at starts [", k->outputs[i].dus_operand - 1);
+      for (uint32_t j = 0; j < k->outputs[i].buf.rank; j++) {
+        uint32_t st = k->outputs[i].dus_start[j];
+        if (st) sb_printf(o, "%sin%u", j ? ", " : "", st - 1);
+        else sb_printf(o, "%s0", j ? ", " : "");
+      }
+      sb_puts(o, "] clamped");
+    }
     sb_putc(o, '\n');
   }
 }

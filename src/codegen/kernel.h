@@ -111,6 +111,26 @@
  *   (argmax) will need one accumulator per output: `comb` then returns
  *   several values; v0 has one.
  *
+ * - Dynamic-update outputs (`dus_operand`, `dus_start`): XLA's in-place
+ *   dynamic-update-slice fusion (CanEmitFusedDynamicUpdateSliceInPlace):
+ *   the kernel's index space is the UPDATE's dims (the fusion computes the
+ *   update), its one output is the operand-shaped result, stored at the
+ *   identity map plus, per dim j, a start offset read from a 0-d integer
+ *   input (once per kernel call) and clamped to [0, buf.dims[j] - dims[j]]
+ *   (the spec's clamp). The output normally IS the operand's buffer (the
+ *   runtime binds it there: in place, nothing else is written); when it is
+ *   not (the runtime could not share it), the kernel first copies the
+ *   operand's elements outside the update box into it: tile t of T copies
+ *   rows [R t / T, R (t+1) / T) of the operand (R rows of its last dim),
+ *   skipping the box, so the copy and the update's stores never touch the
+ *   same element and no ordering between tiles is needed. Both buffers are
+ *   may_alias. An emitter prints the clamped starts, the conditional copy
+ *   at the top of each tile, and the offsets in the store's address; the
+ *   rest is an elementwise kernel. Only on a kernel of one output, no
+ *   reduction dims, rank >= 1 and the map the identity over the index
+ *   space (lower_fusion makes it from a fusion whose root is a
+ *   dynamic_update_slice; kernel_check_schedule checks it).
+ *
  * - Buffers (`kernel_buffer`): element type and dims of each input/output,
  *   and the IR value it stands for (`value`: the runtime binds buffers by
  *   it; a non-splat constant in a fusion is an input whose `literal` holds
@@ -198,6 +218,13 @@ typedef struct kernel_output {
   kernel_map map;             /* over the kept (parallel) index variables */
   uint32_t value;             /* body instruction stored */
   uint32_t stage;             /* the MAP stage that stores it */
+  /* An update in place (see the top, Dynamic-update outputs): input
+   * dus_operand - 1 is the buffer the output is updated from (0: none, an
+   * ordinary output); dim j of the store is offset by the value of 0-d
+   * integer input dus_start[j] - 1 (0: by nothing) clamped to
+   * [0, buf.dims[j] - dims[j]]. */
+  uint32_t dus_operand;
+  uint32_t dus_start[KERNEL_MAX_RANK];
 } kernel_output;
 
 #define KERNEL_MAX_STAGES 16
@@ -380,6 +407,12 @@ bool kernel_tiles_rows(const kernel *k, uint32_t buffer, int64_t *rows_per_tile)
  * A row kernel whose output and an input are both flat rows may write the
  * output over that input (executable_cpu.c, inplace_input). */
 bool kernel_tiles_flat_rows(const kernel *k, uint32_t buffer);
+/* Whether output `o` is a dynamic-update output (dus_operand: see the top). */
+static inline bool kernel_output_dus(const kernel_output *o) { return o->dus_operand != 0; }
+/* Whether some output of k is one (such a kernel stores at run-time offsets:
+ * no row tiling facts hold for it). */
+bool kernel_has_dus(const kernel *k);
+
 /* Checks the schedule and the stages against the rules above (tiles in
  * [1, dim], reduction dims unsplit and not thread dims, lanes only on
  * REDUCE stages with an identity, stage ranges contiguous, instructions

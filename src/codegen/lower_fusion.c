@@ -842,6 +842,71 @@ static bool output_map(const kernel *k, const hlo_type *t, kernel_map *m) {
   return d == k->rank;
 }
 
+/* A fusion whose root (its one output) is a dynamic_update_slice: XLA's
+ * in-place DUS fusion (kernel.h, Dynamic-update outputs). The index space
+ * is the update's; the update is lowered as an elementwise kernel's value
+ * and stored into the operand-shaped output at the clamped start indices.
+ * The operand and the start indices must come from outside the fusion
+ * (inputs: the operand is not loaded unless an op of the update reads it,
+ * in which case the runtime does not write in place). */
+static hlo_status lower_dus(lower_ctx *c, const hlo_value *const *outs, uint32_t no,
+                            const char *name, kernel **out) {
+  const hlo_op *dus = outs[0]->def;
+  if (no != 1) return unimpl(dus, "a dynamic_update_slice root with other outputs");
+  if (dus->num_operands < 2 || dus->num_operands != 2 + dus->operands[0]->type->rank)
+    return status_at(HLO_INVALID_ARGUMENT, &dus->loc, "%s: bad operands", short_name(dus));
+  for (uint32_t i = 0; i < c->num_ops; i++)
+    if (c->ops[i]->opcode == OP_REDUCE) return unimpl(dus, "a dynamic_update_slice root with reduces");
+  const hlo_value *opnd = dus->operands[0], *upd = dus->operands[1];
+  const hlo_type *ot = opnd->type, *ut = upd->type;
+  HLO_TRY(check_type(dus, ot, &dus->loc));
+  HLO_TRY(check_type(dus, ut, &dus->loc));
+  HLO_TRY(check_type(dus, outs[0]->type, &dus->loc));
+  if (ot->rank < 1 || ut->rank != ot->rank || ut->dtype != ot->dtype ||
+      outs[0]->type->dtype != ot->dtype)
+    return unimpl(dus, "this dynamic_update_slice (rank 0, or types that differ)");
+  for (uint32_t j = 0; j < ot->rank; j++)
+    if (ut->dims[j] < 1 || ut->dims[j] > ot->dims[j] || outs[0]->type->dims[j] != ot->dims[j])
+      return unimpl(dus, "a dynamic_update_slice of an empty or too large update");
+  for (uint32_t i = 0; i < dus->num_operands; i++)
+    if (i != 1 && dus->operands[i]->def && dus->operands[i]->def->opcode != OP_CONSTANT &&
+        in_fusion(c, dus->operands[i]->def))
+      return unimpl(dus, "a dynamic_update_slice whose operand or start index is computed in the fusion");
+  HLO_TRY(kernel_create(name, ut->rank, ut->dims, &dus->loc, &c->k));
+  uint32_t base, starts[KERNEL_MAX_RANK];
+  HLO_TRY(input_of(c, opnd,
+                   opnd->def && opnd->def->opcode == OP_CONSTANT ? op_attr(opnd->def, "value") : NULL,
+                   &base));
+  for (uint32_t j = 0; j < ot->rank; j++) {
+    const hlo_value *sv = dus->operands[2 + j];
+    if (sv->type->kind != TYPE_TENSOR || sv->type->rank != 0 || !dtype_is_int(sv->type->dtype))
+      return unimpl(dus, "start indices that are not integer scalars");
+    const hlo_attr *lit = sv->def && sv->def->opcode == OP_CONSTANT ? op_attr(sv->def, "value") : NULL;
+    HLO_TRY(input_of(c, sv, lit, &starts[j]));
+  }
+  kernel *b = NULL;
+  hlo_status st = new_builder(c, KSTAGE_MAP, &b);
+  if (!st) c->cur = b;
+  kernel_map id = kernel_map_identity(ut->rank);
+  uint32_t v = 0, s;
+  if (!st) st = gen(c, upd, &id, -1, &v);
+  if (!st) st = kernel_add_output(b, ot->dtype, ot->rank, ot->dims, outs[0], &id, v);
+  if (!st) st = finish_stage(c, b, &s);
+  kernel_destroy(b);
+  c->cur = NULL;
+  HLO_TRY(st);
+  kernel_output *o = &c->k->outputs[0];
+  o->dus_operand = base + 1;
+  for (uint32_t j = 0; j < ot->rank; j++) o->dus_start[j] = starts[j] + 1;
+  o->buf.may_alias = true;
+  c->k->inputs[base].may_alias = true;
+  kernel_schedule_default(c->k, 0);
+  HLO_TRY(kernel_check_schedule(c->k));
+  *out = c->k;
+  c->k = NULL;
+  return NULL;
+}
+
 /* Lowers the fusion; `pre` (num_pre): REDUCE stages made first, in order
  * (a first lowering's stages: so that a value computed by a REDUCE stage is
  * there, for a temporary, before a later stage needs it). */
@@ -854,6 +919,7 @@ static hlo_status lower(lower_ctx *c, const hlo_value *const *outs, uint32_t no,
       return status_at(HLO_INVALID_ARGUMENT, &outs[i]->loc,
                        "lower_fusion: output %u is not made by an op of the fusion", i);
   const hlo_op *first = outs[0]->def;
+  if (first->opcode == OP_DYNAMIC_UPDATE_SLICE) return lower_dus(c, outs, no, name, out);
   /* the index space: the first output's shape, or the reduced operand's when
    * it is a reduce; with reduces, the trailing dims matching their reduced
    * dims are the row */

@@ -80,7 +80,26 @@
  * backend sees fusions and the ops it must run itself (dot, convolution,
  * gather, other reduces, ...).
  * Rule 3 is conservative for slice and concatenate, which do not recompute
- * (a refinement for later). */
+ * (a refinement for later).
+ *
+ * Rule 6, IN-PLACE DYNAMIC-UPDATE-SLICE (XLA's loop fusion with a DUS root,
+ * CanEmitFusedDynamicUpdateSliceInPlace): a dynamic_update_slice (rank >=
+ * 1, integer scalar start indices, a non-empty update) whose update is made
+ * in the block by a CHEAP, EXPENSIVE or LAYOUT op starts a "loop" group as
+ * its root; only its update's producers join it (rules 1-4 over the
+ * update's index space), never the producers of its operand or start
+ * indices (they stay inputs), nor an op reading the operand (the kernel
+ * never loads it: the in-place question is then exactly a
+ * dynamic_update_slice's). A DUS that nothing joins stays unfused (a plain
+ * copy, STEP_DUS), and such groups take no part in row merging. The kernel
+ * (lower_fusion) runs over the update and stores into the operand-shaped
+ * result at the clamped starts; the runtime binds that result to the
+ * operand's buffer by the rule it uses for dynamic_update_slice
+ * (executable_cpu_buffers.c, merge_buffers / plan_carried, through the
+ * kernel step's `inplace`), and where it cannot, the kernel copies the
+ * operand into the result first (codegen/kernel.h, Dynamic-update
+ * outputs): the fusion is formed whatever buffer assignment decides later
+ * (a while body's carried stack is in place or not per run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,13 +320,44 @@ static void add_candidates(block_ctx *c, uint32_t j, int32_t g, uint32_t *pendin
   }
 }
 
+/* Rule 6 (see the header): whether ops[i] is a dynamic_update_slice that
+ * may be the root of a fusion computing its update in place. */
+static bool dus_root(const block_ctx *c, uint32_t i) {
+  const hlo_op *op = c->ops[i];
+  if (op->opcode != OP_DYNAMIC_UPDATE_SLICE || op->num_results != 1 || op->num_operands < 3 ||
+      !kernel_type(op->results[0].type))
+    return false;
+  const hlo_type *ot = op->operands[0]->type, *ut = op->operands[1]->type;
+  if (!kernel_type(ot) || !kernel_type(ut) || ot->rank < 1 || ut->rank != ot->rank ||
+      op->num_operands != 2 + ot->rank || ut->dtype != ot->dtype ||
+      type_num_elements(ut) < 1)
+    return false;
+  for (uint32_t j = 2; j < op->num_operands; j++) {
+    const hlo_type *t = op->operands[j]->type;
+    if (t->kind != TYPE_TENSOR || t->rank != 0 || !dtype_is_int(t->dtype)) return false;
+  }
+  /* the update is made here by an op that may join (not an argument, a
+   * dot's result or a reduce: then the DUS alone is a plain copy) */
+  int64_t u = op_index(c, op->operands[1]->def);
+  if (u < 0 || c->group[u] >= 0) return false;
+  fusion_role r = (fusion_role)c->role[u];
+  return r == FUSION_CHEAP || r == FUSION_EXPENSIVE || r == FUSION_LAYOUT;
+}
+
 /* Rules 1-4 for candidate ops[j] of group g, whose index space has `space`
- * elements. */
+ * elements (and rule 6 for a group whose root is a dynamic_update_slice). */
 static bool may_join(const block_ctx *c, uint32_t j, int32_t g, int64_t space) {
   const hlo_op *op = c->ops[j];
   fusion_role r = (fusion_role)c->role[j];
   if (c->group[j] >= 0 || (r != FUSION_CHEAP && r != FUSION_EXPENSIVE && r != FUSION_LAYOUT))
     return false;
+  const hlo_op *root = c->ops[c->roots[g]];
+  if (root->opcode == OP_DYNAMIC_UPDATE_SLICE) {
+    for (uint32_t i = 0; i < root->num_operands; i++)
+      if (i != 1 && root->operands[i]->def == op) return false; /* operand, starts: inputs */
+    for (uint32_t i = 0; i < op->num_operands; i++)
+      if (op->operands[i] == root->operands[0]) return false; /* no load of the operand */
+  }
   if (r == FUSION_EXPENSIVE && type_num_elements(op->results[0].type) < space) return false;
   if (c->flat[j] && (r == FUSION_LAYOUT || op->opcode == OP_IOTA)) return false;
   return consumers_in(c, j, g);
@@ -339,7 +389,8 @@ static bool generator_op(const block_ctx *c, uint32_t j, int depth) {
 static hlo_status form_groups(block_ctx *c) {
   for (uint32_t i = c->n; i-- > 0;) {
     fusion_role r = (fusion_role)c->role[i];
-    if (c->group[i] >= 0 || r == FUSION_NO || r == FUSION_CONSTANT) continue;
+    bool dus = r == FUSION_NO && c->group[i] < 0 && dus_root(c, i);
+    if (c->group[i] >= 0 || ((r == FUSION_NO) && !dus) || r == FUSION_CONSTANT) continue;
     int32_t g = (int32_t)c->num_groups++;
     c->roots[g] = i;
     c->group[i] = g;
@@ -351,9 +402,17 @@ static hlo_status form_groups(block_ctx *c) {
     c->cand[i] = g;
     const hlo_op *root = c->ops[i];
     int64_t space = type_num_elements(r == FUSION_REDUCE ? root->operands[0]->type
-                                                         : root->results[0].type);
+                                      : dus                ? root->operands[1]->type
+                                                           : root->results[0].type);
     uint32_t pending = 0, size = 1;
-    add_candidates(c, i, g, &pending);
+    if (dus) { /* only the update's producers (rule 6) */
+      uint32_t u = (uint32_t)op_index(c, root->operands[1]->def);
+      c->cand[u] = g;
+      c->flat[u] = 0;
+      pending = 1;
+    } else {
+      add_candidates(c, i, g, &pending);
+    }
     for (uint32_t j = i; pending && j-- > 0;) {
       if (c->cand[j] != g) continue;
       pending--;
@@ -365,6 +424,11 @@ static hlo_status form_groups(block_ctx *c) {
       c->group[j] = g;
       size++;
       add_candidates(c, j, g, &pending);
+    }
+    if (dus && size == 1) { /* nothing joined: the DUS stays a plain copy */
+      c->group[i] = c->cand[i] = -1;
+      c->cand[op_index(c, root->operands[1]->def)] = -1; /* g is the next group's number */
+      c->num_groups--;
     }
   }
   return NULL;
@@ -493,6 +557,9 @@ static uint32_t union_outputs(block_ctx *c, int32_t u, const uint32_t *members, 
 static bool try_merge(block_ctx *c, int32_t a, int32_t b, uint32_t *members,
                       const hlo_value **outs, const hlo_op **ops) {
   if (!c->gred[a] && !c->gred[b]) return false;
+  if (c->ops[c->roots[a]]->opcode == OP_DYNAMIC_UPDATE_SLICE ||
+      c->ops[c->roots[b]]->opcode == OP_DYNAMIC_UPDATE_SLICE)
+    return false; /* rule 6: an in-place update is a loop fusion of its own */
   int32_t save = c->uf[a];
   c->uf[a] = b; /* tentatively */
   uint32_t n = union_members(c, a, b, members);

@@ -485,6 +485,20 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
   s.op = where;
   s.kernel = b->nks;
   s.inplace = inplace_input(k);
+  /* an in-place dynamic_update_slice fusion (kernel.h, Dynamic-update
+   * outputs): its output may share the operand's buffer exactly where a
+   * dynamic_update_slice's would (buffer assignment applies the one rule
+   * of STEP_DUS through `inplace`: merge_buffers, plan_carried); elsewhere
+   * the kernel copies the operand in first. Never over another input (the
+   * stores land at run-time offsets), nor over an operand the kernel also
+   * loads (the fusion pass keeps such readers out: rule 6). */
+  if (kernel_has_dus(k)) {
+    uint32_t base = k->outputs[0].dus_operand - 1;
+    bool loaded = false;
+    for (uint32_t i = 0; i < k->num_body; i++)
+      loaded |= k->body[i].kind == KI_LOAD && k->body[i].input == base;
+    s.inplace = loaded || k->inputs[base].literal ? -1 : (int32_t)base;
+  }
   s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
   s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
   if (!s.in || !s.out) st = cpu_oom();

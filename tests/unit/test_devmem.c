@@ -633,7 +633,9 @@ static const char *scan_text =
 
 TEST(while_scan_slices_and_updates_on_the_device) {
   agree_on_boxes("scan_single", scan_text, &devmem_single, 1, 2 * 9 * 2);
-  agree_on_boxes("scan_fused", scan_text, &devmem_fused, 1, 2 * 9 * 2);
+  /* fused: the update is the root of its producers' kernel (fusion.c rule 6,
+   * in place): only the dynamic_slice is a box */
+  agree_on_boxes("scan_fused", scan_text, &devmem_fused, 1, 2 * 9);
 }
 
 /* Counted copies: a dynamic_slice / dynamic_update_slice program (and the
@@ -701,7 +703,8 @@ TEST(copy_steps_move_only_arguments_and_indices) {
                (unsigned long long)bytes, (unsigned long long)boxes);
       /* the float arguments in (the i32 index is read on the host: never
        * uploaded), a granule per small download; results stay put */
-      CHECK(boxes >= 2);
+      /* (the dynamic_update_slice is its update's kernel: fusion.c rule 6) */
+      CHECK(boxes >= 1);
       CHECK(bytes <= cases[c].arg_bytes + cases[c].max_small * 64);
       CHECK(copies <= 2 + cases[c].max_small);
       for (int r = 0; got && r < cases[c].nout; r++) {

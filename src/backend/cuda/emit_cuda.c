@@ -524,6 +524,15 @@ static cuda_plan reg_row_plan(const kernel *k) {
 static cuda_plan plan_of(const kernel *k) {
   cuda_plan p = {FORM_CSTYLE, 1, 1, 1, 1, 0};
   if (k->rank < 1) return p;
+  /* a dynamic-update output (kernel.h) in chunks only when its rows are
+   * whole (no start along the last dim: every chunk stays aligned) */
+  for (uint32_t oi = 0; oi < k->num_outputs; oi++) {
+    const kernel_output *out = &k->outputs[oi];
+    if (kernel_output_dus(out) &&
+        (k->num_reduce_dims || out->buf.rank != k->rank ||
+         out->buf.dims[k->rank - 1] != k->dims[k->rank - 1]))
+      return p;
+  }
   if (!k->num_reduce_dims) {
     int64_t V = k->sched.tile[k->rank - 1];
     if (k->sched.num_thread_dims == k->rank && V > 1 && V <= 16 && k->dims[k->rank - 1] % V == 0) {
@@ -787,6 +796,44 @@ static void vp_declare_chunk_stores(const vprint *v, uint32_t s, const char *ind
                 v->p.V);
 }
 
+/* Dynamic-update outputs (kernel.h; plan_of: whole rows): the clamped
+ * starts, the operand's elements outside the update box copied in first
+ * when the output is not the operand's buffer (a grid-stride loop over
+ * the operand, apart from the update's stores: no ordering needed), then
+ * the output pointer moved to the box's first element, so that the
+ * stores (the identity map over the operand's strides) land in the box. */
+static void vp_dus_outputs(const vprint *v) {
+  const kernel *k = v->k;
+  strbuf *o = v->o;
+  for (uint32_t oi = 0; oi < k->num_outputs; oi++) {
+    const kernel_output *out = &k->outputs[oi];
+    if (!kernel_output_dus(out)) continue;
+    cstyle_print_dus_starts(o, k, oi);
+    uint32_t r = out->buf.rank, base = out->dus_operand - 1;
+    long long total = 1;
+    for (uint32_t j = 0; j < r; j++) total *= (long long)out->buf.dims[j];
+    sb_printf(o, "  if ((const void *)out%u != (const void *)in%u) {\n", oi, base);
+    sb_printf(o, "    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < %lldLL; "
+                 "e += (int64_t)gridDim.x * blockDim.x) {\n", total);
+    sb_puts(o, "      int64_t q = e;\n      bool box = true;\n");
+    for (uint32_t j = r; j-- > 0;) {
+      long long D = (long long)out->buf.dims[j], U = (long long)k->dims[j];
+      sb_printf(o, "      { const int64_t c = q %% %lldLL; q /= %lldLL; ", D, D);
+      if (out->dus_start[j])
+        sb_printf(o, "box = box && c >= o%us%u && c < o%us%u + %lldLL; }\n", oi, j, oi, j, U);
+      else sb_printf(o, "box = box && c < %lldLL; }\n", U);
+    }
+    sb_printf(o, "      if (!box) out%u[e] = in%u[e];\n    }\n  }\n", oi, base);
+    sb_printf(o, "  out%u += 0", oi);
+    long long stride = 1;
+    for (uint32_t j = r; j-- > 0;) {
+      if (out->dus_start[j]) sb_printf(o, " + o%us%u * %lldLL", oi, j, stride);
+      stride *= (long long)out->buf.dims[j];
+    }
+    sb_puts(o, ";\n");
+  }
+}
+
 /* The signature, the buffer pointers and hlo_al. */
 static hlo_status vp_open(const vprint *v, const char *what) {
   const kernel *k = v->k;
@@ -827,6 +874,7 @@ static hlo_status vp_open(const vprint *v, const char *what) {
     if (!cstyle_compute_type(k->temps[t].dtype))
       return status_at(HLO_UNIMPLEMENTED, &k->loc, "kernel %s: element type %s", k->name,
                        hlo_dtype_name(k->temps[t].dtype));
+  vp_dus_outputs(v);
   /* 16-byte loads and stores only when every buffer is 16-byte aligned
    * (device allocations are; a uniform test, else element accesses) */
   sb_puts(o, "  const bool hlo_al = ((0ull");
