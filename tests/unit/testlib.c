@@ -299,12 +299,15 @@ bool tl_backends_agree(const char *name, const char *text, const hlo_compile_opt
                        unsigned ulp_mask, double ulps, uint64_t seed, runtime_cpu_stats *stats,
                        bool *skipped) {
   if (skipped) *skipped = false;
-  hlo_compile_options dflt = {.backend = HLO_BACKEND_CPU};
+  /* never tiered: a tiered compile's first runs may be the interpreter's
+   * (docs/tiered.md), and this compares the native code with it */
+  hlo_compile_options co = cpu ? *cpu : (hlo_compile_options){.backend = HLO_BACKEND_CPU};
+  co.no_tiering = true;
   hlo_module *m = NULL;
   hlo_executable *ei = NULL, *ec = NULL;
   hlo_status st = hlo_module_parse(name, text, strlen(text), &m);
   if (!st) st = hlo_executable_create(m, NULL, HLO_BACKEND_INTERP, &ei);
-  if (!st) st = hlo_executable_compile(m, NULL, cpu ? cpu : &dflt, &ec);
+  if (!st) st = hlo_executable_compile(m, NULL, &co, &ec);
   if (st && hlo_status_code_of(st) == HLO_UNAVAILABLE) {
     printf("%s: skipped (%s)\n", name, hlo_status_message(st));
     hlo_status_free(st);

@@ -168,7 +168,8 @@ bool tl_piece_has(const char *text, size_t begin, size_t end, const char *word);
 
 /* THE way a unit test compares the CPU backend with the interpreter: parses
  * `text` (errors located in `name`), makes an interpreter executable and a
- * CPU one with options `cpu` (NULL: the defaults), runs both twice (the
+ * CPU one with options `cpu` (NULL: the defaults; never tiered, so both
+ * runs are the native code's), runs both twice (the
  * second run reuses the executables) on the same random inputs from `seed`
  * (floats uniform in [-2, 2), integers 0..8) and compares each result: bit
  * for bit, unless bit k of `ulp_mask` is set, then within `ulps` units in
