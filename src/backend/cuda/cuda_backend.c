@@ -95,28 +95,6 @@ static void start_fail(hlo_status_code code, const char *fmt, ...) {
   start_code = code;
 }
 
-/* The first module load of a process costs ~10 ms beyond its own work
- * on the H200 (the driver's set-up: measured 2026-12-03, a warm
- * compile's "cc" stage 11 ms for the first program a process compiles,
- * 0.9-2.1 ms for the next ones, bench/results/gpu.md): made once here, at
- * device start, with a one-kernel module (its cubin from the kernel
- * cache after the first process: nvrtc_compile_cached), so that no
- * compile (a cache hit above all) pays it. A failure is ignored (the
- * compile that needs the driver reports it); HLO_CUDA_WARMUP=0 skips it. */
-static void warm_up(const cuda_device_state *s) {
-  const char *e = getenv("HLO_CUDA_WARMUP");
-  if (e && e[0] == '0') return;
-  void *cubin = NULL;
-  size_t len = 0;
-  static const char src[] = "extern \"C\" __global__ void hlo_warm_up(int *p) { if (p) *p = 0; }\n";
-  hlo_status st = nvrtc_compile_cached(src, "hlo_warm_up.cu", s->cc_major * 10 + s->cc_minor,
-                                       &cubin, &len);
-  CUmodule mod = NULL;
-  if (!st && s->cu->cuModuleLoadData(&mod, cubin) == CUDA_SUCCESS) (void)s->cu->cuModuleUnload(mod);
-  hlo_status_free(st);
-  free(cubin);
-}
-
 static void start(void) {
   const cuda_driver_api *cu = NULL;
   hlo_status st = cuda_driver_load(&cu);
@@ -202,7 +180,6 @@ static void start(void) {
   const char *nv = nvrtc_version_text();
   snprintf(s.target, sizeof s.target, "cuda sm_%d%d %s %s", s.cc_major, s.cc_minor, s.name,
            nv ? nv : "nvrtc ?");
-  warm_up(&s);
   state = s;
   start_code = HLO_OK;
 }
