@@ -227,15 +227,15 @@ static bool has_value(const hlo_value *const *vs, uint32_t n, const hlo_value *v
   return false;
 }
 
-/* Adds to vs the values defined outside `top` that the regions of `op`
- * (top itself or an op nested in it) read. */
-static hlo_status captured_of(const hlo_op *top, const hlo_op *op, const hlo_value ***vs,
-                              uint32_t *n, uint32_t *cap) {
+/* Adds to vs[first..) the values defined outside `top` that the regions
+ * of `op` (top itself or an op nested in it) read, each once. */
+static hlo_status captured_of(const hlo_op *top, const hlo_op *op, uint32_t first,
+                              const hlo_value ***vs, uint32_t *n, uint32_t *cap) {
   for (uint32_t r = 0; r < op->num_regions; r++)
     for (const hlo_op *o = op->regions[r].block.first; o; o = o->next) {
       for (uint32_t i = 0; i < o->num_operands; i++) {
         const hlo_value *v = o->operands[i];
-        if (defined_inside(v, top) || has_value(*vs, *n, v)) continue;
+        if (defined_inside(v, top) || has_value(*vs + first, *n - first, v)) continue;
         if (*n == *cap) {
           uint32_t nc = *cap * 2 + 4;
           const hlo_value **nv = realloc(*vs, nc * sizeof *nv);
@@ -245,13 +245,16 @@ static hlo_status captured_of(const hlo_op *top, const hlo_op *op, const hlo_val
         }
         (*vs)[(*n)++] = v;
       }
-      HLO_TRY(captured_of(top, o, vs, n, cap));
+      HLO_TRY(captured_of(top, o, first, vs, n, cap));
     }
   return NULL;
 }
 
 hlo_status cpu_captured(const hlo_op *op, const hlo_value ***vs, uint32_t *n, uint32_t *cap) {
-  return captured_of(op, op, vs, n, cap);
+  /* a value that is also an operand is listed again: a while's init value
+   * the body reads directly must not become (or be taken over as) the
+   * loop's state buffer (merge_while_state, run_while's steals) */
+  return captured_of(op, op, *n, vs, n, cap);
 }
 
 hlo_status cpu_make_constant(cpu_exec *x, const hlo_value *v) {

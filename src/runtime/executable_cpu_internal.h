@@ -221,8 +221,10 @@ hlo_status cpu_oom(void);
 double cpu_now_ms(void);
 /* Bytes of a static tensor value (0 for tokens, tuples, dynamic shapes). */
 int64_t cpu_value_bytes(const hlo_value *v);
-/* Adds to vs[0..*n) (growing it) every value that the nested regions of
- * `op` read and that is defined outside `op` (its captured values), once. */
+/* Appends to vs[0..*n) (growing it) every value that the nested regions
+ * of `op` read and that is defined outside `op` (its captured values),
+ * once each, also one already in vs[0..*n) (an operand the regions read
+ * directly too: then listed twice, as an operand and as captured). */
 HLO_MUST_USE hlo_status cpu_captured(const hlo_op *op, const hlo_value ***vs, uint32_t *n,
                                      uint32_t *cap);
 

@@ -125,7 +125,9 @@ static void *fixed_ptr(fixed_loop *L, const hlo_value *v, int p) {
     return L->slot[p][v->index];
   }
   if (x->consts[v->id]) return x->consts[v->id]->data;
-  if (v->def->opcode == OP_CONSTANT) { /* a constant a region returns: made once */
+  if (v->def->opcode == OP_CONSTANT && x->home[v->id] != HOME_ARENA) {
+    /* a constant a region returns: made once (a large splat filled at run
+     * time, STEP_FILL, lies in the arena: below) */
     hlo_status st = cpu_make_constant(x, v);
     if (st || !x->consts[v->id]) {
       hlo_status_free(st);
