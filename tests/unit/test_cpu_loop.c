@@ -40,6 +40,15 @@ static bool agree(const char *name, const char *text, uint64_t *runs) {
 #define FIXED(runs) ((runs) == UINT64_MAX || (runs) == 2)
 #define STEPWISE(runs) ((runs) == UINT64_MAX || (runs) == 0)
 
+/* The cond region of a loop over the counter %i: while %i < n (a
+ * decimal literal), then the body's opening. */
+#define COND_I_BELOW(n)                                                                         \
+  "    cond {\n"                                                                                \
+  "      %n = stablehlo.constant dense<" #n "> : tensor<i32>\n"                                \
+  "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n" \
+  "      stablehlo.return %g : tensor<i1>\n"                                                    \
+  "    } do {\n"
+
 /* Collatz from arg + 1 (1..9): a data-dependent exit, two scalar carried
  * values made anew each iteration. */
 static const char *collatz =
@@ -82,11 +91,7 @@ static const char *fori =
     "    -> (tensor<8xf32>, tensor<8xf32>, tensor<i32>) {\n"
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %r:3 = stablehlo.while(%i = %z, %acc = %x, %ww = %w) : tensor<i32>, tensor<8xf32>, tensor<8xf32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<5> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(5)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %m = stablehlo.multiply %acc, %ww : tensor<8xf32>\n"
@@ -111,11 +116,7 @@ static const char *swap =
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %r:6 = stablehlo.while(%i = %z, %a = %x, %b = %y, %s = %x, %t = %y, %c = %x)\n"
     "      : tensor<i32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<3> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(3)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %u = stablehlo.add %a, %b : tensor<4xf32>\n"
@@ -140,11 +141,7 @@ static const char *gemm =
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %x1 = stablehlo.reshape %x : (tensor<16x16xf32>) -> tensor<256xf32>\n"
     "  %r:2 = stablehlo.while(%i = %z, %a = %x1) : tensor<i32>, tensor<256xf32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<4> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(4)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %m = stablehlo.reshape %a : (tensor<256xf32>) -> tensor<16x16xf32>\n"
@@ -171,11 +168,7 @@ static const char *scan =
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %f0 = stablehlo.constant dense<0.0> : tensor<6x8xf32>\n"
     "  %r:3 = stablehlo.while(%i = %z, %h = %h0, %ys = %f0) : tensor<i32>, tensor<8xf32>, tensor<6x8xf32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<6> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(6)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
     "      %row = stablehlo.dynamic_slice %xs, %i, %c0, sizes = [1, 8] :\n"
@@ -205,11 +198,7 @@ static const char *known_trips =
     "func.func @main(%x: tensor<3xi32>) -> tensor<3xi32> {\n"
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %r:2 = stablehlo.while(%i = %z, %a = %x) : tensor<i32>, tensor<3xi32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<7> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(7)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %b = stablehlo.broadcast_in_dim %i, dims = [] : (tensor<i32>) -> tensor<3xi32>\n"
@@ -236,11 +225,7 @@ static const char *init_also_captured =
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %init = stablehlo.multiply %x, %x : tensor<1024xf32>\n"
     "  %r:2 = stablehlo.while(%a = %init, %i = %z) : tensor<1024xf32>, tensor<i32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<3> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(3)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %s = stablehlo.add %a, %init : tensor<1024xf32>\n"
@@ -263,11 +248,7 @@ static const char *body_fill =
     "func.func @main(%x: tensor<1x128xf32>) -> tensor<1x128xf32> {\n"
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %r:2 = stablehlo.while(%a = %x, %i = %z) : tensor<1x128xf32>, tensor<i32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<4> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(4)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
@@ -295,11 +276,7 @@ static const char *with_sort =
     "func.func @main(%x: tensor<5xf32>) -> tensor<5xf32> {\n"
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %r:2 = stablehlo.while(%i = %z, %a = %x) : tensor<i32>, tensor<5xf32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<2> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(2)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %n = stablehlo.negate %a : tensor<5xf32>\n"
@@ -326,11 +303,7 @@ static const char *big_state =
     "func.func @main(%x: tensor<300000xf32>) -> tensor<300000xf32> {\n"
     "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
     "  %r:2 = stablehlo.while(%i = %z, %a = %x) : tensor<i32>, tensor<300000xf32>\n"
-    "    cond {\n"
-    "      %n = stablehlo.constant dense<2> : tensor<i32>\n"
-    "      %g = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-    "      stablehlo.return %g : tensor<i1>\n"
-    "    } do {\n"
+    COND_I_BELOW(2)
     "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
     "      %i1 = stablehlo.add %i, %one : tensor<i32>\n"
     "      %a1 = stablehlo.multiply %a, %a : tensor<300000xf32>\n"

@@ -219,10 +219,63 @@ TEST(dus_fusion_not_in_place) {
   CHECK_EQ_INT(cs.copies, 0);
 }
 
+/* The kernel of the first two ops of `text` (the update's producer, then
+ * the dynamic_update_slice) lowered as one fusion named `kname`: yours
+ * with *m (free the module after the kernel); NULL (checked) on an error. */
+static kernel *lower_dus_text(const char *file, const char *text, const char *kname,
+                              hlo_module_ir **m) {
+  hlo_status st = NULL;
+  *m = tl_parse_text(file, text, TL_VERIFY, &st);
+  CHECK(*m != NULL);
+  if (!*m) {
+    hlo_status_print(st, stderr);
+    hlo_status_free(st);
+    return NULL;
+  }
+  const hlo_block *b = &(*m)->funcs->body.block;
+  const hlo_op *ops[2] = {b->first, b->first->next};
+  const hlo_value *outs[1] = {&ops[1]->results[0]};
+  kernel *k = NULL;
+  st = lower_fusion(ops, 2, outs, 1, kname, &k);
+  CHECK(!st && k);
+  hlo_status_free(st);
+  return k;
+}
+
+/* k scheduled and printed for CUDA: the source holds each of want[0..n),
+ * and NVRTC (where it loads) compiles it for sm_90. */
+static void cuda_prints_and_compiles(const char *test, kernel *k, const char *kname,
+                                     const char *const *want, int n) {
+  cuda_schedule(k);
+  const kernel *ks[1] = {k};
+  strbuf src = {0};
+  hlo_status st = cuda_emit_module(ks, &kname, 1, &src);
+  CHECK(!st && src.data);
+  hlo_status_free(st);
+  for (int i = 0; i < n && src.data; i++) {
+    if (!strstr(src.data, want[i])) fprintf(stderr, "  %s: no \"%s\" in the source\n", test, want[i]);
+    CHECK(strstr(src.data, want[i]) != NULL);
+  }
+  hlo_status ls = src.data ? nvrtc_load() : NULL;
+  if (ls) {
+    printf("%s: NVRTC skipped: %s\n", test, hlo_status_message(ls));
+    hlo_status_free(ls);
+  } else if (src.data) {
+    void *cubin = NULL;
+    size_t len = 0;
+    hlo_status cs = nvrtc_compile(src.data, kname, 90, &cubin, &len);
+    if (cs) fprintf(stderr, "%s\n%s\n", hlo_status_message(cs), src.data);
+    CHECK(!cs);
+    hlo_status_free(cs);
+    free(cubin);
+  }
+  sb_free(&src);
+}
+
 /* The kernel of a DUS fusion: the update's index space, its output the
- * operand's shape with clamped dynamic starts; printed for C and CUDA by
- * the one printer (cstyle; the CUDA emitter's own vector forms are not used
- * for it) and compiled by NVRTC where it is present. */
+ * operand's shape with clamped dynamic starts; an update of part of the
+ * last dim is printed for C and CUDA by the one printer (cstyle) and
+ * compiled by NVRTC where it is present. */
 TEST(dus_kernel_prints_for_c_and_cuda) {
   const char *text =
       "func.func @main(%s: tensor<6x4x8xbf16>, %u: tensor<2x4x4xbf16>, %i: tensor<i32>,\n"
@@ -233,21 +286,9 @@ TEST(dus_kernel_prints_for_c_and_cuda) {
       "       -> tensor<6x4x8xbf16>\n"
       "  return %r : tensor<6x4x8xbf16>\n"
       "}\n";
-  hlo_status st = NULL;
-  hlo_module_ir *m = tl_parse_text("k.mlir", text, TL_VERIFY, &st);
-  CHECK(m != NULL);
-  if (!m) {
-    hlo_status_print(st, stderr);
-    hlo_status_free(st);
-    return;
-  }
-  const hlo_block *b = &m->funcs->body.block;
-  const hlo_op *ops[2] = {b->first, b->first->next};
-  const hlo_value *outs[1] = {&ops[1]->results[0]};
-  kernel *k = NULL;
-  st = lower_fusion(ops, 2, outs, 1, "dus", &k);
-  CHECK(!st && k);
-  if (!st && k) {
+  hlo_module_ir *m = NULL;
+  kernel *k = lower_dus_text("k.mlir", text, "dus_k", &m);
+  if (k) {
     CHECK_EQ_INT(k->rank, 3);
     CHECK_EQ_INT(k->dims[0], 2);
     CHECK_EQ_INT(k->dims[2], 4);
@@ -263,31 +304,9 @@ TEST(dus_kernel_prints_for_c_and_cuda) {
     kernel_print(k, &pr);
     CHECK(pr.data && strstr(pr.data, "update of in0 at starts ["));
     sb_free(&pr);
-    cuda_schedule(k);
-    const char *name = "dus_k";
-    const kernel *ks[1] = {k};
-    strbuf src = {0};
-    st = cuda_emit_module(ks, &name, 1, &src);
-    CHECK(!st);
-    CHECK(src.data && strstr(src.data, "o0s0") && strstr(src.data, "!= (const void *)in0"));
-    if (!st && src.data) {
-      hlo_status ls = nvrtc_load();
-      if (ls) {
-        printf("dus_kernel_prints_for_c_and_cuda: NVRTC skipped: %s\n", hlo_status_message(ls));
-        hlo_status_free(ls);
-      } else {
-        void *cubin = NULL;
-        size_t len = 0;
-        hlo_status cs = nvrtc_compile(src.data, "dus.cu", 90, &cubin, &len);
-        if (cs) fprintf(stderr, "%s\n%s\n", hlo_status_message(cs), src.data);
-        CHECK(!cs);
-        hlo_status_free(cs);
-        free(cubin);
-      }
-    }
-    sb_free(&src);
+    static const char *const want[] = {"o0s0", "!= (const void *)in0"};
+    cuda_prints_and_compiles("dus_kernel_prints_for_c_and_cuda", k, "dus_k", want, 2);
   }
-  hlo_status_free(st);
   kernel_destroy(k);
   module_free(m);
 }
@@ -305,46 +324,13 @@ TEST(dus_kernel_of_whole_rows_prints_in_chunks) {
       "       -> tensor<6x4x8xf32>\n"
       "  return %r : tensor<6x4x8xf32>\n"
       "}\n";
-  hlo_status st = NULL;
-  hlo_module_ir *m = tl_parse_text("rows.mlir", text, TL_VERIFY, &st);
-  CHECK(m != NULL);
-  if (!m) {
-    hlo_status_print(st, stderr);
-    hlo_status_free(st);
-    return;
+  hlo_module_ir *m = NULL;
+  kernel *k = lower_dus_text("rows.mlir", text, "dus_rows", &m);
+  if (k) {
+    static const char *const want[] = {"hlo_vst", "out0 += 0 + o0s2 * 1LL + o0s1 * 8LL + o0s0 * 32LL",
+                                       "!= (const void *)in0"};
+    cuda_prints_and_compiles("dus_kernel_of_whole_rows_prints_in_chunks", k, "dus_rows", want, 3);
   }
-  const hlo_block *b = &m->funcs->body.block;
-  const hlo_op *ops[2] = {b->first, b->first->next};
-  const hlo_value *outs[1] = {&ops[1]->results[0]};
-  kernel *k = NULL;
-  st = lower_fusion(ops, 2, outs, 1, "dus_rows", &k);
-  CHECK(!st && k);
-  if (!st && k) {
-    cuda_schedule(k);
-    const char *name = "dus_rows";
-    const kernel *ks[1] = {k};
-    strbuf src = {0};
-    st = cuda_emit_module(ks, &name, 1, &src);
-    CHECK(!st);
-    CHECK(src.data && strstr(src.data, "hlo_vst") && strstr(src.data, "out0 += 0 + o0s2 * 1LL + o0s1 * 8LL + o0s0 * 32LL") &&
-          strstr(src.data, "!= (const void *)in0"));
-    hlo_status ls = src.data ? nvrtc_load() : NULL;
-    if (ls) {
-      printf("dus_kernel_of_whole_rows_prints_in_chunks: NVRTC skipped: %s\n",
-             hlo_status_message(ls));
-      hlo_status_free(ls);
-    } else if (src.data) {
-      void *cubin = NULL;
-      size_t len = 0;
-      hlo_status cs = nvrtc_compile(src.data, "dus_rows.cu", 90, &cubin, &len);
-      if (cs) fprintf(stderr, "%s\n%s\n", hlo_status_message(cs), src.data);
-      CHECK(!cs);
-      hlo_status_free(cs);
-      free(cubin);
-    }
-    sb_free(&src);
-  }
-  hlo_status_free(st);
   kernel_destroy(k);
   module_free(m);
 }
