@@ -215,6 +215,15 @@ __attribute__((always_inline)) static inline void *value_data(const cpu_exec *x,
   return NULL;
 }
 
+/* A step's error st located at its op, noting "in the thunk of OP", when
+ * it carries no location yet (a backend's or library's error); st as is
+ * otherwise (NULL: NULL). */
+static inline hlo_status cpu_step_error(hlo_status st, const step *s) {
+  if (st && !status_loc(st))
+    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
+  return st;
+}
+
 /* HLO_RESOURCE_EXHAUSTED "out of memory". */
 hlo_status cpu_oom(void);
 /* Milliseconds of a monotonic clock. */

@@ -289,12 +289,7 @@ static hlo_status run_fixed(cpu_exec *x, const fixed_step *f, uint32_t n, int p)
     if (q->kind == STEP_KERNEL) st = x->be->launch(x->mod, q->kernel, b);
     else if (q->kind == STEP_GEMM) st = cpu_run_gemm(x, q, b);
     else st = cpu_run_copy(q, b);
-    if (st) {
-      if (!status_loc(st))
-        st = status_note(status_locate(st, &q->op->loc), "in the thunk of %s",
-                         op_name(q->op->opcode));
-      return st;
-    }
+    if (st) return cpu_step_error(st, q);
   }
   return NULL;
 }

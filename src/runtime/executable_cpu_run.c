@@ -211,9 +211,7 @@ static __attribute__((noinline)) hlo_status run_device_copy(cpu_exec *x, const s
     st = cpu_dev_out(x, owner, bufs[s->nin], cpu_dev_value_bytes(x, v), &bufs[s->nin]);
   }
   if (!st) st = cpu_run_copy_on_backend(x->be, s, host, bufs);
-  if (st && !status_loc(st))
-    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
-  return st;
+  return cpu_step_error(st, s);
 }
 
 /* run_native_step on a device backend (x->dev), its host buffers found
@@ -247,9 +245,7 @@ static __attribute__((noinline)) hlo_status run_device_step(cpu_exec *x, const s
   if (!st) st = native_call(x, s, bufs, scratch);
   for (uint32_t i = 0; i < s->nout && !st && !dev; i++)
     st = cpu_dev_host_out(x, bufs[s->nin + i], cpu_dev_value_bytes(x, s->out[i]));
-  if (st && !status_loc(st))
-    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
-  return st;
+  return cpu_step_error(st, s);
 }
 
 /* Calls step s's kernel, library call or data movement on bufs (scratch:
@@ -328,9 +324,7 @@ static hlo_status run_native_step(cpu_exec *x, const step *s, void **bufs, tenso
   }
   if (!st && s->kind == STEP_SORT) st = x->be->sort(s->sort, bufs, bufs + s->nin);
   if (!st && s->kind >= STEP_DSLICE) st = cpu_run_copy(s, bufs);
-  if (st && !status_loc(st))
-    st = status_note(status_locate(st, &s->op->loc), "in the thunk of %s", op_name(s->op->opcode));
-  return st;
+  return cpu_step_error(st, s);
 }
 
 static void release_all(tensor **t, uint32_t n) {
