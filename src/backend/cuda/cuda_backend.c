@@ -155,6 +155,20 @@ static void start(void) {
     what = "cuMemPoolSetAttribute";
     r = cu->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
   }
+  /* The pool's first allocation in a process costs ~11 ms on the H200 (the
+   * driver sets the pool up; the next ones 0.01-0.04 ms: measured
+   * 2026-12-03 with timing marks, bench/results/gpu.md). It is made here,
+   * with the context's own set-up (~240 ms), instead of inside the first
+   * compile of the process, whose warm (cache hit) compile is ~1 ms
+   * otherwise. The block goes back to the pool, which keeps its memory
+   * (release threshold: never). */
+  if (!r) {
+    CUdeviceptr first = 0;
+    what = "cuMemAllocAsync";
+    r = cu->cuMemAllocAsync(&first, 256, s.stream);
+    if (!r) what = "cuMemFreeAsync", r = cu->cuMemFreeAsync(first, s.stream);
+    if (!r) what = "cuStreamSynchronize", r = cu->cuStreamSynchronize(s.stream);
+  }
   if (r) {
     start_fail(HLO_UNAVAILABLE, "the cuda backend could not open CUDA device 0: %s: %s", what,
                cuda_result_text(cu, r, buf, sizeof buf));
