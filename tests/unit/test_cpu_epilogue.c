@@ -307,10 +307,14 @@ TEST(batched_not_merged_when_a_tile_spans_matrices) {
 
 TEST(chained_gemm_on_the_epilogue_rows) {
   static const char *texts[] = {ATTN(1, 300, 48), ATTN(3, 200, 40), ATTN(1, 5, 3),
-                                ATTN(2, 129, 64)};
+                                ATTN(2, 129, 64), ATTN(1, 512, 64)};
   /* the first product's multiply-adds against CHAIN_MIN_WORK (128^3):
-   * 300*300*48, 3*200*200*40, 5*5*3 (one block: not chained), 2*129*129*64 */
-  static const int chained[] = {1, 1, 0, 1};
+   * 300*300*48, 3*200*200*40, 5*5*3 (one block: not chained), 2*129*129*64,
+   * 512*512*64; in the last, each block's second product (128x64x512 on
+   * two threads) is itself over CPU_GEMM_SPLIT: made inside a block of the
+   * split first product, it is one library call (gemm.c, in_split), not
+   * split again */
+  static const int chained[] = {1, 1, 0, 1, 1};
   for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
     runtime_cpu_stats cs = {0};
     bool skipped = false;

@@ -413,8 +413,28 @@ static void run_blocks(void *ctx, int64_t begin, int64_t end) {
 #endif
 }
 
+/* Whether this thread is running blocks of a split product (run_split).
+ * A product made meanwhile (the second product of a chain, run by the
+ * first's epilogue on each block of rows: executable_cpu_epilogue.c) runs
+ * on this thread whatever its split, as the pool runs nested calls inline;
+ * split into row blocks it would only pack its shared operand once a
+ * block (attention's chained P V: V packed 4 times per block of 256 rows;
+ * a large B costs the rate: the panel table of bench/BLAS.md). So it is
+ * one library call a matrix. (On naive_attention_1024x64, where V is 256
+ * KiB, the two cost the same within noise: 1.26-1.30 ms for P V in 256-
+ * and 64-row calls, one thread, 2026-12-03.) */
+static _Thread_local bool in_split;
+
+static void run_split(void *ctx, int64_t begin, int64_t end) {
+  bool was = in_split;
+  in_split = true;
+  run_blocks(ctx, begin, end);
+  in_split = was;
+}
+
 /* Chooses p's split and runs it: on the calling thread when hlo's pool has
- * one thread or the whole product is under CPU_GEMM_SPLIT multiply-adds
+ * one thread, the thread is running a block of a split product already
+ * (in_split), or the whole product is under CPU_GEMM_SPLIT multiply-adds
  * (one call a matrix), else over the pool in about
  * CPU_GEMM_CHUNKS_PER_THREAD blocks a thread (one when a single matrix's
  * shared operand is large: gemm.h): a matrix a block when the batch has
@@ -428,7 +448,7 @@ static void prod_run(prod *p) {
   atomic_init(&p->status, 0);
   atomic_init(&p->no_memory, 0);
   double work = (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
-  if (threads < 2 || work < (double)CPU_GEMM_SPLIT) {
+  if (threads < 2 || in_split || work < (double)CPU_GEMM_SPLIT) {
     p->per = 1, p->block = dim;
     run_blocks(p, 0, p->batch);
     return;
@@ -444,7 +464,7 @@ static void prod_run(prod *p) {
   block = (block + CPU_GEMM_UNIT - 1) / CPU_GEMM_UNIT * CPU_GEMM_UNIT;
   if (block > dim) block = dim;
   p->per = (dim + block - 1) / block, p->block = block;
-  thread_pool_parallel_for(pool, p->batch * p->per, 0, run_blocks, p);
+  thread_pool_parallel_for(pool, p->batch * p->per, 0, run_split, p);
 }
 
 void cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
