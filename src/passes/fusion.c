@@ -51,6 +51,23 @@
  *      whose index map needs div/mod; splits and unit dims are affine).
  *      "Read through" is per group: a producer rejected by one group for
  *      it starts its own group unmarked.
+ *   7. a CHEAP producer of two or more operands, read through a broadcast
+ *      that adds elements, stays out when joining would cut its cone in
+ *      two or more places: its cone is it and the fusible ops all of whose
+ *      uses are in the cone (what only it reads); were it to join, the
+ *      group would take the cone ops reached from it through ops it may
+ *      take (CHEAP, LAYOUT, EXPENSIVE ones passing rule 3) and read each
+ *      other cone op they use (a reduce, an EXPENSIVE op rule 3 rejects)
+ *      as a result of another fusion made for it alone. Left out, it
+ *      starts its own group with them (joined by row merging when one is
+ *      a reduce), which has the one result. moe_layer on the CUDA
+ *      pipeline: the GELU's last multiply, x * (0.5 * (1 + tanh(..))),
+ *      read by a reduce through a broadcast (a strength-reduced dot),
+ *      joined that reduce, and the row fusion making x and the tanh had
+ *      both as results: two 24x8x32 buffers live at once instead of one
+ *      (XLA keeps the whole GELU in one fusion). Recomputing a cheap op
+ *      per broadcast element is fine when it saves a buffer; it is not
+ *      when it costs one.
  * Then ROW MERGING (rule 5; XLA's GPU emitters fuse a softmax the same way,
  * as one "diamond chain"): a group whose results are read by other groups
  * joins one of them (the first, in block order of their members, that
@@ -243,6 +260,10 @@ typedef struct block_ctx {
   int32_t *group;      /* group per op, -1: none */
   int32_t *cand;       /* the group whose candidate the op is, -1: none */
   uint8_t *flat;       /* candidate read through a reshape that merges dims */
+  uint8_t *bcast;      /* candidate read through a broadcast that adds elements */
+  uint32_t *cone;      /* rule 7: the cone_cut call whose cone holds the op */
+  uint8_t *cone_in;    /* rule 7: the op would join with that call's op */
+  uint32_t cone_gen;
   uint32_t *roots;     /* group -> root op index (the last member, after row merging) */
   uint32_t num_groups;
   int32_t *uf;         /* row merging: group -> its representative (union-find) */
@@ -307,16 +328,21 @@ static bool affine_reshape(const hlo_op *op) {
 static void add_candidates(block_ctx *c, uint32_t j, int32_t g, uint32_t *pending) {
   const hlo_op *op = c->ops[j];
   bool through_flat = c->flat[j] || (op->opcode == OP_RESHAPE && !affine_reshape(op));
+  bool through_bcast =
+      c->bcast[j] || (op->opcode == OP_BROADCAST_IN_DIM &&
+                      type_num_elements(op->results[0].type) >
+                          type_num_elements(op->operands[0]->type));
   uint32_t nops = op->opcode == OP_REDUCE ? 1 : op->num_operands; /* the init is a constant */
   for (uint32_t i = 0; i < nops; i++) {
     int64_t k = op_index(c, op->operands[i]->def);
     if (k < 0) continue;
     if (c->cand[k] != g) {
       c->cand[k] = g;
-      c->flat[k] = 0;
+      c->flat[k] = c->bcast[k] = 0;
       ++*pending;
     }
     c->flat[k] |= through_flat;
+    c->bcast[k] |= through_bcast;
   }
 }
 
@@ -344,9 +370,53 @@ static bool dus_root(const block_ctx *c, uint32_t i) {
   return r == FUSION_CHEAP || r == FUSION_EXPENSIVE || r == FUSION_LAYOUT;
 }
 
-/* Rules 1-4 for candidate ops[j] of group g, whose index space has `space`
- * elements (and rule 6 for a group whose root is a dynamic_update_slice). */
-static bool may_join(const block_ctx *c, uint32_t j, int32_t g, int64_t space) {
+/* How far back (in ops) rule 7 looks for the ops that only ops[j] uses. */
+#define CONE_WINDOW 512
+
+/* Rule 7 (see the header): the number of values that group g would read
+ * from other fusions made for ops[j] alone, were ops[j] to join g. The
+ * cone of ops[j] is it and the fusible ops of the block all of whose uses
+ * are in the cone (what a group rooted at ops[j] would take, rule 3
+ * aside); its ops that g could take (CHEAP, LAYOUT, EXPENSIVE ones at
+ * least as large as g's `space`) reached from ops[j] through such ops are
+ * g's if ops[j] joins, and each other cone op they read (a reduce, or an
+ * expensive op rule 3 leaves out) is then a result of another fusion that
+ * only g reads. */
+static uint32_t cone_cut(block_ctx *c, uint32_t j, int64_t space) {
+  uint32_t stamp = ++c->cone_gen;
+  c->cone[j] = stamp; /* in the cone */
+  c->cone_in[j] = 1;  /* and g's were ops[j] to join */
+  uint32_t cut = 0;
+  uint32_t lo = j > CONE_WINDOW ? j - CONE_WINDOW : 0;
+  for (uint32_t k = j; k-- > lo;) {
+    fusion_role r = (fusion_role)c->role[k];
+    if (r != FUSION_CHEAP && r != FUSION_EXPENSIVE && r != FUSION_LAYOUT && r != FUSION_REDUCE)
+      continue;
+    const hlo_op *op = c->ops[k];
+    bool all = true, any = false, read_in = false;
+    for (uint32_t q = 0; q < op->num_results && all; q++) {
+      uint32_t nu = 0;
+      const use_ref *u = use_index_uses(c->ui, &op->results[q], &nu);
+      for (uint32_t t = 0; t < nu && all; t++) {
+        int64_t a = op_index(c, ancestor_in_block(c, u[t].user));
+        if (a < 0 || c->cone[a] != stamp) all = false;
+        else any = true, read_in |= c->cone_in[a];
+      }
+    }
+    if (!all || !any) continue;
+    c->cone[k] = stamp;
+    bool joinable = r == FUSION_CHEAP || r == FUSION_LAYOUT ||
+                    (r == FUSION_EXPENSIVE && type_num_elements(op->results[0].type) >= space);
+    c->cone_in[k] = read_in && joinable;
+    if (read_in && !joinable) cut++;
+  }
+  return cut;
+}
+
+/* Rules 1-4 and 7 for candidate ops[j] of group g, whose index space has
+ * `space` elements (and rule 6 for a group whose root is a
+ * dynamic_update_slice). */
+static bool may_join(block_ctx *c, uint32_t j, int32_t g, int64_t space) {
   const hlo_op *op = c->ops[j];
   fusion_role r = (fusion_role)c->role[j];
   if (c->group[j] >= 0 || (r != FUSION_CHEAP && r != FUSION_EXPENSIVE && r != FUSION_LAYOUT))
@@ -360,6 +430,8 @@ static bool may_join(const block_ctx *c, uint32_t j, int32_t g, int64_t space) {
   }
   if (r == FUSION_EXPENSIVE && type_num_elements(op->results[0].type) < space) return false;
   if (c->flat[j] && (r == FUSION_LAYOUT || op->opcode == OP_IOTA)) return false;
+  if (c->bcast[j] && r == FUSION_CHEAP && op->num_operands >= 2 && cone_cut(c, j, space) >= 2)
+    return false;
   return consumers_in(c, j, g);
 }
 
@@ -398,7 +470,7 @@ static hlo_status form_groups(block_ctx *c) {
      * read through a merging reshape as a (rejected) candidate of an
      * earlier group (a stale bit kept the causal mask's iotas and the
      * broadcasts of softmax's row values out of their consumers) */
-    c->flat[i] = 0;
+    c->flat[i] = c->bcast[i] = 0;
     c->cand[i] = g;
     const hlo_op *root = c->ops[i];
     int64_t space = type_num_elements(r == FUSION_REDUCE ? root->operands[0]->type
@@ -408,7 +480,7 @@ static hlo_status form_groups(block_ctx *c) {
     if (dus) { /* only the update's producers (rule 6) */
       uint32_t u = (uint32_t)op_index(c, root->operands[1]->def);
       c->cand[u] = g;
-      c->flat[u] = 0;
+      c->flat[u] = c->bcast[u] = 0;
       pending = 1;
     } else {
       add_candidates(c, i, g, &pending);
@@ -844,14 +916,17 @@ static hlo_status fuse_block(hlo_module_ir *m, use_index *ui, hlo_block *b, uint
   c.group = xmalloc(c.n * sizeof *c.group);
   c.cand = xmalloc(c.n * sizeof *c.cand);
   c.flat = xcalloc(c.n, 1);
+  c.bcast = xcalloc(c.n, 1);
+  c.cone = xcalloc(c.n, sizeof *c.cone);
+  c.cone_in = xcalloc(c.n, 1);
   c.roots = xmalloc(c.n * sizeof *c.roots);
   c.uf = xmalloc(c.n * sizeof *c.uf);
   c.gred = xcalloc(c.n, 1);
   c.head = xmalloc(c.n * sizeof *c.head);
   c.next = xmalloc(c.n * sizeof *c.next);
   hlo_status st = NULL;
-  if (!c.ops || !c.role || !c.group || !c.cand || !c.flat || !c.roots || !c.uf || !c.gred ||
-      !c.head || !c.next)
+  if (!c.ops || !c.role || !c.group || !c.cand || !c.flat || !c.bcast || !c.cone || !c.cone_in ||
+      !c.roots || !c.uf || !c.gred || !c.head || !c.next)
     st = oom();
   uint32_t i = 0;
   for (hlo_op *op = b->first; op && !st; op = op->next, i++) {
@@ -889,6 +964,9 @@ static hlo_status fuse_block(hlo_module_ir *m, use_index *ui, hlo_block *b, uint
   free(c.group);
   free(c.cand);
   free(c.flat);
+  free(c.bcast);
+  free(c.cone);
+  free(c.cone_in);
   free(c.roots);
   ptrmap_free(&c.index);
   return st;

@@ -274,19 +274,33 @@ hlo_status cpu_make_constant(cpu_exec *x, const hlo_value *v) {
 
 static hlo_status push_step(builder *b, const step *s);
 
+/* Whether constant `v`, read as a buffer by a step of the current
+ * program, is filled at run time (need_constant): a large splat defined in
+ * this program's block, or (`fusion` not NULL) in the body of that fusion
+ * of the block (the operand of a dynamic-update-slice fusion, copied in
+ * by the fusion pass: rule 6). */
+static bool filled_at_run_time(const builder *b, const hlo_value *v, const hlo_op *fusion) {
+  const hlo_block *pb = b->x->progs[b->prog].block;
+  if (!v->def || v->def->opcode != OP_CONSTANT || v->def->num_results != 1) return false;
+  if (!splat_constant(v) || cpu_value_bytes(v) < FILL_MIN_BYTES ||
+      hlo_dtype_size(v->type->dtype) > 16)
+    return false;
+  return v->def->parent == pb || (fusion && fusion->parent == pb && fusion->num_regions == 1 &&
+                                  v->def->parent == &fusion->regions[0].block);
+}
+
 /* Constant `v` for a step of the current program that reads it as a
- * buffer: a large splat defined in this program's block becomes a
- * STEP_FILL placed before that step (once), so its memory is an arena
- * slot live only while it is read, and a while loop that carries it
+ * buffer: a large splat defined in this program's block (or in `fusion`'s
+ * body: filled_at_run_time) becomes a STEP_FILL placed before that step
+ * (once), so its memory is an arena slot live only while it is read, and
+ * a while loop that carries it (or a dynamic_update_slice, plain or fused)
  * writes over it instead of copying it each run; any other constant is
  * made now (cpu_make_constant). */
-static hlo_status need_constant(builder *b, const hlo_value *v) {
+static hlo_status need_constant_in(builder *b, const hlo_value *v, const hlo_op *fusion) {
   cpu_exec *x = b->x;
   if (!v->def || v->def->opcode != OP_CONSTANT || v->def->num_results != 1) return NULL;
   if (v->id < x->nvals && b->filled[v->id]) return NULL;
-  if (!splat_constant(v) || cpu_value_bytes(v) < FILL_MIN_BYTES ||
-      hlo_dtype_size(v->type->dtype) > 16 || v->def->parent != x->progs[b->prog].block)
-    return cpu_make_constant(x, v);
+  if (!filled_at_run_time(b, v, fusion)) return cpu_make_constant(x, v);
   step s;
   memset(&s, 0, sizeof s);
   s.kind = STEP_FILL;
@@ -303,6 +317,10 @@ static hlo_status need_constant(builder *b, const hlo_value *v) {
   b->filled[v->id] = true;
   x->stats.fills++;
   return NULL;
+}
+
+static hlo_status need_constant(builder *b, const hlo_value *v) {
+  return need_constant_in(b, v, NULL);
 }
 
 /* need_constant for each of vs[0..n) (the inputs of a step that reads
@@ -494,13 +512,22 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
    * of STEP_DUS through `inplace`: merge_buffers, plan_carried); elsewhere
    * the kernel copies the operand in first. Never over another input (the
    * stores land at run-time offsets), nor over an operand the kernel also
-   * loads (the fusion pass keeps such readers out: rule 6). */
+   * loads (the fusion pass keeps such readers out: rule 6). An operand
+   * that is a splat constant (copied into the fusion) is filled at run
+   * time into an arena slot, as a plain dynamic_update_slice's is
+   * (need_constant: STEP_FILL), and updated there in place; any other
+   * constant is made at compile time, never written: the kernel copies it. */
+  int32_t fill_base = -1;
   if (kernel_has_dus(k)) {
     uint32_t base = k->outputs[0].dus_operand - 1;
     bool loaded = false;
     for (uint32_t i = 0; i < k->num_body; i++)
       loaded |= k->body[i].kind == KI_LOAD && k->body[i].input == base;
-    s.inplace = loaded || k->inputs[base].literal ? -1 : (int32_t)base;
+    const hlo_value *bv = k->inputs[base].value;
+    const hlo_value *ov = bv ? outer_value(fusion, bv, false) : NULL;
+    bool fill = ov && k->inputs[base].literal && filled_at_run_time(b, ov, fusion);
+    s.inplace = loaded || (k->inputs[base].literal && !fill) ? -1 : (int32_t)base;
+    if (fill && !loaded) fill_base = (int32_t)base;
   }
   s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
   s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
@@ -512,7 +539,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
       st = status_at(HLO_INTERNAL, &where->loc, "kernel input %u stands for no value", i);
       break;
     }
-    st = need_constant(b, ov);
+    st = need_constant_in(b, ov, (int32_t)i == fill_base ? fusion : NULL);
     s.in[s.nin++] = ov;
   }
   for (uint32_t i = 0; i < k->num_outputs && !st; i++) {

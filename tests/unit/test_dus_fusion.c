@@ -351,4 +351,117 @@ TEST(dus_fusion_on_device_memory) {
   }
 }
 
+/* A DUS of a computed [3,32,8] update into a splat constant [64,32,16]
+ * (128 KiB: filled at run time, FILL_MIN_BYTES) at starts %i (0..8), 0
+ * and K (clamped past 8); `after`: its result is read by one more op (a
+ * temporary), else returned. */
+static char *dus_splat_program(const char *t, const char *splat, int k, bool after) {
+  static const char fmt[] =
+      "func.func @main(%%u: tensor<3x32x8x%s>, %%i: tensor<i32>) -> tensor<64x32x16x%s> {\n"
+      "  %%z = stablehlo.constant dense<%s> : tensor<64x32x16x%s>\n"
+      "  %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %%ck = stablehlo.constant dense<%d> : tensor<i32>\n"
+      "  %%v = stablehlo.multiply %%u, %%u : tensor<3x32x8x%s>\n"
+      "  %%w = stablehlo.subtract %%v, %%u : tensor<3x32x8x%s>\n"
+      "  %%r = stablehlo.dynamic_update_slice %%z, %%w, %%i, %%c0, %%ck :\n"
+      "       (tensor<64x32x16x%s>, tensor<3x32x8x%s>, tensor<i32>, tensor<i32>, tensor<i32>)\n"
+      "       -> tensor<64x32x16x%s>\n"
+      "%s"
+      "}\n";
+  char tail[256];
+  if (after)
+    snprintf(tail, sizeof tail,
+             "  %%o = stablehlo.multiply %%r, %%r : tensor<64x32x16x%s>\n"
+             "  return %%o : tensor<64x32x16x%s>\n", t, t);
+  else
+    snprintf(tail, sizeof tail, "  return %%r : tensor<64x32x16x%s>\n", t);
+  char *p = malloc(4096);
+  if (p) snprintf(p, 4096, fmt, t, t, splat, t, k, t, t, t, t, t, tail);
+  return p;
+}
+
+/* The same in a while body: each iteration updates a fresh splat (filled
+ * in the body) and adds it to the carried sum. */
+static const char *dus_splat_loop =
+    "func.func @main(%x: tensor<2x32x16xf32>) -> tensor<64x32x16xf32> {\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %s0 = stablehlo.constant dense<0.0> : tensor<64x32x16xf32>\n"
+    "  %r:3 = stablehlo.while(%i = %c0, %s = %s0, %h = %x) : tensor<i32>, tensor<64x32x16xf32>,\n"
+    "      tensor<2x32x16xf32>\n"
+    "   cond {\n"
+    "    %n = stablehlo.constant dense<5> : tensor<i32>\n"
+    "    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    stablehlo.return %p : tensor<i1>\n"
+    "  } do {\n"
+    "    %z0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "    %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "    %seven = stablehlo.constant dense<7> : tensor<i32>\n"
+    "    %f = stablehlo.constant dense<-0.5> : tensor<64x32x16xf32>\n"
+    "    %h2 = stablehlo.negate %h : tensor<2x32x16xf32>\n"
+    "    %m = stablehlo.multiply %h2, %h : tensor<2x32x16xf32>\n"
+    "    %at = stablehlo.multiply %i, %seven : tensor<i32>\n"
+    "    %u = stablehlo.dynamic_update_slice %f, %m, %at, %z0, %z0 :\n"
+    "       (tensor<64x32x16xf32>, tensor<2x32x16xf32>, tensor<i32>, tensor<i32>, tensor<i32>)\n"
+    "       -> tensor<64x32x16xf32>\n"
+    "    %s2 = stablehlo.add %s, %u : tensor<64x32x16xf32>\n"
+    "    %i2 = stablehlo.add %i, %one : tensor<i32>\n"
+    "    stablehlo.return %i2, %s2, %h2 : tensor<i32>, tensor<64x32x16xf32>, tensor<2x32x16xf32>\n"
+    "  }\n"
+    "  return %r#1 : tensor<64x32x16xf32>\n"
+    "}\n";
+
+/* A fused DUS whose operand is a splat constant (copied into the fusion):
+ * the operand is filled at run time (a STEP_FILL, as for a plain DUS) and
+ * the kernel updates that buffer in place, instead of copying a
+ * compile-time constant of the operand's size into its result at every
+ * call (const_bytes was 131072 + the indices; now only the indices). The
+ * results match the interpreter's. */
+TEST(dus_fusion_over_a_splat_is_in_place) {
+  static const char *const types[] = {"f32", "i32"};
+  static const char *const splats[] = {"1.5", "-3"};
+  static const int ks[] = {4, 8, 100}; /* in range, the last, clamped */
+  for (int t = 0; t < 2; t++)
+    for (int j = 0; j < 3; j++)
+      for (int after = 0; after < 2; after++) {
+        char *p = dus_splat_program(types[t], splats[t], ks[j], after);
+        CHECK(p != NULL);
+        if (!p) return;
+        int plain = 0;
+        CHECK_EQ_INT(fused(p, &plain), 1);
+        CHECK_EQ_INT(plain, 0);
+        runtime_cpu_stats cs;
+        memset(&cs, 0, sizeof cs);
+        bool skipped = false;
+        char name[64];
+        snprintf(name, sizeof name, "dus_splat_%s_%d_%d", types[t], ks[j], after);
+        for (uint64_t seed = 1; seed <= 3 && !skipped; seed++)
+          CHECK(tl_backends_agree(name, p, NULL, 0, 0, seed, &cs, &skipped));
+        free(p);
+        if (skipped) return;
+        CHECK_EQ_INT(cs.copies, 0); /* fused: no STEP_DUS */
+        CHECK_EQ_INT(cs.interp, 0);
+        CHECK_EQ_INT(cs.fills, 1);  /* the operand, filled at run time */
+        CHECK(cs.const_bytes < 1024); /* no 128 KiB compile-time operand */
+        /* the fill is the DUS's result's buffer (in place): nothing else
+         * of 128 KiB in the arena besides the result */
+        CHECK(cs.temp_bytes < 131072);
+      }
+  runtime_cpu_stats cs;
+  memset(&cs, 0, sizeof cs);
+  bool skipped = false;
+  for (uint64_t seed = 1; seed <= 2 && !skipped; seed++)
+    CHECK(tl_backends_agree("dus_splat_loop", dus_splat_loop, NULL, 0, 0, seed, &cs, &skipped));
+  if (skipped) return;
+  CHECK_EQ_INT(cs.copies, 0);
+  CHECK(cs.const_bytes < 1024);
+  static const hlo_compile_options devmem = {.backend = RUNTIME_BACKEND_CPU_DEVMEM,
+                                             .no_cache = true};
+  char *p = dus_splat_program("f32", "1.5", 8, true);
+  for (uint64_t seed = 1; seed <= 2 && !skipped && p; seed++)
+    CHECK(tl_backends_agree("dus_splat_devmem", p, &devmem, 0, 0, seed, NULL, &skipped));
+  free(p);
+  CHECK(tl_backends_agree("dus_splat_loop_devmem", dus_splat_loop, &devmem, 0, 0, 1, NULL,
+                          &skipped));
+}
+
 TEST_MAIN()

@@ -394,4 +394,119 @@ TEST(fusion_result_keeps_the_root_name) {
   module_free(m);
 }
 
+/* Rule 7 (fusion.c): a GELU on a reduce's result, read by a second reduce
+ * through a broadcast (moe_layer on the CUDA pipeline, its expert dots
+ * made multiply-reduces by dot-strength-reduction). The GELU's last
+ * multiply, 0.5 * (1 + tanh(..)) * x, reads both x (the first reduce) and
+ * the tanh, neither of which the second reduce's group may take (a reduce
+ * is only a root; rule 3 keeps the small tanh out); it stays with them, so
+ * the first fusion has the one result, the GELU, not x and the tanh (two
+ * buffers of its size live at once: moe_layer's peak 98560 bytes for
+ * 73984). The second reduce's rows (32) are not the first's (16) and it
+ * reads the GELU transposed (its rows 8x4, not 4x8): no row fusion holds
+ * the GELU and the second reduce, or all three. */
+static const char k_gelu_reduce[] =
+    "func.func @main(%a: tensor<4x8x16xf32>, %b: tensor<8x32xf32>) -> tensor<8x4xf32> {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %s = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [2] :"
+    " (tensor<4x8x16xf32>, tensor<f32>) -> tensor<4x8xf32>\n"
+    "  %c1 = stablehlo.constant dense<0.044715> : tensor<4x8xf32>\n"
+    "  %c2 = stablehlo.constant dense<0.797884583> : tensor<4x8xf32>\n"
+    "  %one = stablehlo.constant dense<1.0> : tensor<4x8xf32>\n"
+    "  %half = stablehlo.constant dense<0.5> : tensor<4x8xf32>\n"
+    "  %s2 = stablehlo.multiply %s, %s : tensor<4x8xf32>\n"
+    "  %s3 = stablehlo.multiply %s2, %s : tensor<4x8xf32>\n"
+    "  %t = stablehlo.multiply %c1, %s3 : tensor<4x8xf32>\n"
+    "  %u = stablehlo.add %s, %t : tensor<4x8xf32>\n"
+    "  %v = stablehlo.multiply %c2, %u : tensor<4x8xf32>\n"
+    "  %th = stablehlo.tanh %v : tensor<4x8xf32>\n"
+    "  %w = stablehlo.add %one, %th : tensor<4x8xf32>\n"
+    "  %h = stablehlo.multiply %half, %w : tensor<4x8xf32>\n"
+    "  %g = stablehlo.multiply %s, %h : tensor<4x8xf32>\n"
+    "  %gb = stablehlo.broadcast_in_dim %g, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4x32xf32>\n"
+    "  %bb = stablehlo.broadcast_in_dim %b, dims = [0, 2] : (tensor<8x32xf32>) -> tensor<8x4x32xf32>\n"
+    "  %m = stablehlo.multiply %gb, %bb : tensor<8x4x32xf32>\n"
+    "  %o = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [2] :"
+    " (tensor<8x4x32xf32>, tensor<f32>) -> tensor<8x4xf32>\n"
+    "  return %o : tensor<8x4xf32>\n}\n";
+
+/* Whether fusion `f`'s body has an op `opc`. */
+static bool body_has(const hlo_op *f, hlo_opcode opc) {
+  for (const hlo_op *op = f->regions[0].block.first; op; op = op->next)
+    if (op->opcode == opc) return true;
+  return false;
+}
+
+TEST(gelu_stays_in_its_producers_fusion) {
+  hlo_module_ir *m = parse(k_gelu_reduce);
+  CHECK(m);
+  if (!m) return;
+  pass_pipeline_options po = {.pipeline = "fusion", .verify_each = true};
+  hlo_status st = pass_pipeline_run(m, &po, NULL);
+  CHECK(!st);
+  hlo_status_free(st);
+  int fusions = 0;
+  const hlo_op *gelu = NULL, *last = NULL;
+  for (const hlo_op *op = m->funcs->body.block.first; op; op = op->next) {
+    if (op->opcode != OP_FUSION) continue;
+    fusions++;
+    if (body_has(op, OP_TANH)) gelu = op;
+    else last = op;
+  }
+  /* the GELU with the first reduce (a row fusion: x is row-level), the
+   * broadcast, multiply and second reduce after it */
+  CHECK_EQ_INT(fusions, 2);
+  CHECK(gelu && last);
+  if (gelu && last) {
+    CHECK_EQ_INT((int)gelu->num_results, 1);          /* the GELU, not x and tanh */
+    CHECK(body_has(gelu, OP_REDUCE));                 /* x's reduce is in it */
+    const hlo_op *ret = gelu->regions[0].block.last;  /* its root: x * (0.5 * ..) */
+    CHECK(ret && ret->num_operands == 1 && ret->operands[0]->def &&
+          ret->operands[0]->def->opcode == OP_MULTIPLY);
+    CHECK(!body_has(last, OP_TANH));
+    CHECK_EQ_INT((int)last->num_operands, 2);         /* %b and the GELU */
+  }
+  module_free(m);
+}
+
+/* Rule 7 leaves alone what only looks like it: an op read through a
+ * broadcast whose operands the consumer's group takes (a multiply of two
+ * broadcast rows, each of them also read elsewhere) still joins it. */
+TEST(broadcast_operand_chain_still_joins) {
+  hlo_module_ir *m = parse(
+      "func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<4x8xf32>) -> "
+      "(tensor<4xf32>, tensor<8xf32>) {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %e = stablehlo.exponential %a : tensor<8xf32>\n"
+      "  %l = stablehlo.log %b : tensor<8xf32>\n"
+      "  %p = stablehlo.multiply %e, %l : tensor<8xf32>\n"
+      "  %q = stablehlo.add %e, %l : tensor<8xf32>\n"
+      "  %pb = stablehlo.broadcast_in_dim %p, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>\n"
+      "  %m = stablehlo.multiply %pb, %c : tensor<4x8xf32>\n"
+      "  %o = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [1] :"
+      " (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  return %o, %q : tensor<4xf32>, tensor<8xf32>\n}\n");
+  CHECK(m);
+  if (!m) return;
+  pass_pipeline_options po = {.pipeline = "fusion", .verify_each = true};
+  hlo_status st = pass_pipeline_run(m, &po, NULL);
+  CHECK(!st);
+  hlo_status_free(st);
+  /* exp and log are read by two groups (results of their own fusions
+   * anyway): the multiply is recomputed in the reduce's fusion */
+  bool joined = false;
+  for (const hlo_op *op = m->funcs->body.block.first; op; op = op->next)
+    if (op->opcode == OP_FUSION && body_has(op, OP_REDUCE))
+      joined = body_has(op, OP_BROADCAST_IN_DIM) && body_has(op, OP_MULTIPLY) &&
+               op->regions[0].block.first->opcode != OP_REDUCE;
+  CHECK(joined);
+  int n = 0;
+  for (const hlo_op *op = m->funcs->body.block.first; op; op = op->next)
+    if (op->opcode == OP_FUSION && body_has(op, OP_REDUCE))
+      for (const hlo_op *x = op->regions[0].block.first; x; x = x->next)
+        n += x->opcode == OP_MULTIPLY;
+  CHECK_EQ_INT(n, 2); /* %p and %m */
+  module_free(m);
+}
+
 TEST_MAIN()
