@@ -37,7 +37,7 @@ OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB := $(BUILD)/libhlo.a
 TOOL_SRCS := $(wildcard tools/*.c tools/builtin/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_DEPS := $(wildcard tests/unit/testlib.c)
+UNIT_DEPS := $(wildcard tests/unit/testlib.c tests/unit/fake_device.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
@@ -73,6 +73,13 @@ $(BUILD)/hlo: $(TOOL_SRCS:%.c=$(BUILD)/%.o) $(LIB)
 TESTLIB := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/unit/testlib.c))
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(filter 1,$(V)),,echo "  LD $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# the graph tests also link the fake device backend (tests/unit/fake_device.h)
+$(BUILD)/tests/test_cuda_graph_%: $(BUILD)/tests/unit/test_cuda_graph_%.o \
+    $(BUILD)/tests/unit/fake_device.o $(TESTLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(filter 1,$(V)),,echo "  LD $@")
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)

@@ -1,9 +1,11 @@
 /* executable_cpu_device_internal.h — the device executable's private
- * types, shared by executable_cpu_device.c (the host mirror, graph
- * recording and replay), executable_cpu_graph_dag.c (a capture as a DAG)
- * and executable_cpu_cond_graph.c (conditional graph nodes: a while
- * without a known trip count, a case / if); the design is
- * the header comment of executable_cpu_device.c. Not for other files. */
+ * types, shared by executable_cpu_device.c (the host mirror),
+ * executable_cpu_graph.c (graph recording and replay),
+ * executable_cpu_graph_dag.c (a capture as a DAG) and
+ * executable_cpu_cond_graph.c (conditional graph nodes: a while without a
+ * known trip count, a case / if); the design is the header comments of
+ * executable_cpu_device.c (device memory) and executable_cpu_graph.c
+ * (graphs). Not for other files. */
 #ifndef HLO_RUNTIME_EXECUTABLE_CPU_DEVICE_INTERNAL_H
 #define HLO_RUNTIME_EXECUTABLE_CPU_DEVICE_INTERNAL_H
 #include "runtime/executable_cpu_internal.h"
@@ -30,7 +32,7 @@ typedef struct dev_entry {
   runmap *gran;
 } dev_entry;
 
-/* ---- graph replay (the design: the header comment) ---- */
+/* ---- graph replay (the design: executable_cpu_graph.c's header comment) ---- */
 
 enum {
   GRAPH_SLOTS = 4,          /* captured graphs kept per executable */
@@ -87,7 +89,7 @@ typedef struct glist {
   uint32_t np, capp;
 } glist;
 
-/* What a run's calls depend on (graph_key): per argument its device
+/* What a run's calls depend on (cpu_dev_graph_key): per argument its device
  * pointer and what the runtime's decisions read of it, the pointer of
  * every graph buffer, the arena's validity. Two runs of an eligible program with the same key
  * make the same calls (the program reads nothing on the host: its steps,
@@ -117,7 +119,7 @@ typedef struct gslot {
 } gslot;
 
 /* A graph buffer: device memory kept across runs for the allocations of
- * deferred runs (graph_buffer). p NULL: handed to a result (its pointer
+ * deferred runs (cpu_dev_graph_buffer). p NULL: handed to a result (its pointer
  * may come back through the pool when the result is released). */
 typedef struct gbuffer {
   void *p;
@@ -240,13 +242,13 @@ typedef struct graph_state {
   uint32_t *knbufs;         /* buffers of each kernel (inputs + outputs), by index */
   uint32_t nk;
   glist calls;              /* the run's recorded calls */
-  gkey key;                 /* the run's key (graph_key) */
+  gkey key;                 /* the run's key (cpu_dev_graph_key) */
   grecipe recipe;           /* its results so far (cpu_dev_result) */
   gslot *launched;          /* the slot this run launched, or NULL */
   gslot *replay;            /* the slot replayed without the steps (cpu_dev_replay) */
   uint32_t nreplayed;       /* results made by cpu_dev_replay_result so far */
   gslot slot[GRAPH_SLOTS];
-  gbuffer *gb;              /* graph buffers (graph_buffer) */
+  gbuffer *gb;              /* graph buffers (cpu_dev_graph_buffer) */
   uint32_t ngb;
   gpool *pool;              /* results' graph buffers given back (NULL: out of memory) */
   void **dfree;             /* frees deferred to the issue */
@@ -291,22 +293,49 @@ struct cpu_dev {
 
 #define GRANULE 64
 
-/* executable_cpu_device.c, for the conditional nodes (each documented at
- * its definition): issues a deferred run's calls (one graph launch, a
- * capture, or one by one); where value v lies in the arena or in a
- * result's allocation (-1: not an arena value) and the host address of
- * such a value in this run; the entry whose host range holds p (-1:
- * none); whether p lies in the host arena; whether host[p, p + bytes) is
- * valid on the device; appending a call to a list, and freeing a list. */
-HLO_MUST_USE hlo_status cpu_dev_graph_flush(cpu_exec *x, bool allow_graph);
+/* executable_cpu_device.c, for the graph files (each documented at its
+ * definition): where value v lies in the arena or in a result's
+ * allocation (-1: not an arena value) and the host address of such a
+ * value in this run; the entry whose host range holds p (-1: none);
+ * whether p lies in the host arena; whether host[p, p + bytes) is valid
+ * on the device; a copy of n bytes between device buffers on be's stream
+ * (copy_box, else be's copy). */
 int64_t cpu_dev_arena_at(const cpu_exec *x, const hlo_value *v, uint32_t *in);
 uint8_t *cpu_dev_temp_host(const cpu_exec *x, const hlo_value *v);
 int64_t cpu_dev_find(const cpu_dev *d, const uint8_t *p);
 bool cpu_dev_in_arena(const cpu_dev *d, const uint8_t *p);
 bool cpu_dev_valid_on_dev(const cpu_dev *d, const uint8_t *p, size_t bytes);
+HLO_MUST_USE hlo_status cpu_dev_copy_d2d(const backend *be, void *dst, const void *src, size_t n);
+
+/* executable_cpu_graph.c, for the conditional nodes (each documented at
+ * its definition): issues a deferred run's calls (one graph launch, a
+ * capture, or one by one); appending a call to a list, and freeing a
+ * list. */
+HLO_MUST_USE hlo_status cpu_dev_graph_flush(cpu_exec *x, bool allow_graph);
 HLO_MUST_USE hlo_status cpu_dev_glist_add(glist *l, const gcall *c, const void *const *p,
                                           uint32_t np);
 void cpu_dev_glist_free(glist *l);
+
+/* executable_cpu_graph.c, for the device memory side (each documented at
+ * its definition): the graph state's start (cpu_dev_create) and end
+ * (cpu_dev_destroy); before a run, whether it may be deferred (the state
+ * reset for it), its key, and its deferral; a deferred run's graph buffer
+ * for an allocation, a device buffer's free (after the deferred calls), a
+ * copy between device buffers (recorded in a deferred run); a graph
+ * buffer handed to a result, and how a result was made noted in a recipe
+ * (RECIPE_NONE: no bytes; RECIPE_BAD: not a graph buffer of its own). */
+enum { RECIPE_NONE = 0xffffffffu, RECIPE_BAD = 0xfffffffeu };
+void cpu_dev_graph_init(cpu_dev *d);
+void cpu_dev_graph_free(cpu_dev *d);
+bool cpu_dev_graph_may_defer(cpu_exec *x);
+void cpu_dev_graph_key(cpu_exec *x, tensor *const *args, uint32_t n);
+void cpu_dev_graph_defer(cpu_exec *x);
+HLO_MUST_USE hlo_status cpu_dev_graph_buffer(cpu_exec *x, size_t bytes, void **out,
+                                             uint32_t *index);
+void cpu_dev_buffer_free(cpu_exec *x, void *p);
+HLO_MUST_USE hlo_status cpu_dev_graph_copy(cpu_exec *x, void *dst, const void *src, size_t n);
+HLO_MUST_USE hlo_status cpu_dev_hand_graph_buffer(cpu_exec *x, tensor *r, uint32_t k, bool hv);
+void cpu_dev_recipe_push(grecipe *r, uint32_t k, bool hv);
 
 /* executable_cpu_cond_graph.c, for the recording: a host read of
  * host[0..bytes) in a deferred run with conditional nodes — *took when it
@@ -317,7 +346,7 @@ void cpu_dev_glist_free(glist *l);
 HLO_MUST_USE hlo_status cpu_dev_cond_pred(cpu_exec *x, uint8_t *host, size_t bytes, bool *took);
 HLO_MUST_USE hlo_status cpu_dev_case_poll(cpu_exec *x, const tensor *result);
 
-/* executable_cpu_device.c, for the DAG capture: one recorded call c (its
+/* executable_cpu_graph.c, for the DAG capture: one recorded call c (its
  * pointers p) enqueued on be; a list issued on be, into the recording when
  * `capture` (conditional nodes through the graph_cond slots), else call by
  * call with conditional nodes run as the eager loop runs. Errors: the

@@ -346,6 +346,9 @@ HLO_MUST_USE hlo_status cpu_dev_begin_run(cpu_exec *x, tensor *const *args, uint
  * bytes are made valid (downloaded). Errors: the backend's copy errors,
  * HLO_RESOURCE_EXHAUSTED. */
 HLO_MUST_USE hlo_status cpu_dev_result(cpu_exec *x, tensor *r);
+
+/* executable_cpu_graph.c: graph replay on the device-memory path (its
+ * header comment has the design). */
 /* After every result went through cpu_dev_result (nres of them): when the
  * run launched a graph and each result was handed a graph buffer of its
  * own, the graph keeps the run's key and how its results were made, so

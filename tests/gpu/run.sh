@@ -6,7 +6,7 @@
 #      package registry: tools/gpu-debs.sh fetches them on a machine that has
 #      one; they are unpacked under /tmp, never over /);
 #   2. the CUDA unit tests (test_cuda_backend: the driver, memory, cuBLASLt
-#      against host references, kernels; test_cuda_graph: the runtime's CUDA
+#      against host references, kernels; test_cuda_graph_*: the runtime's CUDA
 #      graphs and conditional nodes, replayed on the device bit-identical to
 #      eager runs; test_cuda_emit: every kernel op
 #      compiled by NVRTC; test_cuda_rows: row and elementwise kernels against
@@ -77,7 +77,7 @@ count() {  # LABEL LOGFILE: the log's last "N passed, N failed" into the table
 
 # ------------------------------------------------------------------ unit
 if want unit; then
-  for t in test_cuda_backend test_cuda_graph test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy \
+  for t in test_cuda_backend test_cuda_graph_replay test_cuda_graph_cond test_cuda_graph_dag test_cuda_graph_mock test_cuda_emit test_cuda_conv test_cuda_window test_cuda_copy \
            test_cuda_rows test_cuda_sort test_devmem; do
     [ -x "$B/tests/$t" ] || continue
     "$B/tests/$t" >"$OUT/$t.log" 2>&1

@@ -40,7 +40,7 @@
  *     cubin (stats), the dump folder gets kernels.cu, a bad index is an
  *     error.
  * The runtime's CUDA graphs (replay, conditional nodes), on a fake graph
- * backend, the mock driver and a device: test_cuda_graph.c. */
+ * backend, the mock driver and a device: test_cuda_graph_replay.c. */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
