@@ -225,8 +225,9 @@ static hlo_status print_inst(const cstyle_dialect *d, const kernel *k, strbuf *o
                      hlo_dtype_name(in->dtype));
   sb_printf(o, "%sconst %s %s%u = ", indent, ct, pfx, i);
   switch (in->kind) {
-  case KI_PARAM:
-    sb_puts(o, in->input == 0 ? param0 : param1);
+  case KI_PARAM: /* a combiner's accumulator or element; a loop's carried value */
+    if (k->loop.num_carried && l == k->body) sb_printf(o, "c%u", in->input);
+    else sb_puts(o, in->input == 0 ? param0 : param1);
     break;
   case KI_ROW:
     sb_printf(o, "r%u", in->input);
@@ -989,6 +990,40 @@ static hlo_status print_stage(const cstyle_dialect *d, const kernel *k, strbuf *
   return NULL;
 }
 
+/* A LOOP kernel's body (kernel.h, Loops), at one point: the instructions
+ * before the loop, the carried values c0.. as variables, the loop (the
+ * condition, a break when false, the body, the next values), then the
+ * stores. The carried values are assigned after every next value is
+ * computed (those are constants of the iteration), so one may take
+ * another's old value. */
+static hlo_status print_loop(const cstyle_dialect *d, const kernel *k, strbuf *o,
+                             uint32_t level) {
+  const kernel_loop *l = &k->loop;
+  char ind[64], ind2[64];
+  put_indent(ind, sizeof ind, level);
+  put_indent(ind2, sizeof ind2, level + 1);
+  for (uint32_t i = 0; i < l->begin; i++) HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind));
+  for (uint32_t c = 0; c < l->num_carried; c++)
+    sb_printf(o, "%s%s c%u = v%u;\n", ind, cstyle_compute_type(k->body[l->param[c]].dtype), c,
+              l->init[c]);
+  sb_printf(o, "%sfor (;;) {\n", ind);
+  for (uint32_t i = l->begin; i < l->cond_end; i++)
+    HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind2));
+  sb_printf(o, "%sif (!v%u) break;\n", ind2, l->cond);
+  for (uint32_t i = l->cond_end; i < k->num_body; i++)
+    HLO_TRY(print_inst(d, k, o, k->body, i, "v", "", "", ind2));
+  for (uint32_t c = 0; c < l->num_carried; c++) sb_printf(o, "%sc%u = v%u;\n", ind2, c, l->next[c]);
+  sb_printf(o, "%s}\n", ind);
+  for (uint32_t oi = 0; oi < k->num_outputs; oi++) {
+    uint32_t v = k->outputs[oi].value;
+    char val[24];
+    if (v >= l->begin) snprintf(val, sizeof val, "c%u", k->body[v].input);
+    else snprintf(val, sizeof val, "v%u", v);
+    store(o, k, oi, val, ind);
+  }
+  return NULL;
+}
+
 /* Where temporary t starts in the block's dynamic shared memory. */
 static uint64_t temp_offset(const kernel *k, uint32_t t) {
   int64_t row = 1;
@@ -1022,6 +1057,7 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
             k->num_outputs);
   if (k->num_stages > 1) sb_printf(o, ", %u stages", k->num_stages);
   if (k->num_temps) sb_printf(o, ", %u temporaries", k->num_temps);
+  if (k->loop.num_carried) sb_printf(o, ", a while loop of %u carried values", k->loop.num_carried);
   uint32_t maxl = 0;
   for (uint32_t st = 0; st < k->num_stages; st++)
     if (s->reduce_lanes[st] > maxl) maxl = s->reduce_lanes[st];
@@ -1126,7 +1162,9 @@ hlo_status cstyle_emit_kernel(const cstyle_dialect *d, const kernel *k, strbuf *
     opened++;
   }
   hlo_status err = NULL;
-  for (uint32_t st = 0; st < k->num_stages && !err; st++) err = print_stage(d, k, o, st, vary, level);
+  if (k->loop.num_carried) err = print_loop(d, k, o, level);
+  for (uint32_t st = 0; st < k->num_stages && !err && !k->loop.num_carried; st++)
+    err = print_stage(d, k, o, st, vary, level);
   /* the block's threads leave the row together (the temporaries and
    * hlo_red are the next row's) */
   if (spread) sb_printf(o, "%s%s\n", ind, d->barrier);

@@ -434,6 +434,31 @@ bool kernel_tiles_flat_rows(const kernel *k, uint32_t buffer) {
   return any;
 }
 
+/* A LOOP kernel's rules (kernel.h, Loops). */
+static hlo_status check_loop(const kernel *k) {
+  const kernel_loop *l = &k->loop;
+  bool ok = k->rank == 0 && k->num_stages == 1 && k->stages[0].kind == KSTAGE_MAP &&
+            !k->num_temps && l->num_carried <= KERNEL_MAX_LOOP_CARRIED && l->begin <= l->cond_end &&
+            l->cond_end <= k->num_body && l->cond < l->cond_end && k->body[l->cond].dtype == HLO_I1;
+  for (uint32_t i = 0; ok && i < l->num_carried; i++) {
+    const kinst *p = l->param[i] < k->num_body ? &k->body[l->param[i]] : NULL;
+    ok = l->init[i] < l->begin && l->next[i] < k->num_body && p && l->param[i] >= l->begin &&
+         p->kind == KI_PARAM && p->input == i && p->dtype == k->body[l->init[i]].dtype &&
+         p->dtype == k->body[l->next[i]].dtype;
+  }
+  for (uint32_t i = 0; ok && i < k->num_body; i++)
+    if (k->body[i].kind == KI_PARAM)
+      ok = i >= l->begin && k->body[i].input < l->num_carried;
+    else
+      ok = k->body[i].kind == KI_LOAD || k->body[i].kind == KI_CONST || k->body[i].kind == KI_OP;
+  for (uint32_t i = 0; ok && i < k->num_outputs; i++) {
+    uint32_t v = k->outputs[i].value;
+    ok = !kernel_output_dus(&k->outputs[i]) &&
+         (v < l->begin || (v < k->num_body && k->body[v].kind == KI_PARAM));
+  }
+  return ok ? NULL : status_new(HLO_INTERNAL, "kernel %s: the loop breaks its rules", k->name);
+}
+
 hlo_status kernel_check_schedule(const kernel *k) {
   const kernel_schedule *s = &k->sched;
   uint32_t np = k->rank - k->num_reduce_dims;
@@ -518,6 +543,7 @@ hlo_status kernel_check_schedule(const kernel *k) {
       return status_new(HLO_INTERNAL, "kernel %s: reduction lanes need a combiner with an identity",
                         k->name);
   }
+  if (k->loop.num_carried) HLO_TRY(check_loop(k));
   uint32_t rt = s->row_threads;
   if (rt > 1) {
     if ((rt & (rt - 1)) || rt < 32 || rt > 1024 || !k->num_reduce_dims)
@@ -662,6 +688,22 @@ void kernel_print(const kernel *k, strbuf *o) {
       sb_printf(o, " stage%u %s", s, st->kind == KSTAGE_REDUCE ? "reduce" : "map");
       if (k->sched.reduce_lanes[s] > 1) sb_printf(o, " reduce_lanes %u", k->sched.reduce_lanes[s]);
       sb_putc(o, '\n');
+    }
+    if (k->loop.num_carried) {
+      const kernel_loop *l = &k->loop;
+      print_insts(o, "", k->body, 0, l->begin);
+      sb_puts(o, "  loop (");
+      for (uint32_t i = 0; i < l->num_carried; i++)
+        sb_printf(o, "%sp%u = %%%u", i ? ", " : "", i, l->init[i]);
+      sb_puts(o, ") cond:\n");
+      print_insts(o, "", k->body, l->begin, l->cond_end);
+      sb_printf(o, "  while %%%u do:\n", l->cond);
+      print_insts(o, "", k->body, l->cond_end, k->num_body);
+      sb_puts(o, "  next (");
+      for (uint32_t i = 0; i < l->num_carried; i++)
+        sb_printf(o, "%sp%u = %%%u", i ? ", " : "", i, l->next[i]);
+      sb_puts(o, ")\n");
+      continue;
     }
     print_insts(o, "", k->body, st->body_begin, st->body_end);
     if (st->kind == KSTAGE_REDUCE) {

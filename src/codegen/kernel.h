@@ -131,6 +131,24 @@
  *   space (lower_fusion makes it from a fusion whose root is a
  *   dynamic_update_slice; kernel_check_schedule checks it).
  *
+ * - Loops (`loop`, lower_while.c): a LOOP kernel runs a whole
+ *   stablehlo.while whose carried values are all 0-d, in one call: its
+ *   index space is rank 0 (one point), one MAP stage, no temporaries, and
+ *   its body is cut in three: body[0, loop.begin) runs once (the loads of
+ *   the init values and of the values the loop reads from outside it);
+ *   then, while the i1 instruction `loop.cond` (computed by body[begin,
+ *   cond_end)) is true, body[cond_end, num_body) computes the next carried
+ *   values `loop.next[i]`. Carried value i is read by KI_PARAM i (in the
+ *   body, a carried value; in a combiner, an accumulator or element), which
+ *   holds loop.init[i] (an instruction before `begin`) on the first
+ *   iteration. Outputs are stored once, after the loop, and store either a
+ *   carried value's final value (their `value` is its KI_PARAM) or a value
+ *   computed before the loop. Instructions of the loop read earlier
+ *   instructions only, as everywhere (the condition's values are in scope
+ *   in the body of the same iteration). XLA runs such a loop with a host
+ *   round trip per iteration (or a conditional graph node on GPUs); here
+ *   it is one kernel call (one thread on a GPU).
+ *
  * - Buffers (`kernel_buffer`): element type and dims of each input/output,
  *   and the IR value it stands for (`value`: the runtime binds buffers by
  *   it; a non-splat constant in a fusion is an input whose `literal` holds
@@ -293,6 +311,18 @@ typedef struct kernel_schedule {
   uint32_t row_threads;
 } kernel_schedule;
 
+/* The most carried values of a LOOP kernel (see the top, Loops). */
+#define KERNEL_MAX_LOOP_CARRIED 32
+
+typedef struct kernel_loop {
+  uint32_t num_carried;       /* 0: not a loop kernel */
+  uint32_t begin, cond_end;   /* body[0, begin) once; [begin, cond_end) the condition */
+  uint32_t cond;              /* the i1 instruction: iterate while true */
+  uint32_t init[KERNEL_MAX_LOOP_CARRIED]; /* before `begin` */
+  uint32_t next[KERNEL_MAX_LOOP_CARRIED]; /* the body's next carried values */
+  uint32_t param[KERNEL_MAX_LOOP_CARRIED]; /* the KI_PARAM reading each */
+} kernel_loop;
+
 typedef struct kernel {
   char *name;                 /* a C identifier */
   uint32_t rank;
@@ -310,6 +340,7 @@ typedef struct kernel {
   kernel_stage stages[KERNEL_MAX_STAGES];
   uint32_t num_temps;
   kernel_temp temps[KERNEL_MAX_TEMPS];
+  kernel_loop loop;           /* a LOOP kernel's cut (num_carried 0: none) */
   hlo_loc loc;                /* the fusion's first op, for errors */
 } kernel;
 

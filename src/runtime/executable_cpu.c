@@ -18,6 +18,7 @@
 #include "backend/window_describe.h"
 #include "ir/element.h"
 #include "codegen/lower_fusion.h"
+#include "codegen/lower_while.h"
 #include "passes/dot_decomposer.h"
 #include "support/arena.h"
 
@@ -568,6 +569,58 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
 
 static hlo_status compile_block(builder *b, const hlo_block *blk, uint32_t *out_prog);
 
+/* Tries to run while op w as one LOOP kernel (codegen/lower_while.h: a
+ * loop over 0-d values whose regions are elementwise); on success adds the
+ * kernel step and returns true in *done. HLO_LOOP_KERNELS=0 turns it off.
+ * Only memory errors are errors: a while of another form leaves *done
+ * false (a control step runs it). */
+static hlo_status try_loop_kernel(builder *b, const hlo_op *w, bool *done) {
+  *done = false;
+  const char *env = getenv("HLO_LOOP_KERNELS");
+  if (env && !strcmp(env, "0")) return NULL;
+  char name[32];
+  snprintf(name, sizeof name, "k%u", b->nks);
+  kernel *k = NULL;
+  hlo_status st = lower_scalar_while(w, name, &k);
+  if (st) {
+    bool fatal = hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED;
+    if (!fatal) hlo_status_free(st);
+    return fatal ? st : NULL;
+  }
+  step s;
+  memset(&s, 0, sizeof s);
+  s.kind = STEP_KERNEL;
+  s.op = w;
+  s.kernel = b->nks;
+  s.inplace = -1; /* every load is before the loop, every store after: but keep it plain */
+  s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
+  s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
+  if (!s.in || !s.out) st = cpu_oom();
+  for (uint32_t i = 0; i < k->num_inputs && !st; i++) {
+    st = need_constant(b, k->inputs[i].value);
+    s.in[s.nin++] = k->inputs[i].value;
+  }
+  for (uint32_t i = 0; i < k->num_outputs && !st; i++) s.out[s.nout++] = k->outputs[i].buf.value;
+  if (!st && b->nks == b->cap_ks) {
+    uint32_t nc = b->cap_ks ? b->cap_ks * 2 : 32;
+    kernel **nk = realloc(b->ks, nc * sizeof *nk);
+    if (!nk) st = cpu_oom();
+    else b->ks = nk, b->cap_ks = nc;
+  }
+  if (!st) st = push_step(b, &s);
+  if (st) {
+    free(s.in);
+    free(s.out);
+    kernel_destroy(k);
+    return st;
+  }
+  b->ks[b->nks++] = k;
+  b->x->stats.kernels++;
+  b->x->stats.loop_kernels++;
+  *done = true;
+  return NULL;
+}
+
 /* Whether `op` (while, case, if) is run by a control step: its regions
  * become programs. The checks the interpreter's kernels make are repeated
  * at run time; here only the shape: region counts and (while) as many
@@ -768,7 +821,8 @@ static hlo_status compile_op(builder *b, const hlo_op *op) {
     b->x->stats.copies++;
     done = true;
   } else if (control_form(op)) {
-    HLO_TRY(control_step(b, op));
+    if (op->opcode == OP_WHILE) HLO_TRY(try_loop_kernel(b, op, &done));
+    if (!done) HLO_TRY(control_step(b, op));
     done = true;
   } else if (is_fusion(op)) {
     const hlo_block *rb = &op->regions[0].block;

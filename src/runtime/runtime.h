@@ -48,6 +48,8 @@ typedef struct runtime_cpu_stats {
   uint32_t sorts;          /* sort native calls (comparator recognised: sort_describe) */
   uint32_t interp;         /* interpreter thunks */
   uint32_t control;        /* while/case/if steps (their regions compiled as programs) */
+  uint32_t loop_kernels;   /* while loops over 0-d values run as one kernel each (of `kernels`;
+                              codegen/lower_while.h) */
   uint32_t copies;         /* data movement run natively (dynamic_slice, pad, gather, ...) */
   uint32_t aliases;        /* reshapes and same-width bitcasts: no copy, the operand's bytes */
   double compile_ms;       /* all of cpu_exec_create: lowering, C compile and load */

@@ -18,6 +18,13 @@
 #include "test.h"
 #include "testlib.h"
 
+/* The loops of this file over 0-d values would run as one kernel each
+ * (codegen/lower_while.h; test_loop_kernel.c): off, to test the loop
+ * machinery they would otherwise skip. */
+__attribute__((constructor)) static void no_loop_kernels(void) {
+  setenv("HLO_LOOP_KERNELS", "0", 1);
+}
+
 /* Runs `text` on both backends; *runs gets fixed_loop_runs. Results
  * bit for bit, but those in ulp_mask within 16 ULP (a GEMM sums in
  * another order). */

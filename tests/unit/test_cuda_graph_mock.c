@@ -30,6 +30,13 @@
 #include "test.h"
 #include "testlib.h"
 
+/* while loops over 0-d values run as one kernel (codegen/lower_while.h;
+ * test_loop_kernel.c): off here, to test the conditional graph nodes that
+ * run the other loops */
+__attribute__((constructor)) static void no_loop_kernels(void) {
+  setenv("HLO_LOOP_KERNELS", "0", 1);
+}
+
 FAKE_DEVICE_CHECKS()
 
 /* ---- the runtime's graphs on the mock driver ---- */
