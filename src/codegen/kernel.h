@@ -311,8 +311,11 @@ typedef struct kernel_schedule {
   uint32_t row_threads;
 } kernel_schedule;
 
-/* The most carried values of a LOOP kernel (see the top, Loops). */
+/* The most carried values of a LOOP kernel (see the top, Loops), and the
+ * most buffers (inputs and outputs) it has: every backend's kernels take
+ * 64 (the CUDA kernels' parameter table, emit_cuda.h CUDA_MAX_BUFS). */
 #define KERNEL_MAX_LOOP_CARRIED 32
+#define KERNEL_MAX_LOOP_BUFFERS 64
 
 typedef struct kernel_loop {
   uint32_t num_carried;       /* 0: not a loop kernel */

@@ -235,6 +235,8 @@ static hlo_status build(const hlo_op *w, kernel *k, env *e) {
   }
   HLO_TRY(load_captured(w, cb, k, e));
   HLO_TRY(load_captured(w, bb, k, e));
+  if (k->num_inputs + w->num_results > KERNEL_MAX_LOOP_BUFFERS)
+    return not_loop(&w->loc, "it reads too many values from outside");
   l->begin = k->num_body;
   for (uint32_t i = 0; i < nc; i++) {
     kinst p = kinst_make(KI_PARAM, w->operands[i]->type->dtype);

@@ -10,7 +10,8 @@
  *
  * Takes a while whose operands (and so results) are all 0-d static
  * tensors of a type kernel_dtype_supported takes, at most
- * KERNEL_MAX_LOOP_CARRIED of them, and whose two regions hold only ops
+ * KERNEL_MAX_LOOP_CARRIED of them (and KERNEL_MAX_LOOP_BUFFERS inputs and
+ * outputs in all), and whose two regions hold only ops
  * that lower_fusion lowers into an elementwise kernel of 0-d values with
  * no index, temporary or reduction — each an `hlo.fusion` (its region's
  * ops) or a single op (a constant, an elementwise op) — and the return.

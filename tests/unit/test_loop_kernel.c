@@ -309,4 +309,54 @@ TEST(lower_scalar_while_rejects_other_loops) {
   module_free(m);
 }
 
+/* A loop kernel must be one every backend takes: at most
+ * KERNEL_MAX_LOOP_BUFFERS (64, the CUDA kernels' CUDA_MAX_BUFS) buffers. A
+ * loop kernel has one input per carried value plus one per outer value its
+ * regions read, and one output per carried value: here 32 carried values
+ * (the most lower_scalar_while takes) and an outer bound %n read by the
+ * condition, 33 inputs + 32 outputs = 65 buffers. Found by review: the
+ * kernel was made, ran on the CPU, and failed the whole compile on the
+ * cuda backend ("65 buffers"). Now lower_scalar_while refuses it and the
+ * control step runs the loop. */
+TEST(loop_of_65_buffers_keeps_the_control_step) {
+  strbuf t = {0};
+  sb_puts(&t, "func.func @main(%n: tensor<i32>, %x: tensor<f32>) -> tensor<f32> {\n"
+              "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+              "  %r:32 = stablehlo.while(%i = %c0");
+  for (int j = 1; j < 32; j++) sb_printf(&t, ", %%v%d = %%x", j);
+  sb_puts(&t, ") : tensor<i32>");
+  for (int j = 1; j < 32; j++) sb_puts(&t, ", tensor<f32>");
+  sb_puts(&t, "\n  cond {\n"
+              "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+              "    stablehlo.return %p : tensor<i1>\n"
+              "  } do {\n"
+              "    %one = stablehlo.constant dense<1> : tensor<i32>\n"
+              "    %i1 = stablehlo.add %i, %one : tensor<i32>\n");
+  for (int j = 1; j < 32; j++)
+    sb_printf(&t, "    %%w%d = stablehlo.add %%v%d, %%v%d : tensor<f32>\n", j, j, j % 31 + 1);
+  sb_puts(&t, "    stablehlo.return %i1");
+  for (int j = 1; j < 32; j++) sb_printf(&t, ", %%w%d", j);
+  sb_puts(&t, " : tensor<i32>");
+  for (int j = 1; j < 32; j++) sb_puts(&t, ", tensor<f32>");
+  sb_puts(&t, "\n  }\n  return %r#31 : tensor<f32>\n}\n");
+  runtime_cpu_stats s;
+  CHECK(agree("carried32_outer1", t.data, &s));
+  CHECK(CONTROL(s));
+  hlo_module_ir *m = tl_parse_text("carried32.mlir", t.data, TL_VERIFY, NULL);
+  sb_free(&t);
+  CHECK(m != NULL);
+  if (!m) return;
+  hlo_func *f = module_entry(m, NULL);
+  const hlo_op *w = NULL;
+  for (const hlo_op *op = f ? f->body.block.first : NULL; op; op = op->next)
+    if (op->opcode == OP_WHILE) w = op;
+  kernel *k = NULL;
+  hlo_status st = w ? lower_scalar_while(w, "loop65", &k) : NULL;
+  CHECK(st && hlo_status_code_of(st) == HLO_UNIMPLEMENTED && !k);
+  CHECK(st && strstr(hlo_status_message(st), "too many values"));
+  hlo_status_free(st);
+  kernel_destroy(k);
+  module_free(m);
+}
+
 TEST_MAIN()
