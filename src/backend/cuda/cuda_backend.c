@@ -219,7 +219,7 @@ struct backend_module {
   int64_t *num_tiles;
   uint32_t *num_bufs;
   char **names;           /* the kernels' own names, for errors */
-  char *source;           /* all kernels as one unit (module_source, --dump-to) */
+  char *source;           /* the units' sources joined (module_source, --dump-to) */
   uint32_t nunits;
   cuda_unit *units;
   backend_object *objects; /* one a unit: module_objects */
@@ -365,10 +365,12 @@ static void *compile_units(void *arg) {
 /* Splits m's kernels into units (unit_count, contiguous runs), emits each,
  * takes the cubin of a unit whose key is among opts' objects, compiles the
  * others in parallel (a thread a unit, the calling one included), loads
- * them all and fills m->objects. Counts units served and compiled. */
+ * them all and fills m->objects. Counts units served and compiled, and
+ * adds the time spent printing them to *emit_ms. */
 static hlo_status make_units(const cuda_device_state *s, backend_module *m, const kernel **cptr,
                              const char **names, const backend_compile_options *opts,
-                             uint32_t *from_objects, uint32_t *compiled) {
+                             uint32_t *from_objects, uint32_t *compiled, double *emit_ms) {
+  double t0 = now_ms();
   uint32_t n = m->n, nu = unit_count(n);
   m->units = calloc(nu, sizeof *m->units);
   m->objects = calloc(nu, sizeof *m->objects);
@@ -397,6 +399,7 @@ static hlo_status make_units(const cuda_device_state *s, backend_module *m, cons
       c->cached = true;
     }
   }
+  *emit_ms += now_ms() - t0;
   unit_job job = {m->units, nu, s->cc_major * 10 + s->cc_minor, 0};
   uint32_t todo = 0;
   for (uint32_t u = 0; u < nu; u++) todo += !m->units[u].cubin;
@@ -430,6 +433,29 @@ static hlo_status make_units(const cuda_device_state *s, backend_module *m, cons
     m->objects[u].len = c->cubin_len;
   }
   return st;
+}
+
+/* m->source: the units' sources one after the other, each with its own
+ * preamble (what NVRTC compiled, unit by unit), for module_source and the
+ * dump's kernels.cu. Printed once, by make_units (a warm compile prints
+ * each unit only to find its key: printing the module a second time as
+ * one text cost as much again, ~1 ms of tiny_llama's ~6). */
+static hlo_status join_sources(backend_module *m) {
+  strbuf src;
+  sb_init(&src);
+  for (uint32_t u = 0; u < m->nunits; u++) {
+    if (m->nunits > 1)
+      sb_printf(&src, "/* ---- unit %u of %u: kernels k%u..k%u ---- */\n", u, m->nunits,
+                m->units[u].lo, m->units[u].hi ? m->units[u].hi - 1 : 0);
+    sb_puts(&src, m->units[u].source ? m->units[u].source : "");
+  }
+  if (src.oom) {
+    sb_free(&src);
+    return status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  m->source = sb_take(&src);
+  if (!m->source) m->source = strdup("");
+  return m->source ? NULL : status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
 }
 
 static hlo_status cuda_compile(const kernel *const *ks, uint32_t n,
@@ -474,19 +500,11 @@ static hlo_status cuda_compile(const kernel *const *ks, uint32_t n,
       m->geo[i] = cuda_launch_geometry(&copies[i], s->num_sms);
     }
   }
-  strbuf src;
-  sb_init(&src);
-  if (!st && n) st = cuda_emit_module(cptr, kname_ptrs, n, &src);
-  if (!st && src.oom) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  if (!st) {
-    m->source = sb_take(&src);
-    if (!m->source) m->source = strdup("");
-    if (!m->source) st = status_new(HLO_RESOURCE_EXHAUSTED, "out of memory");
-  }
   double emit_ms = now_ms() - t0, t1 = now_ms();
-  if (!st && opts && opts->dump_dir) st = write_file(opts->dump_dir, "kernels.cu", m->source);
   uint32_t from_objects = 0, compiled = 0;
-  if (!st && n) st = make_units(s, m, cptr, kname_ptrs, opts, &from_objects, &compiled);
+  if (!st && n) st = make_units(s, m, cptr, kname_ptrs, opts, &from_objects, &compiled, &emit_ms);
+  if (!st) st = join_sources(m);
+  if (!st && opts && opts->dump_dir) st = write_file(opts->dump_dir, "kernels.cu", m->source);
   if (opts && opts->stats) {
     backend_compile_stats *stats = opts->stats;
     stats->units = m ? m->nunits : 0;
@@ -496,7 +514,6 @@ static hlo_status cuda_compile(const kernel *const *ks, uint32_t n,
     stats->emit_ms = emit_ms;
     stats->cc_ms = now_ms() - t1;
   }
-  sb_free(&src);
   free(copies);
   free(cptr);
   free(knames);
