@@ -1,7 +1,7 @@
 /* fake_device.h — a fake graph device for the unit tests of the runtime's
  * CUDA graphs (test_cuda_graph_*.c), and executables made and run on it.
- * Linked into every unit test binary (the Makefile builds
- * tests/unit/fake_device.c once, as testlib.c).
+ * Linked into the test_cuda_graph_* binaries only (their own rule in the
+ * Makefile).
  *
  * The fake: cpu-devmem (backend/cpu/cpu_devmem.c: kernels and gemms run
  * on the CPU, device buffers of their own) with the graph_* slots.
