@@ -484,6 +484,37 @@ static int32_t inplace_input(const kernel *k) {
   return -1;
 }
 
+/* A lowering's failure as the builder sees it: out of memory is an error,
+ * anything else only means "not this way" (freed; NULL). */
+static hlo_status only_oom(hlo_status st) {
+  if (!st || hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED) return st;
+  hlo_status_free(st);
+  return NULL;
+}
+
+/* Adds kernel step s (kind, op, inplace and its in/out lists made) running
+ * k, which becomes the builder's kernel number s->kernel (b->nks). `st` is
+ * an error met while making s: then, or on an error here, s's lists and k
+ * are freed and the error returned. */
+static hlo_status push_kernel_step(builder *b, step *s, kernel *k, hlo_status st) {
+  if (!st && b->nks == b->cap_ks) {
+    uint32_t nc = b->cap_ks ? b->cap_ks * 2 : 32;
+    kernel **nk = realloc(b->ks, nc * sizeof *nk);
+    if (!nk) st = cpu_oom();
+    else b->ks = nk, b->cap_ks = nc;
+  }
+  if (!st) st = push_step(b, s);
+  if (st) {
+    free(s->in);
+    free(s->out);
+    kernel_destroy(k);
+    return st;
+  }
+  b->ks[b->nks++] = k;
+  b->x->stats.kernels++;
+  return NULL;
+}
+
 /* Tries to lower ops[0..n) (computing outs[0..no)) into one kernel; on
  * success adds a kernel step and returns true in *done. A lowering that
  * fails for any reason but memory leaves *done false (the caller falls back
@@ -496,11 +527,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
   snprintf(name, sizeof name, "k%u", b->nks);
   kernel *k = NULL;
   hlo_status st = lower_fusion(ops, n, outs, no, name, &k);
-  if (st) {
-    bool fatal = hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED;
-    if (!fatal) hlo_status_free(st);
-    return fatal ? st : NULL;
-  }
+  if (st) return only_oom(st);
   step s;
   memset(&s, 0, sizeof s);
   s.kind = STEP_KERNEL;
@@ -548,21 +575,7 @@ static hlo_status try_kernel(builder *b, const hlo_op *where, const hlo_op *fusi
     if (!ov) st = status_at(HLO_INTERNAL, &where->loc, "kernel output %u stands for no result", i);
     else s.out[s.nout++] = ov;
   }
-  if (!st && b->nks == b->cap_ks) {
-    uint32_t nc = b->cap_ks ? b->cap_ks * 2 : 32;
-    kernel **nk = realloc(b->ks, nc * sizeof *nk);
-    if (!nk) st = cpu_oom();
-    else b->ks = nk, b->cap_ks = nc;
-  }
-  if (!st) st = push_step(b, &s);
-  if (st) {
-    free(s.in);
-    free(s.out);
-    kernel_destroy(k);
-    return st;
-  }
-  b->ks[b->nks++] = k;
-  b->x->stats.kernels++;
+  HLO_TRY(push_kernel_step(b, &s, k, st));
   *done = true;
   return NULL;
 }
@@ -582,17 +595,13 @@ static hlo_status try_loop_kernel(builder *b, const hlo_op *w, bool *done) {
   snprintf(name, sizeof name, "k%u", b->nks);
   kernel *k = NULL;
   hlo_status st = lower_scalar_while(w, name, &k);
-  if (st) {
-    bool fatal = hlo_status_code_of(st) == HLO_RESOURCE_EXHAUSTED;
-    if (!fatal) hlo_status_free(st);
-    return fatal ? st : NULL;
-  }
+  if (st) return only_oom(st);
   step s;
   memset(&s, 0, sizeof s);
   s.kind = STEP_KERNEL;
   s.op = w;
   s.kernel = b->nks;
-  s.inplace = -1; /* every load is before the loop, every store after: but keep it plain */
+  s.inplace = -1; /* its outputs get buffers of their own (a loop's result is not its input's) */
   s.in = calloc(k->num_inputs ? k->num_inputs : 1, sizeof *s.in);
   s.out = calloc(k->num_outputs ? k->num_outputs : 1, sizeof *s.out);
   if (!s.in || !s.out) st = cpu_oom();
@@ -601,21 +610,7 @@ static hlo_status try_loop_kernel(builder *b, const hlo_op *w, bool *done) {
     s.in[s.nin++] = k->inputs[i].value;
   }
   for (uint32_t i = 0; i < k->num_outputs && !st; i++) s.out[s.nout++] = k->outputs[i].buf.value;
-  if (!st && b->nks == b->cap_ks) {
-    uint32_t nc = b->cap_ks ? b->cap_ks * 2 : 32;
-    kernel **nk = realloc(b->ks, nc * sizeof *nk);
-    if (!nk) st = cpu_oom();
-    else b->ks = nk, b->cap_ks = nc;
-  }
-  if (!st) st = push_step(b, &s);
-  if (st) {
-    free(s.in);
-    free(s.out);
-    kernel_destroy(k);
-    return st;
-  }
-  b->ks[b->nks++] = k;
-  b->x->stats.kernels++;
+  HLO_TRY(push_kernel_step(b, &s, k, st));
   b->x->stats.loop_kernels++;
   *done = true;
   return NULL;
