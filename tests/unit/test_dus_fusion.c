@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/cuda/emit_cuda.h"
-#include "backend/cuda/nvrtc.h"
 #include "codegen/cstyle.h"
 #include "codegen/lower_fusion.h"
 #include "ir/ir.h"
@@ -242,36 +240,6 @@ static kernel *lower_dus_text(const char *file, const char *text, const char *kn
   return k;
 }
 
-/* k scheduled and printed for CUDA: the source holds each of want[0..n),
- * and NVRTC (where it loads) compiles it for sm_90. */
-static void cuda_prints_and_compiles(const char *test, kernel *k, const char *kname,
-                                     const char *const *want, int n) {
-  cuda_schedule(k);
-  const kernel *ks[1] = {k};
-  strbuf src = {0};
-  hlo_status st = cuda_emit_module(ks, &kname, 1, &src);
-  CHECK(!st && src.data);
-  hlo_status_free(st);
-  for (int i = 0; i < n && src.data; i++) {
-    if (!strstr(src.data, want[i])) fprintf(stderr, "  %s: no \"%s\" in the source\n", test, want[i]);
-    CHECK(strstr(src.data, want[i]) != NULL);
-  }
-  hlo_status ls = src.data ? nvrtc_load() : NULL;
-  if (ls) {
-    printf("%s: NVRTC skipped: %s\n", test, hlo_status_message(ls));
-    hlo_status_free(ls);
-  } else if (src.data) {
-    void *cubin = NULL;
-    size_t len = 0;
-    hlo_status cs = nvrtc_compile(src.data, kname, 90, &cubin, &len);
-    if (cs) fprintf(stderr, "%s\n%s\n", hlo_status_message(cs), src.data);
-    CHECK(!cs);
-    hlo_status_free(cs);
-    free(cubin);
-  }
-  sb_free(&src);
-}
-
 /* The kernel of a DUS fusion: the update's index space, its output the
  * operand's shape with clamped dynamic starts; an update of part of the
  * last dim is printed for C and CUDA by the one printer (cstyle) and
@@ -305,7 +273,7 @@ TEST(dus_kernel_prints_for_c_and_cuda) {
     CHECK(pr.data && strstr(pr.data, "update of in0 at starts ["));
     sb_free(&pr);
     static const char *const want[] = {"o0s0", "!= (const void *)in0"};
-    cuda_prints_and_compiles("dus_kernel_prints_for_c_and_cuda", k, "dus_k", want, 2);
+    CHECK(tl_cuda_prints_and_compiles("dus_kernel_prints_for_c_and_cuda", k, "dus_k", want, 2));
   }
   kernel_destroy(k);
   module_free(m);
@@ -329,7 +297,7 @@ TEST(dus_kernel_of_whole_rows_prints_in_chunks) {
   if (k) {
     static const char *const want[] = {"hlo_vst", "out0 += 0 + o0s2 * 1LL + o0s1 * 8LL + o0s0 * 32LL",
                                        "!= (const void *)in0"};
-    cuda_prints_and_compiles("dus_kernel_of_whole_rows_prints_in_chunks", k, "dus_rows", want, 3);
+    CHECK(tl_cuda_prints_and_compiles("dus_kernel_of_whole_rows_prints_in_chunks", k, "dus_rows", want, 3));
   }
   kernel_destroy(k);
   module_free(m);

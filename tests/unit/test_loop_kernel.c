@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/cpu.h"
-#include "backend/cuda/emit_cuda.h"
-#include "backend/cuda/nvrtc.h"
 #include "codegen/cstyle.h"
 #include "codegen/lower_while.h"
 #include "ir/ir.h"
@@ -256,27 +254,8 @@ TEST(loop_kernel_prints_for_c_and_cuda) {
     CHECK(ct.data && strstr(ct.data, "for (;;) {") && strstr(ct.data, "break;") &&
           strstr(ct.data, "out1[0] = (c1);"));
     sb_free(&ct);
-    cuda_schedule(k);
-    const kernel *ks[1] = {k};
-    const char *kname = "loop_k";
-    strbuf src = {0};
-    st = cuda_emit_module(ks, &kname, 1, &src);
-    CHECK(!st && src.data && strstr(src.data, "for (;;) {"));
-    hlo_status_free(st);
-    hlo_status ls = src.data ? nvrtc_load() : NULL;
-    if (ls) {
-      printf("loop_kernel_prints_for_c_and_cuda: NVRTC skipped: %s\n", hlo_status_message(ls));
-      hlo_status_free(ls);
-    } else if (src.data) {
-      void *cubin = NULL;
-      size_t len = 0;
-      hlo_status cs = nvrtc_compile(src.data, kname, 90, &cubin, &len);
-      if (cs) fprintf(stderr, "%s\n%s\n", hlo_status_message(cs), src.data);
-      CHECK(!cs);
-      hlo_status_free(cs);
-      free(cubin);
-    }
-    sb_free(&src);
+    static const char *const want[] = {"for (;;) {", "break;"};
+    CHECK(tl_cuda_prints_and_compiles("loop_kernel_prints_for_c_and_cuda", k, "loop_k", want, 2));
   }
   kernel_destroy(k);
   module_free(m);

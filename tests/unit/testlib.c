@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <math.h>
+#include "backend/cuda/emit_cuda.h"
+#include "backend/cuda/nvrtc.h"
+#include "codegen/kernel.h"
 #include "ir/element.h"
 #include "passes/passes.h"
 
@@ -422,4 +425,35 @@ void tl_softmax_program(const char *ty, int rows, int cols, char *out, size_t ca
            "  %%y = stablehlo.divide %%e, %%sb : %s\n"
            "  return %%y : %s\n}\n",
            m, m, ninf, ty, ty, m, ty, r, r, m, m, m, m, ty, r, r, m, m, m);
+}
+
+bool tl_cuda_prints_and_compiles(const char *test, kernel *k, const char *kname,
+                                 const char *const *want, int n) {
+  cuda_schedule(k);
+  const kernel *ks[1] = {k};
+  strbuf src = {0};
+  hlo_status st = cuda_emit_module(ks, &kname, 1, &src);
+  bool ok = !st && src.data;
+  if (st) fprintf(stderr, "%s: %s\n", test, hlo_status_message(st));
+  hlo_status_free(st);
+  for (int i = 0; i < n && src.data; i++)
+    if (!strstr(src.data, want[i])) {
+      fprintf(stderr, "  %s: no \"%s\" in the source\n", test, want[i]);
+      ok = false;
+    }
+  hlo_status ls = src.data ? nvrtc_load() : NULL;
+  if (ls) {
+    printf("%s: NVRTC skipped: %s\n", test, hlo_status_message(ls));
+    hlo_status_free(ls);
+  } else if (src.data) {
+    void *cubin = NULL;
+    size_t len = 0;
+    hlo_status cs = nvrtc_compile(src.data, kname, 90, &cubin, &len);
+    if (cs) fprintf(stderr, "%s\n%s\n", hlo_status_message(cs), src.data);
+    ok &= !cs;
+    hlo_status_free(cs);
+    free(cubin);
+  }
+  sb_free(&src);
+  return ok;
 }

@@ -217,4 +217,14 @@ int64_t tl_rand_in(uint64_t *s, int64_t lo, int64_t hi);
  * the program text into out[0..cap). */
 void tl_softmax_program(const char *ty, int rows, int cols, char *out, size_t cap);
 
+struct kernel;
+/* Kernel k scheduled for CUDA (cuda_schedule: k is changed), printed by
+ * the CUDA emitter as kernel `kname`, and compiled by NVRTC for sm_90
+ * where NVRTC loads (else "TEST: NVRTC skipped: why" is printed). True
+ * when the source holds each of want[0..n) and compiled (or NVRTC is
+ * absent); what failed (a missing string, NVRTC's log with the source) is
+ * printed to stderr. */
+bool tl_cuda_prints_and_compiles(const char *test, struct kernel *k, const char *kname,
+                                 const char *const *want, int n);
+
 #endif
