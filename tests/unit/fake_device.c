@@ -17,25 +17,9 @@ void fd_count_checks_in(int *failed_checks, int *cur_failed) {
   fd_cur_failed = cur_failed;
 }
 
-/* test.h's CHECK and CHECK_EQ_INT, on the bound counters. */
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++*fd_failed_checks;                                                     \
-      *fd_cur_failed = 1;                                                      \
-    }                                                                          \
-  } while (0)
-#define CHECK_EQ_INT(a, b)                                                            \
-  do {                                                                                \
-    long long _a = (long long)(a), _b = (long long)(b);                               \
-    if (_a != _b) {                                                                   \
-      fprintf(stderr, "%s:%d: check failed: %s == %s (%lld vs %lld)\n", __FILE__,     \
-              __LINE__, #a, #b, _a, _b);                                              \
-      ++*fd_failed_checks;                                                            \
-      *fd_cur_failed = 1;                                                             \
-    }                                                                                 \
-  } while (0)
+/* test.h's checks, on the bound counters */
+#define TEST_FAIL() (++*fd_failed_checks, *fd_cur_failed = 1)
+#include "test.h"
 
 /* ---- the fake graph backend ---- */
 

@@ -10,8 +10,16 @@
 #include <string.h>
 
 typedef void (*test_fn)(void);
-static struct { const char *tname; test_fn fn; } test_list[1024];
-static int test_count, test_failed_checks, test_cur_failed;
+/* unused in a helper file that includes this header for its checks */
+__attribute__((unused)) static struct { const char *tname; test_fn fn; } test_list[1024];
+__attribute__((unused)) static int test_count, test_failed_checks, test_cur_failed;
+
+/* What a failed check does: count it in this file's counters. A helper
+ * file linked into several test files (fake_device.c) defines TEST_FAIL()
+ * before including this header, to count in the calling test file's. */
+#ifndef TEST_FAIL
+#define TEST_FAIL() (test_failed_checks++, test_cur_failed = 1)
+#endif
 
 #define TEST(name)                                                     \
   static void test_##name(void);                                       \
@@ -25,8 +33,7 @@ static int test_count, test_failed_checks, test_cur_failed;
   do {                                                                           \
     if (!(cond)) {                                                               \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-      test_failed_checks++;                                                      \
-      test_cur_failed = 1;                                                       \
+      TEST_FAIL();                                                               \
     }                                                                            \
   } while (0)
 #define CHECK_EQ_INT(a, b)                                                            \
@@ -35,8 +42,7 @@ static int test_count, test_failed_checks, test_cur_failed;
     if (_a != _b) {                                                                   \
       fprintf(stderr, "%s:%d: check failed: %s == %s (%lld vs %lld)\n", __FILE__,     \
               __LINE__, #a, #b, _a, _b);                                              \
-      test_failed_checks++;                                                           \
-      test_cur_failed = 1;                                                            \
+      TEST_FAIL();                                                                    \
     }                                                                                 \
   } while (0)
 #define CHECK_STR(a, b)                                                                \
@@ -45,8 +51,7 @@ static int test_count, test_failed_checks, test_cur_failed;
     if (!_a || !_b || strcmp(_a, _b)) {                                                \
       fprintf(stderr, "%s:%d: check failed: %s == %s\n  got:  %s\n  want: %s\n",       \
               __FILE__, __LINE__, #a, #b, _a ? _a : "(null)", _b ? _b : "(null)");      \
-      test_failed_checks++;                                                            \
-      test_cur_failed = 1;                                                             \
+      TEST_FAIL();                                                                     \
     }                                                                                  \
   } while (0)
 
